@@ -1,0 +1,24 @@
+//! The pure core of lidguard.
+//!
+//! Everything here is a function of its inputs: no clock, no file, no socket and no OS call.
+//! The daemon feeds [`registry::Registry::apply`] an [`registry::Input`] together with the
+//! current time and carries out the [`registry::Effect`]s it gets back. That keeps the whole
+//! session lifecycle testable by replaying inputs against a virtual clock.
+//!
+//! # Modules
+//!
+//! - [`provider`]: the agent harnesses lidguard knows.
+//! - [`session`]: one agent conversation and its key.
+//! - [`registry`]: the session state machine (activity, soft-lock, pending work, timeouts,
+//!   idempotent stop, idle exit).
+//! - [`protection`]: what keep-awake protection the registry wants held.
+//! - [`settings`]: the user's settings, their defaults and validation.
+#![deny(missing_docs)]
+
+pub mod protection;
+pub mod provider;
+pub mod registry;
+pub mod session;
+pub mod settings;
+
+pub use jiff::Timestamp;

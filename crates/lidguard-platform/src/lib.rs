@@ -1,0 +1,1 @@
+//! lidguard-platform
