@@ -1,1 +1,616 @@
 //! The session state machine.
+//!
+//! [`Registry::apply`] takes an [`Input`] and the current time and returns an [`Outcome`]: a
+//! [`Reply`] for whoever asked and the [`Effect`]s the daemon must carry out. The registry never
+//! reads a clock; timers are expressed as [`Registry::next_deadline`], and the daemon feeds
+//! [`Input::Tick`] when that moment comes.
+//!
+//! Rules (from the provider-integration spec and the reference system):
+//! - start/update refreshes activity and clears the soft-lock;
+//! - activity refreshes and clears the soft-lock; unknown sessions are ignored;
+//! - a soft-lock does not refresh activity; the same reason twice is a no-op;
+//! - stop is idempotent: the first stop wins, later stops, watchdog or cleanup signals for the
+//!   same session have no second side effect;
+//! - a stop with pending provider work keeps the session, refreshes activity and keeps
+//!   protection;
+//! - the inactive timeout soft-locks a session; pending work silent for the timeout is
+//!   abandoned (logged, flag cleared) and soft-locked the same way;
+//! - protection is needed while at least one session is not soft-locked or has pending work;
+//! - the daemon exits `serverRuntimeCleanupDelayMinutes` after the last session is gone.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::protection::{Inhibit, ProtectionPlan, why_text};
+use crate::provider::Provider;
+use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
+use crate::settings::Settings;
+
+/// The `who` lidguard gives the OS for its locks.
+pub const WHO: &str = "lidguard";
+
+/// How many ended sessions are remembered to answer late stops with "already stopped".
+const ENDED_MEMORY: usize = 256;
+
+/// A request to start or update a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartSession {
+    /// The session.
+    pub key: SessionKey,
+    /// The agent's working directory, if known.
+    pub cwd: Option<String>,
+    /// The agent's transcript, if known.
+    pub transcript_path: Option<String>,
+    /// The agent process to watch, if known.
+    pub watched_pid: Option<u32>,
+}
+
+/// A request to end a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopSession {
+    /// The session.
+    pub key: SessionKey,
+    /// How it ended.
+    pub kind: StopKind,
+    /// Free text recorded as the end reason (e.g. `Stop`, `SessionEnd:logout`).
+    pub end_reason: Option<String>,
+    /// When set, background work is still running: the stop is deferred.
+    pub pending_work: Option<String>,
+}
+
+/// Which sessions `remove-session` targets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemoveSelector {
+    /// Every session.
+    All,
+    /// Sessions with this id, optionally narrowed by provider and provider name.
+    Matching {
+        /// The session id.
+        session_id: String,
+        /// Only this provider.
+        provider: Option<Provider>,
+        /// Only this provider name (for `mcp`).
+        provider_name: Option<String>,
+    },
+}
+
+/// Something that happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// Start or update a session.
+    Start(StartSession),
+    /// Evidence of work; clears a soft-lock.
+    Activity {
+        /// The session.
+        key: SessionKey,
+        /// Why, e.g. `PostToolUse:Bash`.
+        reason: String,
+    },
+    /// The session waits for the user.
+    SoftLock {
+        /// The session.
+        key: SessionKey,
+        /// The exact reason string.
+        reason: String,
+    },
+    /// End a session (or defer the end while background work runs).
+    Stop(StopSession),
+    /// Remove sessions by hand.
+    Remove(RemoveSelector),
+    /// These sessions' watched processes are gone (watchdog or orphan cleanup).
+    ProcessesGone(Vec<SessionKey>),
+    /// Timers may have expired.
+    Tick,
+    /// New settings.
+    Settings(Box<Settings>),
+    /// Sessions recovered from the store at daemon start.
+    Restore(Vec<Session>),
+}
+
+/// What the registry answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// A new session was created.
+    Started,
+    /// An existing session was updated.
+    Updated,
+    /// The session ended.
+    Stopped,
+    /// The stop was deferred because background work is still running.
+    StopDeferred,
+    /// The session had already ended; nothing was done.
+    AlreadyStopped {
+        /// How it ended the first time.
+        end_reason: String,
+    },
+    /// The input changed the session.
+    Recorded,
+    /// The input changed nothing (same soft-lock reason, activity on a fresh session...).
+    Unchanged,
+    /// No such session; nothing was done.
+    UnknownSession,
+    /// These sessions were removed.
+    Removed(Vec<SessionKey>),
+    /// Nothing to answer (ticks, settings, restore).
+    Done,
+}
+
+/// What the daemon must do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Hold exactly this protection (`None` = release everything).
+    Protection(Option<ProtectionPlan>),
+    /// Persist this session's current state.
+    SaveSession(Session),
+    /// Forget this session in the store.
+    DeleteSession(SessionKey),
+    /// Record an event in the log.
+    Log(LogEvent),
+    /// Exit the daemon (after answering the current request).
+    Exit,
+}
+
+/// An entry for lidguard's event log. Names follow the reference system where it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogEvent {
+    /// e.g. `session-started`.
+    pub name: String,
+    /// The session concerned, if any.
+    pub key: Option<SessionKey>,
+    /// Free text.
+    pub detail: String,
+}
+
+/// A reply and the effects to carry out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The answer for the requester.
+    pub reply: Reply,
+    /// What to do, in order.
+    pub effects: Vec<Effect>,
+}
+
+/// A session that ended, remembered briefly so late stops are answered precisely.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndedSession {
+    /// The session.
+    pub key: SessionKey,
+    /// How it ended.
+    pub kind: StopKind,
+    /// The recorded end reason.
+    pub end_reason: String,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// The whole state of the session core.
+#[derive(Clone, Debug)]
+pub struct Registry {
+    settings: Settings,
+    sessions: BTreeMap<SessionKey, Session>,
+    ended: VecDeque<EndedSession>,
+    protection: Option<ProtectionPlan>,
+    exit_at: Option<Timestamp>,
+}
+
+impl Registry {
+    /// An empty registry. Call [`Registry::apply`] with [`Input::Restore`] (even empty) once at
+    /// daemon start so the idle exit is scheduled.
+    pub fn new(settings: Settings) -> Registry {
+        Registry {
+            settings,
+            sessions: BTreeMap::new(),
+            ended: VecDeque::new(),
+            protection: None,
+            exit_at: None,
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// All sessions, ordered by key.
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.sessions.values()
+    }
+
+    /// One session.
+    pub fn session(&self, key: &SessionKey) -> Option<&Session> {
+        self.sessions.get(key)
+    }
+
+    /// Recently ended sessions, oldest first.
+    pub fn ended(&self) -> impl Iterator<Item = &EndedSession> {
+        self.ended.iter()
+    }
+
+    /// The protection currently wanted.
+    pub fn protection(&self) -> Option<&ProtectionPlan> {
+        self.protection.as_ref()
+    }
+
+    /// When the daemon will exit for lack of sessions, if scheduled.
+    pub fn exit_at(&self) -> Option<Timestamp> {
+        self.exit_at
+    }
+
+    /// When a session goes inactive without further activity, if any will.
+    pub fn session_deadline(&self, session: &Session) -> Option<Timestamp> {
+        let minutes = self.settings.session_timeout_minutes?;
+        if !session.needs_protection() {
+            return None;
+        }
+        let timeout = SignedDuration::from_mins(i64::from(minutes));
+        Some(
+            session
+                .last_activity_at
+                .checked_add(timeout)
+                .unwrap_or(Timestamp::MAX),
+        )
+    }
+
+    /// The earliest moment at which [`Input::Tick`] has something to do.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.sessions
+            .values()
+            .filter_map(|s| self.session_deadline(s))
+            .chain(self.exit_at)
+            .min()
+    }
+
+    /// Applies one input at time `now`.
+    pub fn apply(&mut self, input: Input, now: Timestamp) -> Outcome {
+        let mut fx = Vec::new();
+        let reply = match input {
+            Input::Start(start) => self.start(start, now, &mut fx),
+            Input::Activity { key, reason } => self.activity(&key, &reason, now, &mut fx),
+            Input::SoftLock { key, reason } => self.soft_lock(&key, reason, now, &mut fx),
+            Input::Stop(stop) => self.stop(stop, now, &mut fx),
+            Input::Remove(selector) => self.remove(&selector, now, &mut fx),
+            Input::ProcessesGone(keys) => {
+                for key in keys {
+                    let stop = StopSession {
+                        key,
+                        kind: StopKind::ProcessGone,
+                        end_reason: Some("watched-process-exited".to_owned()),
+                        pending_work: None,
+                    };
+                    self.stop(stop, now, &mut fx);
+                }
+                Reply::Done
+            }
+            Input::Tick => {
+                self.tick(now, &mut fx);
+                Reply::Done
+            }
+            Input::Settings(settings) => {
+                self.settings = *settings;
+                log(&mut fx, "settings-updated", None, "");
+                Reply::Done
+            }
+            Input::Restore(sessions) => {
+                for session in sessions {
+                    log(&mut fx, "session-restored", Some(&session.key), "");
+                    self.sessions.insert(session.key.clone(), session);
+                }
+                Reply::Done
+            }
+        };
+        self.reconcile(now, &mut fx);
+        Outcome { reply, effects: fx }
+    }
+
+    fn start(&mut self, start: StartSession, now: Timestamp, fx: &mut Vec<Effect>) -> Reply {
+        let StartSession {
+            key,
+            cwd,
+            transcript_path,
+            watched_pid,
+        } = start;
+        // An mcp session has no process of its own to watch: the MCP server is shared.
+        let watched_pid = watched_pid.filter(|_| key.provider != Provider::Mcp);
+        self.ended.retain(|e| e.key != key);
+        let (reply, session) = match self.sessions.get_mut(&key) {
+            Some(session) => {
+                session.last_activity_at = now;
+                session.soft_lock = None;
+                session.pending_work = None;
+                if cwd.is_some() {
+                    session.cwd = cwd;
+                }
+                if transcript_path.is_some() {
+                    session.transcript_path = transcript_path;
+                }
+                if watched_pid.is_some() {
+                    session.watched_pid = watched_pid;
+                }
+                (Reply::Updated, session.clone())
+            }
+            None => {
+                let session = Session {
+                    key: key.clone(),
+                    cwd,
+                    transcript_path,
+                    watched_pid,
+                    started_at: now,
+                    last_activity_at: now,
+                    soft_lock: None,
+                    pending_work: None,
+                };
+                self.sessions.insert(key.clone(), session.clone());
+                (Reply::Started, session)
+            }
+        };
+        let name = if reply == Reply::Started {
+            "session-started"
+        } else {
+            "session-updated"
+        };
+        log(fx, name, Some(&key), "");
+        fx.push(Effect::SaveSession(session));
+        reply
+    }
+
+    fn activity(
+        &mut self,
+        key: &SessionKey,
+        reason: &str,
+        now: Timestamp,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let Some(session) = self.sessions.get_mut(key) else {
+            log(fx, "session-activity-ignored", Some(key), reason);
+            return Reply::UnknownSession;
+        };
+        session.last_activity_at = now;
+        let was_locked = session.soft_lock.take();
+        fx.push(Effect::SaveSession(session.clone()));
+        // Activity arrives on every tool call; only a cleared soft-lock is worth a log line.
+        match was_locked {
+            Some(lock) => {
+                let detail = format!("{reason} (was waiting: {})", lock.reason);
+                log(fx, "session-activity-recorded", Some(key), &detail);
+                Reply::Recorded
+            }
+            None => Reply::Unchanged,
+        }
+    }
+
+    fn soft_lock(
+        &mut self,
+        key: &SessionKey,
+        reason: String,
+        now: Timestamp,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let Some(session) = self.sessions.get_mut(key) else {
+            log(fx, "session-softlock-ignored", Some(key), &reason);
+            return Reply::UnknownSession;
+        };
+        if session
+            .soft_lock
+            .as_ref()
+            .is_some_and(|l| l.reason == reason)
+        {
+            return Reply::Unchanged;
+        }
+        log(fx, "session-softlock-recorded", Some(key), &reason);
+        session.soft_lock = Some(SoftLock { reason, since: now });
+        fx.push(Effect::SaveSession(session.clone()));
+        Reply::Recorded
+    }
+
+    fn stop(&mut self, stop: StopSession, now: Timestamp, fx: &mut Vec<Effect>) -> Reply {
+        let StopSession {
+            key,
+            kind,
+            end_reason,
+            pending_work,
+        } = stop;
+        let end_reason = end_reason
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| default_end_reason(&kind).to_owned());
+        if !self.sessions.contains_key(&key) {
+            return match self.ended.iter().rev().find(|e| e.key == key) {
+                Some(first) => {
+                    let name = format!("{}-already-stopped", stop_event_name(&kind));
+                    log(fx, &name, Some(&key), &first.end_reason);
+                    Reply::AlreadyStopped {
+                        end_reason: first.end_reason.clone(),
+                    }
+                }
+                None => {
+                    log(fx, "session-stop-ignored", Some(&key), &end_reason);
+                    Reply::UnknownSession
+                }
+            };
+        }
+        if let Some(reason) = pending_work.filter(|_| kind != StopKind::ProcessGone) {
+            let session = self.sessions.get_mut(&key).expect("checked above");
+            session.last_activity_at = now;
+            session.pending_work = Some(PendingWork {
+                reason: reason.clone(),
+                since: now,
+            });
+            fx.push(Effect::SaveSession(session.clone()));
+            log(fx, "session-stop-deferred", Some(&key), &reason);
+            return Reply::StopDeferred;
+        }
+        self.sessions.remove(&key);
+        log(fx, stop_event_name(&kind), Some(&key), &end_reason);
+        fx.push(Effect::DeleteSession(key.clone()));
+        self.ended.push_back(EndedSession {
+            key,
+            kind,
+            end_reason,
+            at: now,
+        });
+        while self.ended.len() > ENDED_MEMORY {
+            self.ended.pop_front();
+        }
+        Reply::Stopped
+    }
+
+    fn remove(&mut self, selector: &RemoveSelector, now: Timestamp, fx: &mut Vec<Effect>) -> Reply {
+        let keys: Vec<SessionKey> = self
+            .sessions
+            .keys()
+            .filter(|k| match selector {
+                RemoveSelector::All => true,
+                RemoveSelector::Matching {
+                    session_id,
+                    provider,
+                    provider_name,
+                } => {
+                    k.session_id == *session_id
+                        && provider.is_none_or(|p| p == k.provider)
+                        && provider_name
+                            .as_deref()
+                            .is_none_or(|n| n.trim() == k.provider_name)
+                }
+            })
+            .cloned()
+            .collect();
+        for key in &keys {
+            let stop = StopSession {
+                key: key.clone(),
+                kind: StopKind::Removed,
+                end_reason: Some("remove-session".to_owned()),
+                pending_work: None,
+            };
+            self.stop(stop, now, fx);
+        }
+        Reply::Removed(keys)
+    }
+
+    fn tick(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(minutes) = self.settings.session_timeout_minutes else {
+            return self.tick_exit(now, fx);
+        };
+        let expired: Vec<SessionKey> = self
+            .sessions
+            .values()
+            .filter(|s| self.session_deadline(s).is_some_and(|d| d <= now))
+            .map(|s| s.key.clone())
+            .collect();
+        for key in expired {
+            let session = self.sessions.get_mut(&key).expect("key taken from the map");
+            if let Some(work) = session.pending_work.take() {
+                log(
+                    fx,
+                    "session-pending-provider-work-abandoned",
+                    Some(&key),
+                    &work.reason,
+                );
+            }
+            if session.soft_lock.is_none() {
+                let reason = format!("session-timeout-expired:{minutes} minutes");
+                log(fx, "session-timeout-softlock-recorded", Some(&key), &reason);
+                session.soft_lock = Some(SoftLock { reason, since: now });
+            }
+            fx.push(Effect::SaveSession(session.clone()));
+        }
+        self.tick_exit(now, fx);
+    }
+
+    fn tick_exit(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        if self.exit_at.is_some_and(|at| at <= now) {
+            self.exit_at = None;
+            log(fx, "server-runtime-cleanup-requested", None, "");
+            fx.push(Effect::Exit);
+        }
+    }
+
+    /// Brings derived state (protection, idle exit) in line with the sessions.
+    fn reconcile(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let wanted = self.wanted_protection();
+        if wanted != self.protection {
+            self.protection.clone_from(&wanted);
+            fx.push(Effect::Protection(wanted));
+        }
+        if !self.sessions.is_empty() {
+            if self.exit_at.take().is_some() {
+                log(fx, "server-runtime-cleanup-canceled", None, "");
+            }
+        } else if self.exit_at.is_none() && !fx.contains(&Effect::Exit) {
+            if let Some(minutes) = self.settings.server_runtime_cleanup_delay_minutes {
+                let at = now
+                    .checked_add(SignedDuration::from_mins(i64::from(minutes)))
+                    .unwrap_or(Timestamp::MAX);
+                self.exit_at = Some(at);
+                log(
+                    fx,
+                    "server-runtime-cleanup-scheduled",
+                    None,
+                    &format!("{minutes} minutes"),
+                );
+                if at <= now {
+                    self.tick_exit(now, fx);
+                }
+            }
+        } else if self.exit_at.is_some()
+            && self.settings.server_runtime_cleanup_delay_minutes.is_none()
+        {
+            self.exit_at = None;
+            log(
+                fx,
+                "server-runtime-cleanup-canceled",
+                None,
+                "cleanup delay is off",
+            );
+        }
+    }
+
+    fn wanted_protection(&self) -> Option<ProtectionPlan> {
+        let count = self
+            .sessions
+            .values()
+            .filter(|s| s.needs_protection())
+            .count();
+        if count == 0 {
+            return None;
+        }
+        let power = &self.settings.power_request;
+        let mut keep_awake = Vec::new();
+        if power.prevent_system_sleep {
+            keep_awake.push(Inhibit::Sleep);
+        }
+        if power.prevent_system_sleep || power.prevent_display_sleep {
+            keep_awake.push(Inhibit::Idle);
+        }
+        Some(ProtectionPlan {
+            keep_awake,
+            lid_switch: self.settings.change_lid_action,
+            who: WHO.to_owned(),
+            why: why_text(count),
+        })
+    }
+}
+
+fn default_end_reason(kind: &StopKind) -> &'static str {
+    match kind {
+        StopKind::ProviderEnd | StopKind::Manual => "stop",
+        StopKind::Interrupted => "interrupted",
+        StopKind::ProcessGone => "watched-process-exited",
+        StopKind::Removed => "remove-session",
+    }
+}
+
+fn stop_event_name(kind: &StopKind) -> &'static str {
+    match kind {
+        StopKind::ProviderEnd | StopKind::Manual | StopKind::Interrupted => "session-stopped",
+        StopKind::ProcessGone => "watched-process-exited",
+        StopKind::Removed => "session-removed",
+    }
+}
+
+fn log(fx: &mut Vec<Effect>, name: &str, key: Option<&SessionKey>, detail: &str) {
+    fx.push(Effect::Log(LogEvent {
+        name: name.to_owned(),
+        key: key.cloned(),
+        detail: detail.to_owned(),
+    }));
+}

@@ -1,1 +1,14 @@
-//! lidguard-ipc
+//! What the lidguard CLI, hooks, MCP servers and daemon share: where files live, the
+//! settings file, and the local-socket protocol with its synchronous client.
+//!
+//! The client is plain `std` so a hook process can use it without starting an async runtime:
+//! connect, write one JSON line, read one JSON line.
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod places;
+pub mod protocol;
+pub mod settings_file;
+
+pub use places::Places;
+pub use protocol::{PROTOCOL_VERSION, Request, Response};

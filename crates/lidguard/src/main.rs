@@ -1,1 +1,39 @@
-fn main() {}
+//! `lidguard`: keeps a laptop awake, lid closed included, exactly while AI coding agents work.
+//!
+//! This binary is a thin shell: it parses the command line, talks to the daemon over the local
+//! socket (or runs it, for `run-server`) and prints. Everything that decides lives in
+//! `lidguard-core`; everything that touches the OS lives in `lidguard-platform` and
+//! `lidguard-daemon`.
+//!
+//! stdout carries command output only: hooks and MCP servers rely on that, so every print goes
+//! through [`output`].
+
+mod cli;
+mod commands;
+mod help;
+mod logging;
+mod output;
+mod prompt;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`lidguard status | head`) is not an error worth reporting.
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            output::error(&format!("{err:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! One daemon per user: an exclusive lock on a file in the runtime directory.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::DaemonError;
+
+/// Held for the daemon's lifetime; the OS drops the lock if the process dies.
+#[derive(Debug)]
+pub struct InstanceLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl InstanceLock {
+    /// Takes the lock or reports that another daemon holds it.
+    pub fn acquire(path: &Path) -> Result<InstanceLock, DaemonError> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(DaemonError::AlreadyRunning(path.display().to_string()));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
+        // The pid is only for humans looking at the file.
+        file.set_len(0)?;
+        writeln!(file, "{}", std::process::id())?;
+        Ok(InstanceLock {
+            _file: file,
+            path: path.to_owned(),
+        })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

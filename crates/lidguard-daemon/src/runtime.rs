@@ -1,0 +1,529 @@
+//! The runtime task: owns the registry, turns requests into inputs, carries out effects, keeps
+//! the timers, and shuts down cleanly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use lidguard_core::protection::ProtectionPlan;
+use lidguard_core::registry::{
+    Effect, Input, LogEvent, Registry, RemoveSelector, Reply, StartSession, StopSession,
+};
+use lidguard_core::session::{Session, SessionKey};
+use lidguard_core::settings::{Os, Settings};
+use lidguard_ipc::Places;
+use lidguard_ipc::protocol::{
+    CleanupStatus, Outcome, ProtectionStatus, Request, Response, SessionRef, SessionStatus, Status,
+    StoreStatus,
+};
+use lidguard_platform::power::{HeldProtection, PowerControl};
+use lidguard_platform::sources::Roots;
+use lidguard_store::{EventRow, SessionRowKey, Store};
+use tokio::sync::mpsc;
+
+use crate::server::{self, Job};
+use crate::{DaemonError, InstanceLock};
+
+/// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
+/// that a suspend/resume (which stops the monotonic clock) never delays a timer for long.
+const MAX_SLEEP: Duration = Duration::from_secs(30);
+
+/// How often a failed protection acquisition is retried while sessions want it.
+const PROTECTION_RETRY: Duration = Duration::from_secs(30);
+
+/// Runs the daemon: binds the socket, restores sessions, serves until exit.
+pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), DaemonError> {
+    let os = Os::current();
+    let settings_path = places.settings_file();
+    let (settings, settings_error) = match lidguard_ipc::settings_file::load_or_default(
+        &settings_path,
+        os,
+    ) {
+        Ok(settings) => (settings, None),
+        Err(e) => {
+            tracing::error!(error = %e, "settings file unusable; running with defaults until it is fixed");
+            (Settings::defaults_for(os), Some(e.to_string()))
+        }
+    };
+    let (store, store_error) = open_store(&places);
+    let power = lidguard_platform::power::connect().await;
+    match &power {
+        Ok(p) => tracing::info!(backend = %p.describe(), "keep-awake backend ready"),
+        Err(e) => tracing::warn!(reason = %e, "keep-awake protection unavailable"),
+    }
+
+    let listener = server::bind(&places.socket()).map_err(|e| {
+        DaemonError::Setup(format!(
+            "cannot listen on {}: {e}",
+            places.socket().display()
+        ))
+    })?;
+    tracing::info!(pid = std::process::id(), socket = %places.socket().display(), lock = %lock.path().display(), "daemon started");
+
+    let mut rt = Runtime {
+        registry: Registry::new(settings),
+        places,
+        store,
+        store_error,
+        power: power.map_err(|e| e.to_string()),
+        held: None,
+        held_plan: None,
+        power_error: None,
+        last_attempt: None,
+        roots: Roots::from_env(),
+        started_at: Timestamp::now(),
+        settings_error,
+        exit: false,
+    };
+    let restored = rt.recover_sessions();
+    rt.apply(Input::Restore(restored)).await;
+
+    let (jobs_tx, mut jobs) = mpsc::channel::<Job>(256);
+    let acceptor = tokio::spawn(server::accept_loop(listener, jobs_tx));
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+
+    while !rt.exit {
+        let sleep = rt.sleep_duration();
+        tokio::select! {
+            job = jobs.recv() => {
+                let Some((request, reply)) = job else { break };
+                let answer = rt.handle(request).await;
+                let _ = reply.send(answer);
+            }
+            () = tokio::time::sleep(sleep) => {
+                rt.apply(Input::Tick).await;
+                rt.retry_protection().await;
+            }
+            _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
+            _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
+        }
+    }
+
+    // Stop taking requests, then give everything back.
+    acceptor.abort();
+    let socket = rt.places.socket();
+    let _ = std::fs::remove_file(&socket);
+    rt.release_all();
+    tracing::info!("daemon stopped");
+    drop(lock);
+    Ok(())
+}
+
+fn open_store(places: &Places) -> (Option<Store>, Option<String>) {
+    let path = places.database();
+    if let Err(e) = std::fs::create_dir_all(&places.state_dir) {
+        let reason = format!(
+            "cannot create the state directory {}: {e}",
+            places.state_dir.display()
+        );
+        tracing::error!(%reason, "running without the database");
+        return (None, Some(reason));
+    }
+    match Store::open(&path) {
+        Ok(store) => (Some(store), None),
+        Err(e) => {
+            tracing::error!(error = %e, "running without the database; sessions are not persisted");
+            (None, Some(e.to_string()))
+        }
+    }
+}
+
+struct Runtime {
+    registry: Registry,
+    places: Places,
+    store: Option<Store>,
+    store_error: Option<String>,
+    /// The backend, or why there is none.
+    power: Result<Arc<dyn PowerControl>, String>,
+    held: Option<Box<dyn HeldProtection>>,
+    /// The plan `held` was acquired for.
+    held_plan: Option<ProtectionPlan>,
+    /// Why the last acquisition failed.
+    power_error: Option<String>,
+    last_attempt: Option<std::time::Instant>,
+    roots: Roots,
+    started_at: Timestamp,
+    settings_error: Option<String>,
+    exit: bool,
+}
+
+impl Runtime {
+    /// Sessions from the store whose watched process still lives; the rest are dropped, since
+    /// nothing would ever end them.
+    fn recover_sessions(&mut self) -> Vec<Session> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        let rows = match store.load_sessions() {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot load sessions from the database");
+                return Vec::new();
+            }
+        };
+        let mut kept = Vec::new();
+        for row in rows {
+            let key = SessionRowKey {
+                provider: &row.provider,
+                session_id: &row.session_id,
+                provider_name: &row.provider_name,
+            };
+            let session: Option<Session> = serde_json::from_str(&row.data_json)
+                .inspect_err(|e| tracing::warn!(error = %e, session = %row.session_id, "unreadable stored session"))
+                .ok();
+            let alive = session
+                .as_ref()
+                .and_then(|s| s.watched_pid)
+                .is_some_and(|pid| lidguard_platform::process::is_alive(&self.roots, pid));
+            match session {
+                Some(session) if alive => kept.push(session),
+                _ => {
+                    tracing::info!(session = %row.session_id, provider = %row.provider, "dropped a stored session: its process is gone or unknown");
+                    if let Err(e) = store.delete_session(&key) {
+                        tracing::warn!(error = %e, "cannot delete a stored session");
+                    }
+                }
+            }
+        }
+        kept
+    }
+
+    fn sleep_duration(&self) -> Duration {
+        let until_deadline = self.registry.next_deadline().map(|deadline| {
+            let secs = deadline
+                .duration_since(Timestamp::now())
+                .as_secs_f64()
+                .max(0.0);
+            Duration::try_from_secs_f64(secs).unwrap_or(MAX_SLEEP)
+        });
+        let retry =
+            (self.held_plan.as_ref() != self.registry.protection()).then_some(PROTECTION_RETRY);
+        [Some(MAX_SLEEP), until_deadline, retry]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(MAX_SLEEP)
+    }
+
+    async fn handle(&mut self, request: Request) -> Response {
+        match request {
+            Request::Ping => Response::ok(Outcome::Done, "pong"),
+            Request::Status => {
+                let mut answer = Response::ok(Outcome::Done, "status");
+                answer.status = Some(Box::new(self.status().await));
+                answer
+            }
+            Request::Start {
+                session,
+                cwd,
+                transcript_path,
+                watched_pid,
+            } => {
+                let key = session.key();
+                let reply = self
+                    .apply(Input::Start(StartSession {
+                        key: key.clone(),
+                        cwd,
+                        transcript_path,
+                        watched_pid,
+                    }))
+                    .await;
+                self.answer(reply, &key)
+            }
+            Request::Stop {
+                session,
+                kind,
+                end_reason,
+                pending_work,
+            } => {
+                let key = session.key();
+                let reply = self
+                    .apply(Input::Stop(StopSession {
+                        key: key.clone(),
+                        kind,
+                        end_reason,
+                        pending_work,
+                    }))
+                    .await;
+                self.answer(reply, &key)
+            }
+            Request::Activity { session, reason } => {
+                let key = session.key();
+                let reply = self
+                    .apply(Input::Activity {
+                        key: key.clone(),
+                        reason,
+                    })
+                    .await;
+                self.answer(reply, &key)
+            }
+            Request::SoftLock { session, reason } => {
+                let key = session.key();
+                let reply = self
+                    .apply(Input::SoftLock {
+                        key: key.clone(),
+                        reason,
+                    })
+                    .await;
+                self.answer(reply, &key)
+            }
+            Request::RemoveSession {
+                all,
+                session_id,
+                provider,
+                provider_name,
+            } => {
+                let selector = match (all, session_id) {
+                    (true, _) => RemoveSelector::All,
+                    (false, Some(session_id)) => RemoveSelector::Matching {
+                        session_id,
+                        provider,
+                        provider_name,
+                    },
+                    (false, None) => {
+                        return Response::error("remove-session needs `all` or a `sessionId`");
+                    }
+                };
+                let reply = self.apply(Input::Remove(selector)).await;
+                let Reply::Removed(keys) = reply else {
+                    return Response::error("unexpected reply to remove-session");
+                };
+                let mut answer = Response::ok(
+                    Outcome::Removed,
+                    match keys.len() {
+                        0 => "no matching session".to_owned(),
+                        1 => "removed 1 session".to_owned(),
+                        n => format!("removed {n} sessions"),
+                    },
+                );
+                answer.sessions = keys.iter().map(session_ref).collect();
+                answer
+            }
+            Request::CleanupOrphans => {
+                let gone: Vec<SessionKey> = self
+                    .registry
+                    .sessions()
+                    .filter(|s| {
+                        s.watched_pid.is_some_and(|pid| {
+                            !lidguard_platform::process::is_alive(&self.roots, pid)
+                        })
+                    })
+                    .map(|s| s.key.clone())
+                    .collect();
+                self.apply(Input::ProcessesGone(gone.clone())).await;
+                let mut answer = Response::ok(
+                    Outcome::Removed,
+                    match gone.len() {
+                        0 => "no orphaned session".to_owned(),
+                        1 => "cleaned up 1 orphaned session".to_owned(),
+                        n => format!("cleaned up {n} orphaned sessions"),
+                    },
+                );
+                answer.sessions = gone.iter().map(session_ref).collect();
+                answer
+            }
+            Request::Settings { settings } => {
+                let mut settings = *settings;
+                settings.normalize(Os::current());
+                if let Err(errors) = settings.validate(Os::current()) {
+                    let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    return Response::error(format!("settings rejected: {}", reasons.join("; ")));
+                }
+                self.settings_error = None;
+                self.apply(Input::Settings(Box::new(settings))).await;
+                Response::ok(Outcome::Done, "settings applied")
+            }
+        }
+    }
+
+    fn answer(&self, reply: Reply, key: &SessionKey) -> Response {
+        let (outcome, message) = match &reply {
+            Reply::Started => (Outcome::Started, format!("session {key} started")),
+            Reply::Updated => (Outcome::Updated, format!("session {key} updated")),
+            Reply::Stopped => (Outcome::Stopped, format!("session {key} stopped")),
+            Reply::StopDeferred => (
+                Outcome::StopDeferred,
+                format!("session {key} stays active: background work is still running"),
+            ),
+            Reply::AlreadyStopped { end_reason } => (
+                Outcome::AlreadyStopped,
+                format!("session {key} had already stopped ({end_reason})"),
+            ),
+            Reply::Recorded => (Outcome::Recorded, format!("session {key} updated")),
+            Reply::Unchanged => (Outcome::Unchanged, format!("session {key} unchanged")),
+            Reply::UnknownSession => (Outcome::UnknownSession, format!("no session {key}")),
+            Reply::Removed(_) | Reply::Done => (Outcome::Done, "done".to_owned()),
+        };
+        let mut answer = Response::ok(outcome, message);
+        answer.sessions = vec![session_ref(key)];
+        answer
+    }
+
+    /// Applies one input and carries out its effects.
+    async fn apply(&mut self, input: Input) -> Reply {
+        let outcome = self.registry.apply(input, Timestamp::now());
+        for effect in outcome.effects {
+            match effect {
+                Effect::Protection(plan) => self.set_protection(plan).await,
+                Effect::SaveSession(session) => self.save_session(&session),
+                Effect::DeleteSession(key) => self.delete_session(&key),
+                Effect::Log(event) => self.log(&event),
+                Effect::Exit => self.exit = true,
+            }
+        }
+        outcome.reply
+    }
+
+    async fn set_protection(&mut self, plan: Option<ProtectionPlan>) {
+        let Some(plan) = plan else {
+            if self.held.take().is_some() {
+                tracing::info!("protection released");
+            }
+            self.held_plan = None;
+            self.power_error = None;
+            return;
+        };
+        let power = match &self.power {
+            Ok(power) => Arc::clone(power),
+            Err(reason) => {
+                self.power_error = Some(reason.clone());
+                return;
+            }
+        };
+        self.last_attempt = Some(std::time::Instant::now());
+        match power.hold(&plan).await {
+            Ok(held) => {
+                let what: Vec<_> = held.inhibits().iter().map(|i| i.as_str()).collect();
+                tracing::info!(what = %what.join(":"), why = %plan.why, "protection held");
+                // The new locks are in place before the old ones go: no gap.
+                self.held = Some(held);
+                self.held_plan = Some(plan);
+                self.power_error = None;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot hold protection");
+                self.power_error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Tries again when sessions want protection that is not held (logind restarted, say).
+    async fn retry_protection(&mut self) {
+        let wanted = self.registry.protection().cloned();
+        let due = self
+            .last_attempt
+            .is_none_or(|t| t.elapsed() >= PROTECTION_RETRY);
+        if wanted.is_some() && wanted != self.held_plan && due && self.power.is_ok() {
+            self.set_protection(wanted).await;
+        }
+    }
+
+    fn release_all(&mut self) {
+        if self.held.take().is_some() {
+            tracing::info!("protection released on shutdown");
+        }
+        self.held_plan = None;
+    }
+
+    fn save_session(&mut self, session: &Session) {
+        let Some(store) = &self.store else { return };
+        let key = &session.key;
+        let row = SessionRowKey {
+            provider: key.provider.as_str(),
+            session_id: &key.session_id,
+            provider_name: &key.provider_name,
+        };
+        let json = serde_json::to_string(session).unwrap_or_default();
+        if let Err(e) = store.upsert_session(&row, &json, Timestamp::now()) {
+            tracing::warn!(error = %e, "cannot save a session; continuing without persistence for it");
+        }
+    }
+
+    fn delete_session(&mut self, key: &SessionKey) {
+        let Some(store) = &self.store else { return };
+        let row = SessionRowKey {
+            provider: key.provider.as_str(),
+            session_id: &key.session_id,
+            provider_name: &key.provider_name,
+        };
+        if let Err(e) = store.delete_session(&row) {
+            tracing::warn!(error = %e, "cannot delete a session from the database");
+        }
+    }
+
+    fn log(&mut self, event: &LogEvent) {
+        let session = event.key.as_ref().map(ToString::to_string);
+        tracing::info!(event = %event.name, session = session.as_deref().unwrap_or(""), detail = %event.detail);
+        let Some(store) = &self.store else { return };
+        let row = EventRow {
+            at: Timestamp::now(),
+            name: event.name.clone(),
+            provider: event.key.as_ref().map(|k| k.provider.as_str().to_owned()),
+            session_id: event.key.as_ref().map(|k| k.session_id.clone()),
+            detail_json: serde_json::json!({ "detail": event.detail, "session": session })
+                .to_string(),
+        };
+        if let Err(e) = store.append_event(&row) {
+            tracing::warn!(error = %e, "cannot append to the event log");
+        }
+    }
+
+    async fn status(&self) -> Status {
+        let sessions = self
+            .registry
+            .sessions()
+            .map(|s| SessionStatus::from_session(s, self.registry.session_deadline(s)))
+            .collect();
+        let wanted = self.registry.protection();
+        let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();
+        let unavailable_reason = match &self.power {
+            Err(reason) => Some(reason.clone()),
+            Ok(_) => self.power_error.clone(),
+        };
+        let lid = lidguard_platform::sources::lid_state(&self.roots).await;
+        let settings = self.registry.settings().clone();
+        Status {
+            sessions,
+            protection: ProtectionStatus {
+                held: self.held.is_some(),
+                inhibitors: held.iter().map(|i| i.as_str().to_owned()).collect(),
+                unavailable_reason,
+                wanted: wanted.is_some(),
+                why: self.held_plan.as_ref().map(|p| p.why.clone()),
+                backend: self.power.as_ref().ok().map(|p| p.describe()),
+            },
+            lid: lid.to_string(),
+            visible_displays: Some(lidguard_platform::sources::visible_displays(
+                &self.roots,
+                false,
+            )),
+            external_displays: Some(lidguard_platform::sources::visible_displays(
+                &self.roots,
+                true,
+            )),
+            daemon_pid: std::process::id(),
+            daemon_version: env!("CARGO_PKG_VERSION").to_owned(),
+            daemon_started_at: self.started_at,
+            cleanup: CleanupStatus {
+                delay_minutes: settings.server_runtime_cleanup_delay_minutes,
+                exit_at: self.registry.exit_at(),
+            },
+            store: StoreStatus {
+                path: self.places.database().display().to_string(),
+                error: self.store_error.clone(),
+            },
+            settings_file: self.places.settings_file().display().to_string(),
+            settings_error: self.settings_error.clone(),
+            settings,
+        }
+    }
+}
+
+fn session_ref(key: &SessionKey) -> SessionRef {
+    SessionRef {
+        provider: key.provider,
+        session_id: key.session_id.clone(),
+        provider_name: key.provider_name().map(str::to_owned),
+    }
+}

@@ -1,0 +1,174 @@
+//! The synchronous client: one request, one response, over the daemon's socket.
+//!
+//! Plain `std` and blocking with timeouts, so hooks can use it without an async runtime.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::places::Places;
+use crate::protocol::{PROTOCOL_VERSION, Request, RequestEnvelope, Response};
+
+/// Why a request did not get an answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// Nothing listens on the socket.
+    #[error("the lidguard daemon is not running (no socket at {socket})")]
+    NotRunning {
+        /// The socket path tried.
+        socket: String,
+    },
+    /// The daemon did not answer in time.
+    #[error("the lidguard daemon did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The daemon refused us or answered something unreadable.
+    #[error("unexpected answer from the lidguard daemon: {0}")]
+    Protocol(String),
+    /// Any other socket error.
+    #[error("cannot talk to the lidguard daemon at {socket}: {source}")]
+    Io {
+        /// The socket path.
+        socket: String,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The daemon could not be started.
+    #[error("cannot start the lidguard daemon: {0}")]
+    Spawn(String),
+}
+
+/// Sends `request` and waits at most `timeout` for the answer.
+#[cfg(unix)]
+pub fn request(
+    places: &Places,
+    request: &Request,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    use std::os::unix::net::UnixStream;
+
+    let socket = places.socket();
+    let io_err = |source: io::Error| classify(&socket, source, timeout);
+    let mut stream = UnixStream::connect(&socket).map_err(io_err)?;
+    stream.set_read_timeout(Some(timeout)).map_err(io_err)?;
+    stream.set_write_timeout(Some(timeout)).map_err(io_err)?;
+    let envelope = RequestEnvelope {
+        v: PROTOCOL_VERSION,
+        request: request.clone(),
+    };
+    let mut line =
+        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(io_err)?;
+    let mut answer = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut answer)
+        .map_err(io_err)?;
+    if answer.is_empty() {
+        return Err(ClientError::Protocol(
+            "the daemon closed the connection without answering".into(),
+        ));
+    }
+    serde_json::from_str(&answer)
+        .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))
+}
+
+/// Sends `request` (non-Unix builds have no daemon transport yet).
+#[cfg(not(unix))]
+pub fn request(
+    places: &Places,
+    _request: &Request,
+    _timeout: Duration,
+) -> Result<Response, ClientError> {
+    Err(ClientError::NotRunning {
+        socket: format!(
+            "{} (this platform has no daemon transport in this build yet)",
+            places.socket().display()
+        ),
+    })
+}
+
+fn classify(socket: &Path, source: io::Error, timeout: Duration) -> ClientError {
+    match source.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ClientError::NotRunning {
+            socket: socket.display().to_string(),
+        },
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ClientError::Timeout(timeout),
+        _ => ClientError::Io {
+            socket: socket.display().to_string(),
+            source,
+        },
+    }
+}
+
+/// Sends `request`, starting the daemon first (`exe run-server`, detached) when none answers,
+/// and waiting at most `startup` for it to come up.
+pub fn request_starting_daemon(
+    places: &Places,
+    request: &Request,
+    timeout: Duration,
+    exe: &Path,
+    startup: Duration,
+) -> Result<Response, ClientError> {
+    match self::request(places, request, timeout) {
+        Err(ClientError::NotRunning { .. }) => {}
+        other => return other,
+    }
+    spawn_daemon(places, exe)?;
+    let deadline = Instant::now() + startup;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match self::request(places, request, timeout) {
+            Err(ClientError::NotRunning { socket }) => {
+                if Instant::now() >= deadline {
+                    return Err(ClientError::Spawn(format!(
+                        "it did not open {socket} within {startup:?}; see the log in {}",
+                        places.log_file().display()
+                    )));
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Starts `exe run-server` in its own session with stdio on /dev/null, so hook callers never
+/// wait on pipes the daemon inherited, and the daemon outlives the terminal that started it.
+#[cfg(unix)]
+fn spawn_daemon(places: &Places, exe: &Path) -> Result<(), ClientError> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let mut cmd = Command::new(exe);
+    cmd.arg("run-server")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // The daemon inherits our environment, so it resolves the same places.
+    let _ = places;
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid().map_err(io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ClientError::Spawn(format!("{}: {e}", exe.display())))?;
+    // The daemon forks nothing and runs until idle; reap it from a thread so it never lingers
+    // as a zombie of a long-lived caller (an MCP server, say).
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn spawn_daemon(_places: &Places, exe: &Path) -> Result<(), ClientError> {
+    Err(ClientError::Spawn(format!(
+        "{}: starting the daemon is not supported on this platform in this build yet",
+        exe.display()
+    )))
+}

@@ -1,0 +1,238 @@
+//! Where lidguard keeps its files.
+//!
+//! Settings live in `$XDG_CONFIG_HOME/lidguard/`, state (database, logs) in
+//! `$XDG_STATE_HOME/lidguard/`, the socket and the lock in `$XDG_RUNTIME_DIR/lidguard/` (a
+//! private directory under the temp dir when that variable is unset). `LIDGUARD_HOME`
+//! relocates all three under one directory, so two daemons with different homes never meet.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The environment variable that relocates every lidguard file.
+pub const HOME_VAR: &str = "LIDGUARD_HOME";
+
+/// The directories lidguard uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Places {
+    /// Settings.
+    pub config_dir: PathBuf,
+    /// Database and logs.
+    pub state_dir: PathBuf,
+    /// Socket and lock file (private to the user).
+    pub runtime_dir: PathBuf,
+}
+
+impl Places {
+    /// Resolves the places from the process environment.
+    pub fn from_env() -> io::Result<Places> {
+        Places::resolve(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+    }
+
+    /// Resolves the places from `var` (injectable for tests). Empty values count as unset:
+    /// an empty `XDG_*` variable would otherwise resolve relative to the current directory.
+    pub fn resolve(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> io::Result<Places> {
+        if let Some(home) = var(HOME_VAR) {
+            let home = PathBuf::from(home);
+            if !home.is_absolute() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{HOME_VAR} must be an absolute path, got {}",
+                        home.display()
+                    ),
+                ));
+            }
+            return Ok(Places::under(&home));
+        }
+        let user_home = var("HOME")
+            .map(PathBuf::from)
+            .or_else(std::env::home_dir)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "cannot find the home directory (HOME is unset)",
+                )
+            })?;
+        let xdg = |name: &str, fallback: &str| {
+            var(name)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .unwrap_or_else(|| user_home.join(fallback))
+        };
+        let runtime_dir = match var("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+        {
+            Some(dir) => dir.join("lidguard"),
+            None => std::env::temp_dir().join(format!("lidguard-{}", current_uid())),
+        };
+        Ok(Places {
+            config_dir: xdg("XDG_CONFIG_HOME", ".config").join("lidguard"),
+            state_dir: xdg("XDG_STATE_HOME", ".local/state").join("lidguard"),
+            runtime_dir,
+        })
+    }
+
+    /// Every place under one directory (what `LIDGUARD_HOME` does).
+    pub fn under(home: &Path) -> Places {
+        Places {
+            config_dir: home.join("config"),
+            state_dir: home.join("state"),
+            runtime_dir: home.join("run"),
+        }
+    }
+
+    /// `settings.json`.
+    pub fn settings_file(&self) -> PathBuf {
+        self.config_dir.join("settings.json")
+    }
+
+    /// The SQLite database.
+    pub fn database(&self) -> PathBuf {
+        self.state_dir.join("lidguard.db")
+    }
+
+    /// The log file (rotated by size).
+    pub fn log_file(&self) -> PathBuf {
+        self.state_dir.join("lidguard.log")
+    }
+
+    /// The daemon's socket.
+    pub fn socket(&self) -> PathBuf {
+        self.runtime_dir.join("lidguard.sock")
+    }
+
+    /// The single-instance lock file.
+    pub fn lock_file(&self) -> PathBuf {
+        self.runtime_dir.join("lidguard.lock")
+    }
+
+    /// Creates the runtime directory private to the user (0700), or checks an existing one:
+    /// it must belong to us, and group/other access is removed.
+    pub fn ensure_runtime_dir(&self) -> io::Result<()> {
+        ensure_private_dir(&self.runtime_dir)
+    }
+}
+
+#[cfg(unix)]
+fn current_uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}
+
+#[cfg(not(unix))]
+fn current_uid() -> u32 {
+    0
+}
+
+#[cfg(unix)]
+fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+    {
+        Ok(()) => {}
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot create the runtime directory {}: {e}", dir.display()),
+            ));
+        }
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} exists but is not a directory; remove it and try again",
+            dir.display()
+        )));
+    }
+    if meta.uid() != current_uid() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the runtime directory {} belongs to uid {}, not to you (uid {}); refusing to use it",
+                dir.display(),
+                meta.uid(),
+                current_uid()
+            ),
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::ffi::OsString;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |name| map.get(name).cloned().filter(|v| !v.is_empty())
+    }
+
+    #[test]
+    fn lidguard_home_relocates_everything() {
+        let p = Places::resolve(env(&[
+            ("LIDGUARD_HOME", "/t/h"),
+            ("XDG_RUNTIME_DIR", "/run/user/1"),
+        ]))
+        .unwrap();
+        assert_eq!(p.settings_file(), Path::new("/t/h/config/settings.json"));
+        assert_eq!(p.database(), Path::new("/t/h/state/lidguard.db"));
+        assert_eq!(p.socket(), Path::new("/t/h/run/lidguard.sock"));
+        assert!(Places::resolve(env(&[("LIDGUARD_HOME", "relative")])).is_err());
+    }
+
+    #[test]
+    fn xdg_variables_and_fallbacks() {
+        let p = Places::resolve(env(&[
+            ("HOME", "/home/u"),
+            ("XDG_CONFIG_HOME", "/cfg"),
+            ("XDG_STATE_HOME", ""),
+            ("XDG_RUNTIME_DIR", "/run/user/1000"),
+        ]))
+        .unwrap();
+        assert_eq!(p.config_dir, Path::new("/cfg/lidguard"));
+        assert_eq!(p.state_dir, Path::new("/home/u/.local/state/lidguard"));
+        assert_eq!(p.runtime_dir, Path::new("/run/user/1000/lidguard"));
+
+        let p = Places::resolve(env(&[("HOME", "/home/u"), ("XDG_CONFIG_HOME", "rel")])).unwrap();
+        assert_eq!(p.config_dir, Path::new("/home/u/.config/lidguard"));
+        assert!(p.runtime_dir.starts_with(std::env::temp_dir()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn runtime_dir_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let places = Places::under(tmp.path());
+        places.ensure_runtime_dir().unwrap();
+        let mode = std::fs::metadata(&places.runtime_dir)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::set_permissions(&places.runtime_dir, std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        places.ensure_runtime_dir().unwrap();
+        let mode = std::fs::metadata(&places.runtime_dir)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+}

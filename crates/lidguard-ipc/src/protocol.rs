@@ -1,0 +1,385 @@
+//! The request/response protocol on the daemon's socket.
+//!
+//! One request per connection: the client writes one line of JSON, the daemon answers with one
+//! line of JSON. Every message carries `v`, the protocol version; a daemon answers a version it
+//! does not speak with an error that says so. Field names are camelCase.
+
+use jiff::Timestamp;
+use lidguard_core::provider::Provider;
+use lidguard_core::session::{Session, SessionKey, StopKind};
+use lidguard_core::settings::Settings;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest request line the daemon reads.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// Names a session on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRef {
+    /// The agent harness.
+    pub provider: Provider,
+    /// The session id.
+    pub session_id: String,
+    /// For `mcp` sessions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_name: Option<String>,
+}
+
+impl SessionRef {
+    /// The core's key for this session.
+    pub fn key(&self) -> SessionKey {
+        SessionKey::new(
+            self.provider,
+            self.session_id.clone(),
+            self.provider_name.as_deref().unwrap_or(""),
+        )
+    }
+}
+
+/// A request to the daemon.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "command",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Request {
+    /// Is anyone there?
+    Ping,
+    /// Start or update a session.
+    Start {
+        /// The session.
+        #[serde(flatten)]
+        session: SessionRef,
+        /// Working directory (metadata).
+        #[serde(default)]
+        cwd: Option<String>,
+        /// Transcript file.
+        #[serde(default)]
+        transcript_path: Option<String>,
+        /// Agent process to watch.
+        #[serde(default)]
+        watched_pid: Option<u32>,
+    },
+    /// End a session, or defer the end while background work runs.
+    Stop {
+        /// The session.
+        #[serde(flatten)]
+        session: SessionRef,
+        /// How it ended.
+        kind: StopKind,
+        /// Recorded end reason.
+        #[serde(default)]
+        end_reason: Option<String>,
+        /// Background work still running: defer the stop.
+        #[serde(default)]
+        pending_work: Option<String>,
+    },
+    /// Evidence of work; clears a soft-lock.
+    Activity {
+        /// The session.
+        #[serde(flatten)]
+        session: SessionRef,
+        /// Why.
+        reason: String,
+    },
+    /// The session waits for the user.
+    SoftLock {
+        /// The session.
+        #[serde(flatten)]
+        session: SessionRef,
+        /// The exact reason.
+        reason: String,
+    },
+    /// Remove sessions by hand.
+    RemoveSession {
+        /// Every session.
+        #[serde(default)]
+        all: bool,
+        /// Sessions with this id.
+        #[serde(default)]
+        session_id: Option<String>,
+        /// Only this provider.
+        #[serde(default)]
+        provider: Option<Provider>,
+        /// Only this provider name.
+        #[serde(default)]
+        provider_name: Option<String>,
+    },
+    /// A snapshot of everything.
+    Status,
+    /// End sessions whose watched process is gone.
+    CleanupOrphans,
+    /// Apply new settings (already saved to disk by the caller).
+    Settings {
+        /// The settings.
+        settings: Box<Settings>,
+    },
+}
+
+/// The envelope a client writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RequestEnvelope {
+    /// Protocol version.
+    pub v: u32,
+    /// The request.
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+/// What the daemon did with a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// A new session.
+    Started,
+    /// An existing session was updated.
+    Updated,
+    /// The session ended.
+    Stopped,
+    /// Deferred: background work still runs.
+    StopDeferred,
+    /// The session had already ended.
+    AlreadyStopped,
+    /// State changed.
+    Recorded,
+    /// Nothing changed.
+    Unchanged,
+    /// No such session.
+    UnknownSession,
+    /// Sessions were removed.
+    Removed,
+    /// Done (status, ping, settings...).
+    Done,
+    /// The request failed; see `message`.
+    Failed,
+}
+
+/// The daemon's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Response {
+    /// Protocol version.
+    pub v: u32,
+    /// Whether the request was carried out (an "already stopped" answer is still `ok`).
+    pub ok: bool,
+    /// What happened.
+    pub outcome: Outcome,
+    /// A sentence for humans.
+    pub message: String,
+    /// Sessions affected (removed, cleaned up).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionRef>,
+    /// The snapshot, for `status` and after `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Box<Status>>,
+}
+
+impl Response {
+    /// A successful answer.
+    pub fn ok(outcome: Outcome, message: impl Into<String>) -> Response {
+        Response {
+            v: PROTOCOL_VERSION,
+            ok: true,
+            outcome,
+            message: message.into(),
+            sessions: Vec::new(),
+            status: None,
+        }
+    }
+
+    /// A failure.
+    pub fn error(message: impl Into<String>) -> Response {
+        Response {
+            v: PROTOCOL_VERSION,
+            ok: false,
+            outcome: Outcome::Failed,
+            message: message.into(),
+            sessions: Vec::new(),
+            status: None,
+        }
+    }
+}
+
+/// Whether a session needs the machine awake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionState {
+    /// Working.
+    Active,
+    /// Waiting for the user.
+    SoftLocked,
+}
+
+/// One session in `status --json`. Field names are a contract (see the README).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    /// The agent harness.
+    pub provider: Provider,
+    /// The session id.
+    pub session_id: String,
+    /// `null` unless the provider is `mcp`.
+    pub provider_name: Option<String>,
+    /// `active` or `softLocked`.
+    pub state: SessionState,
+    /// The exact soft-lock reason, or `null`.
+    pub soft_lock_reason: Option<String>,
+    /// When the soft-lock began.
+    pub soft_locked_at: Option<Timestamp>,
+    /// A stop was deferred for background work.
+    pub pending_provider_work: bool,
+    /// What background work.
+    pub pending_provider_work_reason: Option<String>,
+    /// The agent process watched, or `null`.
+    pub watched_pid: Option<u32>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Transcript file.
+    pub transcript_path: Option<String>,
+    /// First seen (UTC).
+    pub started_at: Timestamp,
+    /// Last evidence of work (UTC).
+    pub last_activity_at: Timestamp,
+    /// When the inactive timeout will soft-lock it, if it will.
+    pub timeout_at: Option<Timestamp>,
+}
+
+impl SessionStatus {
+    /// The status view of a core session.
+    pub fn from_session(s: &Session, timeout_at: Option<Timestamp>) -> SessionStatus {
+        SessionStatus {
+            provider: s.key.provider,
+            session_id: s.key.session_id.clone(),
+            provider_name: s.key.provider_name().map(str::to_owned),
+            state: if s.soft_lock.is_some() {
+                SessionState::SoftLocked
+            } else {
+                SessionState::Active
+            },
+            soft_lock_reason: s.soft_lock.as_ref().map(|l| l.reason.clone()),
+            soft_locked_at: s.soft_lock.as_ref().map(|l| l.since),
+            pending_provider_work: s.pending_work.is_some(),
+            pending_provider_work_reason: s.pending_work.as_ref().map(|w| w.reason.clone()),
+            watched_pid: s.watched_pid,
+            cwd: s.cwd.clone(),
+            transcript_path: s.transcript_path.clone(),
+            started_at: s.started_at,
+            last_activity_at: s.last_activity_at,
+            timeout_at,
+        }
+    }
+}
+
+/// Keep-awake protection as the daemon holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtectionStatus {
+    /// Whether OS locks are held right now.
+    pub held: bool,
+    /// What is held (`sleep`, `idle`, `handle-lid-switch`).
+    pub inhibitors: Vec<String>,
+    /// Why protection cannot be had at all, or why the last attempt failed; `null` when fine.
+    pub unavailable_reason: Option<String>,
+    /// Whether sessions want protection now.
+    pub wanted: bool,
+    /// The summary given to the OS.
+    pub why: Option<String>,
+    /// The backend, e.g. "systemd-logind on the system bus".
+    pub backend: Option<String>,
+}
+
+/// When the daemon exits on its own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanupStatus {
+    /// `serverRuntimeCleanupDelayMinutes` (`null` = never).
+    pub delay_minutes: Option<u32>,
+    /// When the daemon will exit, if scheduled.
+    pub exit_at: Option<Timestamp>,
+}
+
+/// The daemon's database.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreStatus {
+    /// The database file.
+    pub path: String,
+    /// Why it is not in use, if it is not.
+    pub error: Option<String>,
+}
+
+/// The full snapshot returned by `status`. Field names are a contract (see the README).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Tracked sessions, ordered by provider then id.
+    pub sessions: Vec<SessionStatus>,
+    /// Keep-awake protection.
+    pub protection: ProtectionStatus,
+    /// `Open`, `Closed` or `Unknown`.
+    pub lid: String,
+    /// Connected displays, internal panel included; `null` when unknown.
+    pub visible_displays: Option<u32>,
+    /// Connected displays other than the internal panel; `null` when unknown.
+    pub external_displays: Option<u32>,
+    /// The daemon's process id.
+    pub daemon_pid: u32,
+    /// The daemon's version.
+    pub daemon_version: String,
+    /// When the daemon started.
+    pub daemon_started_at: Timestamp,
+    /// Idle exit.
+    pub cleanup: CleanupStatus,
+    /// The database.
+    pub store: StoreStatus,
+    /// The settings in force.
+    pub settings: Settings,
+    /// The settings file, and why it could not be used if it could not.
+    pub settings_file: String,
+    /// A problem with the settings file (the daemon then runs with defaults).
+    pub settings_error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_flat_camel_case_json() {
+        let req = RequestEnvelope {
+            v: PROTOCOL_VERSION,
+            request: Request::Start {
+                session: SessionRef {
+                    provider: Provider::Claude,
+                    session_id: "s1".into(),
+                    provider_name: None,
+                },
+                cwd: Some("/p".into()),
+                transcript_path: None,
+                watched_pid: Some(9),
+            },
+        };
+        let json = serde_json::to_value(&req).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"v":1,"command":"start","provider":"claude","sessionId":"s1",
+                "cwd":"/p","transcriptPath":null,"watchedPid":9})
+        );
+        let back: RequestEnvelope = serde_json::from_value(json).unwrap();
+        assert_eq!(back.request, req.request);
+
+        let status: RequestEnvelope =
+            serde_json::from_str(r#"{"v":1,"command":"status"}"#).unwrap();
+        assert_eq!(status.request, Request::Status);
+        let soft: RequestEnvelope = serde_json::from_str(
+            r#"{"v":1,"command":"soft-lock","provider":"mcp","sessionId":"a","providerName":"g","reason":"waiting_for_user_input"}"#,
+        )
+        .unwrap();
+        assert!(matches!(soft.request, Request::SoftLock { .. }));
+    }
+}

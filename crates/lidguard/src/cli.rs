@@ -1,0 +1,210 @@
+//! The command line, defined once: `--help`, `help <command>` and the `help` overview all come
+//! from these definitions.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use lidguard_core::provider::Provider;
+use lidguard_core::settings::FIELDS;
+use lidguard_core::settings::Os;
+
+/// Keeps a laptop awake, lid closed included, exactly while AI coding agents work.
+#[derive(Debug, Parser)]
+#[command(
+    name = "lidguard",
+    version,
+    disable_help_subcommand = true,
+    arg_required_else_help = false
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Start (or update) a session and keep the machine awake while it works.
+    #[command(
+        long_about = "Start (or update) a session and keep the machine awake while it works.\n\n\
+        Starts the lidguard daemon when it is not running. Without --session, the session id is \
+        derived from the provider and the working directory (e.g. claude:/home/me/project), so \
+        `start` and `stop` run in the same directory name the same session."
+    )]
+    Start(StartArgs),
+    /// End a session; protection is released when no other session is working.
+    Stop(StopArgs),
+    /// Remove sessions by hand (all, or by id).
+    RemoveSession(RemoveArgs),
+    /// Show sessions, protection, lid and displays, and the daemon's state.
+    Status(JsonArgs),
+    /// End every session whose watched agent process is gone.
+    CleanupOrphans(JsonArgs),
+    /// Show or change settings (interactive on a terminal when given no flags).
+    #[command(long_about = "Show or change settings.\n\n\
+        With no flags on a terminal, opens an interactive editor; otherwise prints the settings. \
+        Each --flag sets one field; several may be given at once and are saved together. \
+        Booleans accept true/false, yes/no, on/off, 1/0; fields that can be turned off accept \
+        `off`. A running daemon picks up the change at once.")]
+    Settings(SettingsArgs),
+    /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
+    RunServer,
+    /// Show the command overview, or help for one command.
+    Help {
+        /// The command to explain.
+        command: Option<String>,
+    },
+}
+
+/// Identifies a session on the command line.
+#[derive(Debug, Args)]
+pub(crate) struct SessionArgs {
+    /// The agent: codex, claude, copilot, opencode, custom or mcp (asked on a terminal when
+    /// missing).
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: Option<Provider>,
+    /// The session id (default: derived from the provider and the working directory).
+    #[arg(long = "session", visible_alias = "session-id", value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// For mcp sessions: the provider name given to `provider-mcp-server`.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider_name: Option<String>,
+    /// The working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StartArgs {
+    #[command(flatten)]
+    pub(crate) session: SessionArgs,
+    /// The agent process to watch: when it exits, the session ends.
+    #[arg(long, value_name = "PID")]
+    pub(crate) parent_pid: Option<u32>,
+    /// The agent's transcript file (JSONL).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) transcript: Option<PathBuf>,
+    /// Print the daemon's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StopArgs {
+    #[command(flatten)]
+    pub(crate) session: SessionArgs,
+    /// Why the session ended (recorded in the log).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) end_reason: Option<String>,
+    /// Print the daemon's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["all", "session"])))]
+pub(crate) struct RemoveArgs {
+    /// Remove every session.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Remove the sessions with this id.
+    #[arg(long = "session", visible_alias = "session-id", value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Only sessions of this provider.
+    #[arg(long, value_name = "PROVIDER", requires = "session")]
+    pub(crate) provider: Option<Provider>,
+    /// Only sessions with this provider name (mcp).
+    #[arg(long, value_name = "NAME", requires = "session")]
+    pub(crate) provider_name: Option<String>,
+    /// Print the daemon's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct JsonArgs {
+    /// Print JSON (a stable contract; see the README).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `settings` flags come from the core's field table, so the CLI, the interactive editor and
+/// validation never disagree about names.
+#[derive(Debug)]
+pub(crate) struct SettingsArgs {
+    pub(crate) json: bool,
+    /// (flag, value) in command-line order.
+    pub(crate) changes: Vec<(&'static str, String)>,
+}
+
+impl FromArgMatches for SettingsArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut changes: Vec<(usize, &'static str, String)> = Vec::new();
+        for spec in FIELDS {
+            if let (Some(value), Some(index)) =
+                (m.get_one::<String>(spec.flag), m.index_of(spec.flag))
+            {
+                changes.push((index, spec.flag, value.clone()));
+            }
+        }
+        changes.sort_by_key(|(i, _, _)| *i);
+        Ok(SettingsArgs {
+            json: m.get_flag("json"),
+            changes: changes.into_iter().map(|(_, f, v)| (f, v)).collect(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = SettingsArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for SettingsArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let os = Os::current();
+        let cmd = cmd.arg(
+            clap::Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("Print the settings as JSON"),
+        );
+        FIELDS.iter().fold(cmd, |cmd, spec| {
+            let hint = spec
+                .value_hint
+                .trim_start_matches('<')
+                .trim_end_matches('>');
+            cmd.arg(
+                clap::Arg::new(spec.flag)
+                    .long(spec.flag)
+                    .aliases(spec.aliases.iter().copied())
+                    .value_name(hint)
+                    .help(spec.help)
+                    .help_heading(spec.category.label())
+                    .allow_hyphen_values(true)
+                    .action(ArgAction::Set)
+                    // Other platforms' fields are still parsed, to answer with a clear message.
+                    .hide(!spec.applies_to(os)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// Parses the command line; on `--help`, `--version` or a usage error, prints and returns the
+/// exit code.
+pub(crate) fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        let code = e.exit_code();
+        let _ = e.print();
+        ExitCode::from(u8::try_from(code).unwrap_or(2))
+    })
+}
+
+/// The clap definition, for help rendering.
+pub(crate) fn command() -> clap::Command {
+    Cli::command()
+}

@@ -1,0 +1,138 @@
+//! `start`, `stop`, `remove-session`, `cleanup-orphans`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use lidguard_core::session::{StopKind, derived_session_id};
+use lidguard_ipc::Places;
+use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::protocol::{Outcome, Request, Response, SessionRef};
+
+use crate::cli::{RemoveArgs, SessionArgs, StartArgs, StopArgs};
+use crate::{output, prompt};
+
+/// How long a CLI command waits for the daemon's answer.
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long `start` waits for a freshly launched daemon to listen.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode> {
+    let (session, cwd) = session_ref(&args.session, "start")?;
+    let request = Request::Start {
+        session,
+        cwd: Some(cwd.display().to_string()),
+        transcript_path: args.transcript.map(|p| absolute(&p).display().to_string()),
+        watched_pid: args.parent_pid,
+    };
+    let exe = std::env::current_exe()
+        .context("cannot find the lidguard executable to start the daemon")?;
+    let response =
+        client::request_starting_daemon(places, &request, REQUEST_TIMEOUT, &exe, STARTUP_TIMEOUT)
+            .map_err(daemon_error)?;
+    finish(response, args.json)
+}
+
+pub(crate) fn stop(places: &Places, args: StopArgs) -> anyhow::Result<ExitCode> {
+    let (session, _) = session_ref(&args.session, "stop")?;
+    let request = Request::Stop {
+        session,
+        kind: StopKind::Manual,
+        end_reason: args.end_reason.or_else(|| Some("stop".into())),
+        pending_work: None,
+    };
+    finish(send(places, &request)?, args.json)
+}
+
+pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCode> {
+    let request = Request::RemoveSession {
+        all: args.all,
+        session_id: args.session,
+        provider: args.provider,
+        provider_name: args.provider_name,
+    };
+    finish(send(places, &request)?, args.json)
+}
+
+pub(crate) fn cleanup_orphans(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+    finish(send(places, &Request::CleanupOrphans)?, json)
+}
+
+/// Sends a request that must not start the daemon.
+pub(crate) fn send(places: &Places, request: &Request) -> anyhow::Result<Response> {
+    client::request(places, request, REQUEST_TIMEOUT).map_err(daemon_error)
+}
+
+/// Turns client errors into sentences that say what to do.
+pub(crate) fn daemon_error(e: ClientError) -> anyhow::Error {
+    match e {
+        ClientError::NotRunning { .. } => anyhow::anyhow!(
+            "{e}; nothing to do. (`lidguard start` starts it; `lidguard status` shows its state.)"
+        ),
+        other => anyhow::Error::new(other),
+    }
+}
+
+fn finish(response: Response, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        output::json(&response)?;
+    } else {
+        output::line(&response.message)?;
+        for s in response
+            .sessions
+            .iter()
+            .filter(|_| response.outcome == Outcome::Removed)
+        {
+            output::line(&format!("  {}", describe(s)))?;
+        }
+    }
+    if response.ok {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        if !json {
+            bail!("{}", response.message);
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn describe(s: &SessionRef) -> String {
+    match &s.provider_name {
+        Some(name) => format!("{}:{}:{}", s.provider, name, s.session_id),
+        None => format!("{}:{}", s.provider, s.session_id),
+    }
+}
+
+/// The session named on the command line, with the working directory used.
+fn session_ref(args: &SessionArgs, command: &str) -> anyhow::Result<(SessionRef, PathBuf)> {
+    let provider = prompt::provider(args.provider, command)?;
+    let cwd = match &args.cwd {
+        Some(dir) => absolute(dir),
+        None => std::env::current_dir().context("cannot read the current directory; pass --cwd")?,
+    };
+    let session_id = match &args.session {
+        Some(id) if id.trim().is_empty() => bail!("--session must not be empty"),
+        Some(id) => id.clone(),
+        None => derived_session_id(provider, &cwd.display().to_string()),
+    };
+    let provider_name = args.provider_name.clone();
+    if provider == lidguard_core::provider::Provider::Mcp
+        && provider_name.as_deref().is_none_or(|n| n.trim().is_empty())
+    {
+        bail!("mcp sessions need --provider-name (the name given to `provider-mcp-server`)");
+    }
+    Ok((
+        SessionRef {
+            provider,
+            session_id,
+            provider_name,
+        },
+        cwd,
+    ))
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}

@@ -1,0 +1,255 @@
+//! `lidguard settings`: print, set with flags, or edit interactively on a terminal.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use lidguard_core::settings::{FieldKind, FieldSpec, fields_for};
+use lidguard_core::settings::{Os, Settings, SoundSetting};
+use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::protocol::Request;
+use lidguard_ipc::{Places, settings_file};
+
+use crate::cli::SettingsArgs;
+use crate::{output, prompt};
+
+pub(crate) fn run(places: &Places, args: SettingsArgs) -> anyhow::Result<ExitCode> {
+    let os = Os::current();
+    let path = places.settings_file();
+    // A file that does not parse stops here, untouched, with a message naming it.
+    let current = settings_file::load_or_default(&path, os)?;
+
+    if args.changes.is_empty() {
+        if !args.json && prompt::interactive() {
+            let stdin = std::io::stdin();
+            let edited = edit(&current, os, &mut stdin.lock(), &mut std::io::stdout())?;
+            if let Some(new) = edited {
+                save_and_push(places, &current, &new)?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        if args.json {
+            output::json(&current)?;
+        } else {
+            output::prompt(&render(&current, os, &path.display().to_string()))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let mut new = current.clone();
+    for (flag, value) in &args.changes {
+        new.set_field(flag, value, os)?;
+    }
+    check_sound_files(&new)?;
+    save_and_push(places, &current, &new)?;
+    if args.json {
+        output::json(&new)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Saves, reports what changed, and hands the settings to a running daemon (never starts one).
+fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Result<()> {
+    let os = Os::current();
+    if let Err(errors) = new.validate(os) {
+        let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        bail!("{}", reasons.join("\n"));
+    }
+    let changed: Vec<&FieldSpec> = fields_for(os)
+        .filter(|spec| old.get_field(spec.flag) != new.get_field(spec.flag))
+        .collect();
+    if changed.is_empty() {
+        output::line("No change.")?;
+        return Ok(());
+    }
+    let path = places.settings_file();
+    settings_file::save(&path, new)?;
+    for spec in &changed {
+        output::line(&format!(
+            "{}: {} -> {}",
+            spec.flag,
+            old.get_field(spec.flag).unwrap_or_default(),
+            new.get_field(spec.flag).unwrap_or_default()
+        ))?;
+    }
+    output::line(&format!("Saved to {}.", path.display()))?;
+    let request = Request::Settings {
+        settings: Box::new(new.clone()),
+    };
+    match client::request(places, &request, Duration::from_secs(5)) {
+        Ok(r) if r.ok => output::line("The running daemon uses them now.")?,
+        Ok(r) => output::warn(&format!(
+            "the running daemon did not take them: {}",
+            r.message
+        )),
+        Err(ClientError::NotRunning { .. }) => {}
+        Err(e) => output::warn(&format!(
+            "could not reach the running daemon ({e}); it will read them when it restarts"
+        )),
+    }
+    Ok(())
+}
+
+/// The core cannot look at files; a sound path must name an existing file.
+fn check_sound_files(settings: &Settings) -> anyhow::Result<()> {
+    for (flag, value) in [
+        ("post-stop-suspend-sound", &settings.post_stop_suspend_sound),
+        (
+            "closed-lid-stop-follow-up-sound",
+            &settings.closed_lid_stop_follow_up_sound,
+        ),
+    ] {
+        if let Some(SoundSetting::WavFile(path)) = SoundSetting::parse(value) {
+            if !std::path::Path::new(&path).is_file() {
+                bail!("--{flag}: {path} is not an existing .wav file");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn render(settings: &Settings, os: Os, path: &str) -> String {
+    let mut out = format!("Settings ({path}):\n");
+    let width = fields_for(os).map(|s| s.flag.len()).max().unwrap_or(0);
+    let mut category = None;
+    for spec in fields_for(os) {
+        if category != Some(spec.category) {
+            category = Some(spec.category);
+            out.push_str(&format!("\n  {}\n", spec.category.label()));
+        }
+        let value = settings.get_field(spec.flag).unwrap_or_default();
+        out.push_str(&format!("    {:<width$}  {value}\n", spec.flag));
+    }
+    out.push_str("\nChange one with `lidguard settings --<name> <value>`; `lidguard settings --help` explains each.\n");
+    out
+}
+
+/// The interactive editor. Returns the new settings to save, or `None` to leave them as they
+/// were. Generic over its input and output so it is tested without a terminal.
+fn edit(
+    current: &Settings,
+    os: Os,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<Settings>> {
+    let specs: Vec<&FieldSpec> = fields_for(os).collect();
+    let mut draft = current.clone();
+    let mut read = |out: &mut dyn Write, question: &str| -> anyhow::Result<Option<String>> {
+        write!(out, "{question}")?;
+        out.flush()?;
+        let mut line = String::new();
+        if input
+            .read_line(&mut line)
+            .context("cannot read the answer")?
+            == 0
+        {
+            return Ok(None);
+        }
+        Ok(Some(line.trim().to_owned()))
+    };
+    loop {
+        writeln!(out)?;
+        let mut category = None;
+        for (i, spec) in specs.iter().enumerate() {
+            if category != Some(spec.category) {
+                category = Some(spec.category);
+                writeln!(out, "  {}", spec.category.label())?;
+            }
+            let value = draft.get_field(spec.flag).unwrap_or_default();
+            let mark = if draft.get_field(spec.flag) == current.get_field(spec.flag) {
+                " "
+            } else {
+                "*"
+            };
+            writeln!(out, "  {mark}{:>3}. {:<58} {value}", i + 1, spec.flag)?;
+        }
+        let Some(answer) = read(
+            out,
+            "\nNumber to change, s = save and quit, q = quit without saving: ",
+        )?
+        else {
+            return Ok(None);
+        };
+        match answer.as_str() {
+            "s" | "S" => return Ok(Some(draft)),
+            "q" | "Q" => return Ok(None),
+            _ => {}
+        }
+        let Some(spec) = answer
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| specs.get(i))
+        else {
+            writeln!(out, "`{answer}` is not a setting number.")?;
+            continue;
+        };
+        writeln!(out, "\n{} — {}", spec.flag, spec.help)?;
+        writeln!(out, "Accepted: {}.", spec.expected())?;
+        let current_value = draft.get_field(spec.flag).unwrap_or_default();
+        let Some(value) = read(out, &format!("New value [{current_value}]: "))? else {
+            return Ok(None);
+        };
+        if value.is_empty() {
+            continue;
+        }
+        let mut candidate = draft.clone();
+        match candidate
+            .set_field(spec.flag, &value, os)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| {
+                if matches!(spec.kind, FieldKind::Sound) {
+                    check_sound_files(&candidate)
+                } else {
+                    Ok(())
+                }
+            }) {
+            Ok(()) => draft = candidate,
+            Err(e) => writeln!(out, "Not changed: {e}")?,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_editor(script: &str) -> (Option<Settings>, String) {
+        let current = Settings::defaults_for(Os::Linux);
+        let mut input = std::io::Cursor::new(script.as_bytes().to_vec());
+        let mut out = Vec::new();
+        let result = edit(&current, Os::Linux, &mut input, &mut out).unwrap();
+        (result, String::from_utf8(out).unwrap())
+    }
+
+    fn number_of(flag: &str) -> usize {
+        fields_for(Os::Linux).position(|s| s.flag == flag).unwrap() + 1
+    }
+
+    #[test]
+    fn editor_changes_validates_and_saves() {
+        let timeout = number_of("session-timeout-minutes");
+        let mode = number_of("suspend-mode");
+        let script = format!("{timeout}\n0\n{timeout}\noff\n{mode}\nhibernate\n99\ns\n");
+        let (result, screen) = run_editor(&script);
+        let new = result.expect("saved");
+        assert_eq!(new.session_timeout_minutes, None);
+        assert_eq!(
+            new.suspend_mode,
+            lidguard_core::settings::SuspendMode::Hibernate
+        );
+        assert!(
+            screen.contains("Not changed:"),
+            "0 minutes must be rejected:\n{screen}"
+        );
+        assert!(screen.contains("`99` is not a setting number."));
+    }
+
+    #[test]
+    fn editor_quit_or_end_of_input_saves_nothing() {
+        let mode = number_of("suspend-mode");
+        assert_eq!(run_editor(&format!("{mode}\nhibernate\nq\n")).0, None);
+        assert_eq!(run_editor(&format!("{mode}\nhibernate\n")).0, None);
+    }
+}

@@ -1,0 +1,187 @@
+//! `lidguard status`: human view and the `--json` contract.
+
+use std::process::ExitCode;
+
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ZonedDateTime};
+use lidguard_ipc::Places;
+use lidguard_ipc::client::ClientError;
+use lidguard_ipc::protocol::{Request, SessionState, Status};
+use lidguard_platform::sources::{self, Roots};
+
+use super::session::{REQUEST_TIMEOUT, daemon_error};
+use crate::output;
+
+pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+    let status = match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
+        Ok(response) => match response.status {
+            Some(status) if response.ok => status,
+            _ => anyhow::bail!("the daemon did not return a status: {}", response.message),
+        },
+        Err(ClientError::NotRunning { .. }) => return not_running(json),
+        Err(e) => return Err(daemon_error(e)),
+    };
+    if json {
+        let mut value = serde_json::to_value(&status)?;
+        value["running"] = true.into();
+        output::json(&value)?;
+    } else {
+        output::prompt(&render(&status))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Without a daemon nothing is held; the lid and displays are still read locally.
+fn not_running(json: bool) -> anyhow::Result<ExitCode> {
+    let roots = Roots::from_env();
+    let lid = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(sources::lid_state(&roots));
+    let visible = sources::visible_displays(&roots, false);
+    let external = sources::visible_displays(&roots, true);
+    let reason = "the lidguard daemon is not running";
+    if json {
+        output::json(&serde_json::json!({
+            "running": false,
+            "sessions": [],
+            "protection": {"held": false, "inhibitors": [], "unavailableReason": reason, "wanted": false},
+            "lid": lid.to_string(),
+            "visibleDisplays": visible,
+            "externalDisplays": external,
+            "daemonPid": null,
+        }))?;
+    } else {
+        output::line(&format!(
+            "The lidguard daemon is not running: no session is tracked and nothing is held.\n\
+             Lid: {lid} · displays: {visible} connected, {external} external"
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn local(t: Timestamp) -> String {
+    let zoned: ZonedDateTime = t.to_zoned_datetime(TimeZone::system());
+    zoned.strftime("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+fn render(s: &Status) -> String {
+    let mut out = String::new();
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!(
+        "lidguard daemon {} (pid {}), running since {}",
+        s.daemon_version,
+        s.daemon_pid,
+        local(s.daemon_started_at)
+    ));
+    let p = &s.protection;
+    let protection = if p.held {
+        format!(
+            "held: {} (\"{}\") via {}",
+            p.inhibitors.join(", "),
+            p.why.as_deref().unwrap_or(""),
+            p.backend.as_deref().unwrap_or("?")
+        )
+    } else if p.wanted {
+        format!(
+            "WANTED BUT NOT HELD: {}",
+            p.unavailable_reason.as_deref().unwrap_or("unknown reason")
+        )
+    } else {
+        match &p.unavailable_reason {
+            Some(reason) => {
+                format!("not needed (no session is working); unavailable anyway: {reason}")
+            }
+            None => "not held: no session is working".to_owned(),
+        }
+    };
+    line(format!("Protection: {protection}"));
+    line(format!(
+        "Lid: {} · displays: {} connected, {} external",
+        s.lid,
+        s.visible_displays.map_or("?".into(), |n| n.to_string()),
+        s.external_displays.map_or("?".into(), |n| n.to_string()),
+    ));
+    if s.sessions.is_empty() {
+        line("Sessions: none".into());
+    } else {
+        line(format!("Sessions ({}):", s.sessions.len()));
+        for x in &s.sessions {
+            let name = match &x.provider_name {
+                Some(n) => format!("{}:{}:{}", x.provider, n, x.session_id),
+                None => format!("{}:{}", x.provider, x.session_id),
+            };
+            let state = match (x.state, &x.soft_lock_reason) {
+                (SessionState::Active, _) => "working".to_owned(),
+                (SessionState::SoftLocked, reason) => {
+                    format!(
+                        "waiting for the user ({})",
+                        reason.as_deref().unwrap_or("?")
+                    )
+                }
+            };
+            line(format!("  {name}  {state}"));
+            if x.pending_provider_work {
+                line(format!(
+                    "      background work still running: {}",
+                    x.pending_provider_work_reason.as_deref().unwrap_or("")
+                ));
+            }
+            let mut details = format!(
+                "      started {}, last activity {}",
+                local(x.started_at),
+                local(x.last_activity_at)
+            );
+            if let Some(at) = x.timeout_at {
+                details.push_str(&format!(", times out {}", local(at)));
+            }
+            line(details);
+            line(format!(
+                "      process {} · cwd {}{}",
+                x.watched_pid
+                    .map_or("not watched".into(), |p| p.to_string()),
+                x.cwd.as_deref().unwrap_or("?"),
+                x.transcript_path
+                    .as_deref()
+                    .map(|t| format!(" · transcript {t}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let st = &s.settings;
+    line(format!(
+        "Settings: session timeout {}, lid switch {}, suspend {:?} after {} s, closed-lid permission {:?} ({})",
+        st.session_timeout_minutes
+            .map_or("off".into(), |m| format!("{m} min")),
+        if st.change_lid_action {
+            "held"
+        } else {
+            "not held"
+        },
+        st.suspend_mode,
+        st.post_stop_suspend_delay_seconds,
+        st.closed_lid_permission_request_decision,
+        s.settings_file,
+    ));
+    if let Some(e) = &s.settings_error {
+        line(format!(
+            "Settings file problem (running with defaults): {e}"
+        ));
+    }
+    let cleanup = match (s.cleanup.delay_minutes, s.cleanup.exit_at) {
+        (None, _) => "the daemon stays running (cleanup delay off)".to_owned(),
+        (Some(_), Some(at)) => format!("the daemon exits at {} unless a session starts", local(at)),
+        (Some(m), None) => format!("the daemon exits {m} min after the last session ends"),
+    };
+    line(format!("Cleanup: {cleanup}"));
+    match &s.store.error {
+        None => line(format!("Database: {}", s.store.path)),
+        Some(e) => line(format!(
+            "Database UNAVAILABLE (sessions are not persisted): {e}"
+        )),
+    }
+    out
+}

@@ -1,0 +1,97 @@
+//! `lidguard help`: a categorized overview built from the clap definitions, and per-command
+//! help that is exactly `<command> --help`.
+
+use anyhow::bail;
+
+use crate::cli;
+use crate::output;
+
+/// Commands by category, in the order shown. Every subcommand appears exactly once (tested).
+pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
+    (
+        "Sessions",
+        &[
+            "start",
+            "stop",
+            "remove-session",
+            "status",
+            "cleanup-orphans",
+        ],
+    ),
+    ("Settings", &["settings"]),
+    ("Internal", &["run-server", "help"]),
+];
+
+/// The overview text.
+pub(crate) fn overview() -> String {
+    let cmd = cli::command();
+    let mut text = String::new();
+    text.push_str(&format!(
+        "lidguard {} — keeps a laptop awake, lid closed included, exactly while AI coding agents work.\n\n\
+         Usage: lidguard <command> [options]\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let width = CATEGORIES
+        .iter()
+        .flat_map(|(_, names)| names.iter())
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0);
+    for (category, names) in CATEGORIES {
+        text.push_str(&format!("\n{category}:\n"));
+        for name in *names {
+            let about = cmd
+                .find_subcommand(name)
+                .and_then(|c| c.get_about())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            text.push_str(&format!("  {name:<width$}  {about}\n"));
+        }
+    }
+    text.push_str(
+        "\n`lidguard help <command>` or `lidguard <command> --help` explains one command.\n",
+    );
+    text
+}
+
+/// Prints the overview, or one command's help.
+pub(crate) fn run(command: Option<&str>) -> anyhow::Result<()> {
+    let Some(name) = command else {
+        output::prompt(&overview())?;
+        return Ok(());
+    };
+    let mut cmd = cli::command();
+    let Some(sub) = cmd.find_subcommand_mut(name) else {
+        bail!("no command `{name}`; `lidguard help` lists them");
+    };
+    let help = sub
+        .clone()
+        .bin_name(format!("lidguard {name}"))
+        .render_long_help();
+    output::prompt(&help.ansi().to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_is_in_exactly_one_category() {
+        let cmd = cli::command();
+        let listed: Vec<&str> = CATEGORIES
+            .iter()
+            .flat_map(|(_, n)| n.iter().copied())
+            .collect();
+        for sub in cmd.get_subcommands() {
+            let count = listed.iter().filter(|n| **n == sub.get_name()).count();
+            assert_eq!(count, 1, "{} listed {count} times", sub.get_name());
+        }
+        assert_eq!(listed.len(), cmd.get_subcommands().count());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        cli::command().debug_assert();
+    }
+}
