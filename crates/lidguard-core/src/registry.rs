@@ -292,6 +292,20 @@ impl Registry {
                 Reply::Done
             }
             Input::Restore(sessions) => {
+                if sessions.is_empty() {
+                    // A daemon started on demand is about to receive the request that started
+                    // it: never idle out before that, whatever the cleanup delay.
+                    if let Some(minutes) = self.settings.server_runtime_cleanup_delay_minutes {
+                        let wait = SignedDuration::from_mins(i64::from(minutes.max(1)));
+                        self.exit_at = Some(now.checked_add(wait).unwrap_or(Timestamp::MAX));
+                        log(
+                            &mut fx,
+                            "server-runtime-cleanup-scheduled",
+                            None,
+                            &format!("{} minutes", minutes.max(1)),
+                        );
+                    }
+                }
                 for session in sessions {
                     log(&mut fx, "session-restored", Some(&session.key), "");
                     self.sessions.insert(session.key.clone(), session);

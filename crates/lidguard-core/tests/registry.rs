@@ -181,7 +181,7 @@ fn full_lifecycle_start_activity_softlock_timeout_abandon_stop() {
         Reply::StopDeferred
     );
     assert!(sim.held());
-    assert_eq!(sim.state(&s1).unwrap().1, true);
+    assert!(sim.state(&s1).unwrap().1);
 
     // The pending work stays silent for the timeout: abandoned and soft-locked.
     sim.take_effects();
@@ -191,7 +191,7 @@ fn full_lifecycle_start_activity_softlock_timeout_abandon_stop() {
         names.contains(&"session-pending-provider-work-abandoned".to_owned()),
         "{names:?}"
     );
-    assert_eq!(sim.state(&s1).unwrap().1, false);
+    assert!(!sim.state(&s1).unwrap().1);
     assert!(sim.state(&s1).unwrap().0.is_some());
     assert!(!sim.held());
 
@@ -260,7 +260,7 @@ fn unknown_sessions_are_ignored() {
     );
     assert_eq!(
         sim.apply(Input::SoftLock {
-            key: ghost.clone(),
+            key: ghost,
             reason: "x".into()
         }),
         Reply::UnknownSession
@@ -348,8 +348,10 @@ fn mcp_sessions_are_keyed_by_provider_name_and_never_watch_a_process() {
 
 #[test]
 fn protection_follows_the_settings() {
-    let mut settings = Settings::default();
-    settings.change_lid_action = false;
+    let mut settings = Settings {
+        change_lid_action: false,
+        ..Settings::default()
+    };
     settings.power_request.prevent_system_sleep = false;
     settings.power_request.prevent_display_sleep = true;
     let mut sim = Sim::new(settings);
@@ -403,6 +405,11 @@ fn idle_exit_zero_means_right_after_the_last_stop_and_off_means_never() {
         ..Settings::default()
     };
     let mut sim = Sim::new(settings);
+    // A freshly started daemon waits for the request that started it.
+    assert_eq!(
+        sim.reg.exit_at(),
+        Some(sim.now.checked_add(mins(1)).unwrap())
+    );
     sim.take_effects();
     sim.start(&key("s1"));
     sim.stop(&key("s1"), None);

@@ -79,7 +79,12 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     rt.apply(Input::Restore(restored)).await;
 
     let (jobs_tx, mut jobs) = mpsc::channel::<Job>(256);
-    let acceptor = tokio::spawn(server::accept_loop(listener, jobs_tx));
+    let connections = Arc::new(());
+    let acceptor = tokio::spawn(server::accept_loop(
+        listener,
+        jobs_tx,
+        Arc::clone(&connections),
+    ));
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
 
@@ -100,8 +105,17 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         }
     }
 
-    // Stop taking requests, then give everything back.
+    // Stop taking requests, let answers already given reach their clients (requests still
+    // queued are told the daemon is shutting down), then give everything back.
+    drop(jobs);
     acceptor.abort();
+    let _ = acceptor.await;
+    let drained = tokio::time::timeout(Duration::from_secs(2), async {
+        while Arc::strong_count(&connections) > 1 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    let _ = drained.await;
     let socket = rt.places.socket();
     let _ = std::fs::remove_file(&socket);
     rt.release_all();
@@ -229,7 +243,7 @@ impl Runtime {
                         watched_pid,
                     }))
                     .await;
-                self.answer(reply, &key)
+                self.answer(&reply, &key)
             }
             Request::Stop {
                 session,
@@ -246,7 +260,7 @@ impl Runtime {
                         pending_work,
                     }))
                     .await;
-                self.answer(reply, &key)
+                self.answer(&reply, &key)
             }
             Request::Activity { session, reason } => {
                 let key = session.key();
@@ -256,7 +270,7 @@ impl Runtime {
                         reason,
                     })
                     .await;
-                self.answer(reply, &key)
+                self.answer(&reply, &key)
             }
             Request::SoftLock { session, reason } => {
                 let key = session.key();
@@ -266,7 +280,7 @@ impl Runtime {
                         reason,
                     })
                     .await;
-                self.answer(reply, &key)
+                self.answer(&reply, &key)
             }
             Request::RemoveSession {
                 all,
@@ -337,8 +351,8 @@ impl Runtime {
         }
     }
 
-    fn answer(&self, reply: Reply, key: &SessionKey) -> Response {
-        let (outcome, message) = match &reply {
+    fn answer(&self, reply: &Reply, key: &SessionKey) -> Response {
+        let (outcome, message) = match reply {
             Reply::Started => (Outcome::Started, format!("session {key} started")),
             Reply::Updated => (Outcome::Updated, format!("session {key} updated")),
             Reply::Stopped => (Outcome::Stopped, format!("session {key} stopped")),
@@ -481,7 +495,12 @@ impl Runtime {
             Err(reason) => Some(reason.clone()),
             Ok(_) => self.power_error.clone(),
         };
-        let lid = lidguard_platform::sources::lid_state(&self.roots).await;
+        let lid = match &self.power {
+            Ok(power) => {
+                lidguard_platform::sources::lid_state_using(power.as_ref(), &self.roots).await
+            }
+            Err(_) => lidguard_platform::sources::lid_state_from_files(&self.roots),
+        };
         let settings = self.registry.settings().clone();
         Status {
             sessions,

@@ -2,6 +2,7 @@
 //! runtime, write one response.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, PROTOCOL_VERSION, Request, Response};
@@ -29,8 +30,9 @@ pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
     Ok(listener)
 }
 
-/// Accepts connections until the runtime goes away.
-pub(crate) async fn accept_loop(listener: UnixListener, jobs: mpsc::Sender<Job>) {
+/// Accepts connections until aborted. Every connection task holds a clone of `alive`, so the
+/// runtime can wait for answers still being written before it exits.
+pub(crate) async fn accept_loop(listener: UnixListener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {
     let own_uid = rustix::process::getuid().as_raw();
     loop {
         let stream = match listener.accept().await {
@@ -42,7 +44,9 @@ pub(crate) async fn accept_loop(listener: UnixListener, jobs: mpsc::Sender<Job>)
             }
         };
         let jobs = jobs.clone();
+        let alive = Arc::clone(&alive);
         tokio::spawn(async move {
+            let _alive = alive;
             if let Err(e) = serve_connection(stream, own_uid, jobs).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }

@@ -2,12 +2,12 @@
 //!
 //! Plain `std` and blocking with timeouts, so hooks can use it without an async runtime.
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::places::Places;
-use crate::protocol::{PROTOCOL_VERSION, Request, RequestEnvelope, Response};
+use crate::protocol::{Request, Response};
 
 /// Why a request did not get an answer.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +46,10 @@ pub fn request(
     request: &Request,
     timeout: Duration,
 ) -> Result<Response, ClientError> {
+    use std::io::{BufRead, BufReader, Write};
     use std::os::unix::net::UnixStream;
+
+    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
 
     let socket = places.socket();
     let io_err = |source: io::Error| classify(&socket, source, timeout);
@@ -89,6 +92,7 @@ pub fn request(
     })
 }
 
+#[cfg(unix)]
 fn classify(socket: &Path, source: io::Error, timeout: Duration) -> ClientError {
     match source.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ClientError::NotRunning {

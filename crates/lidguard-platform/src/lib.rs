@@ -1,1 +1,15 @@
-//! lidguard-platform
+//! Operating-system backends of lidguard.
+//!
+//! - [`power`]: keep-awake protection (logind inhibitors on Linux) behind the
+//!   [`power::PowerControl`] trait.
+//! - [`sources`]: file-based sensing of the lid and the connected displays.
+//! - [`process`]: whether a watched process is still alive.
+//!
+//! Callers never write `cfg`: every function exists on every target and reports clearly when a
+//! platform has no backend yet.
+
+#![deny(missing_docs)]
+
+pub mod power;
+pub mod process;
+pub mod sources;

@@ -68,7 +68,7 @@ pub(crate) fn run(command: Option<&str>) -> anyhow::Result<()> {
         .clone()
         .bin_name(format!("lidguard {name}"))
         .render_long_help();
-    output::prompt(&help.ansi().to_string())?;
+    output::prompt(&help.to_string())?;
     Ok(())
 }
 

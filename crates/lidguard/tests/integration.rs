@@ -1,1 +1,15 @@
+//! Integration tests: the real `lidguard` binary, the real daemon, real sockets and SQLite,
+#![allow(clippy::print_stderr, reason = "skipped tests say why")]
+//! and the real systemd-logind on a private system bus.
 
+// Test helpers: a private LIDGUARD_HOME per test, commands, the raw socket.
+mod util;
+
+// Session lifecycle through the CLI and the socket; `status --json` as a contract.
+mod daemon;
+// Keep-awake through systemd-logind: inhibitors held, released, and gone after kill -9.
+mod logind;
+// Hostile or broken surroundings: bad requests, other users, corrupt files, bad directories.
+mod robustness;
+// `lidguard settings` and `help`.
+mod settings;

@@ -30,7 +30,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RemoveSession(args) => session::remove(&places, args),
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
         Command::Status(args) => status::run(&places, args.json),
-        Command::Settings(args) => settings::run(&places, args),
+        Command::Settings(args) => settings::run(&places, &args),
         Command::RunServer => server::run(places),
         Command::Help { .. } => unreachable!("handled above"),
     }

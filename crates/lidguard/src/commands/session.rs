@@ -27,12 +27,13 @@ pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode
         transcript_path: args.transcript.map(|p| absolute(&p).display().to_string()),
         watched_pid: args.parent_pid,
     };
+    places.ensure_runtime_dir()?;
     let exe = std::env::current_exe()
         .context("cannot find the lidguard executable to start the daemon")?;
     let response =
         client::request_starting_daemon(places, &request, REQUEST_TIMEOUT, &exe, STARTUP_TIMEOUT)
             .map_err(daemon_error)?;
-    finish(response, args.json)
+    finish(&response, args.json)
 }
 
 pub(crate) fn stop(places: &Places, args: StopArgs) -> anyhow::Result<ExitCode> {
@@ -43,7 +44,7 @@ pub(crate) fn stop(places: &Places, args: StopArgs) -> anyhow::Result<ExitCode> 
         end_reason: args.end_reason.or_else(|| Some("stop".into())),
         pending_work: None,
     };
-    finish(send(places, &request)?, args.json)
+    finish(&send(places, &request)?, args.json)
 }
 
 pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCode> {
@@ -53,11 +54,11 @@ pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCo
         provider: args.provider,
         provider_name: args.provider_name,
     };
-    finish(send(places, &request)?, args.json)
+    finish(&send(places, &request)?, args.json)
 }
 
 pub(crate) fn cleanup_orphans(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
-    finish(send(places, &Request::CleanupOrphans)?, json)
+    finish(&send(places, &Request::CleanupOrphans)?, json)
 }
 
 /// Sends a request that must not start the daemon.
@@ -75,9 +76,9 @@ pub(crate) fn daemon_error(e: ClientError) -> anyhow::Error {
     }
 }
 
-fn finish(response: Response, json: bool) -> anyhow::Result<ExitCode> {
+fn finish(response: &Response, json: bool) -> anyhow::Result<ExitCode> {
     if json {
-        output::json(&response)?;
+        output::json(response)?;
     } else {
         output::line(&response.message)?;
         for s in response

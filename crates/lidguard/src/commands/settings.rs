@@ -14,7 +14,7 @@ use lidguard_ipc::{Places, settings_file};
 use crate::cli::SettingsArgs;
 use crate::{output, prompt};
 
-pub(crate) fn run(places: &Places, args: SettingsArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCode> {
     let os = Os::current();
     let path = places.settings_file();
     // A file that does not parse stops here, untouched, with a message naming it.
@@ -100,10 +100,10 @@ fn check_sound_files(settings: &Settings) -> anyhow::Result<()> {
             &settings.closed_lid_stop_follow_up_sound,
         ),
     ] {
-        if let Some(SoundSetting::WavFile(path)) = SoundSetting::parse(value) {
-            if !std::path::Path::new(&path).is_file() {
-                bail!("--{flag}: {path} is not an existing .wav file");
-            }
+        if let Some(SoundSetting::WavFile(path)) = SoundSetting::parse(value)
+            && !std::path::Path::new(&path).is_file()
+        {
+            bail!("--{flag}: {path} is not an existing .wav file");
         }
     }
     Ok(())

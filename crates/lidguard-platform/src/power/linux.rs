@@ -1,0 +1,340 @@
+//! Linux keep-awake: systemd-logind inhibitors over the system D-Bus.
+//!
+//! Each lock group is one `Inhibit(what, who, why, "block")` call. logind answers with the
+//! write end of a FIFO; the inhibitor lasts exactly as long as that file descriptor is open in
+//! some process, so the guard only has to own the descriptors, and a crash releases them too.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::{Instant, timeout_at};
+use zbus::proxy::CacheProperties;
+use zbus::{Connection, DBusError, connection};
+
+use super::{
+    BoxFuture, CONNECT_TIMEOUT, HeldProtection, Inhibit, LID_SWITCH_WHY, PowerControl, PowerError,
+    PowerUnavailable, ProtectionPlan, keep_awake_group, wants_lid_switch, what_of,
+};
+
+/// The address zbus uses for the system bus when `DBUS_SYSTEM_BUS_ADDRESS` is unset.
+const DEFAULT_SYSTEM_BUS: &str = "unix:path=/var/run/dbus/system_bus_socket";
+
+/// Upper bound for any single logind call once connected (an `Inhibit` waits for polkit).
+const METHOD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How the backend names itself in errors.
+const BACKEND: &str = "systemd-logind";
+
+/// What the caller gets to do when protection is unavailable.
+const CONSEQUENCE: &str = "lidguard keeps tracking sessions but cannot keep the machine awake";
+
+/// The part of `org.freedesktop.login1.Manager` lidguard uses.
+#[zbus::proxy(
+    interface = "org.freedesktop.login1.Manager",
+    default_service = "org.freedesktop.login1",
+    default_path = "/org/freedesktop/login1"
+)]
+trait LoginManager {
+    /// Takes an inhibitor lock; it lasts while the returned descriptor is open.
+    fn inhibit(&self, what: &str, who: &str, why: &str, mode: &str) -> zbus::Result<zbus::OwnedFd>;
+
+    /// "yes", "no", "challenge" or "na".
+    #[allow(dead_code, reason = "for `lidguard linux-permission status` later")]
+    fn can_suspend(&self) -> zbus::Result<String>;
+
+    /// "yes", "no", "challenge" or "na".
+    #[allow(dead_code, reason = "for `lidguard linux-permission status` later")]
+    fn can_hibernate(&self) -> zbus::Result<String>;
+
+    /// Whether the lid is closed (`false` on machines without a lid switch).
+    #[zbus(property)]
+    fn lid_closed(&self) -> zbus::Result<bool>;
+
+    /// The colon-joined block-mode locks currently held by anyone, e.g. "sleep:idle".
+    #[zbus(property)]
+    fn block_inhibited(&self) -> zbus::Result<String>;
+}
+
+/// Keep-awake through logind.
+struct LogindPower {
+    /// Keeps the connection (and its reader task) alive alongside the proxy.
+    _connection: Connection,
+    proxy: LoginManagerProxy<'static>,
+    /// "the system bus" or "the bus at …".
+    bus: String,
+}
+
+/// Inhibitor descriptors held for one plan.
+#[derive(Debug)]
+struct LogindHold {
+    /// One descriptor per lock group, with the locks it stands for.
+    locks: Vec<(Vec<Inhibit>, OwnedFd)>,
+}
+
+impl HeldProtection for LogindHold {
+    fn inhibits(&self) -> Vec<Inhibit> {
+        self.locks
+            .iter()
+            .flat_map(|(group, _)| group.iter().copied())
+            .collect()
+    }
+}
+
+impl Drop for LogindHold {
+    fn drop(&mut self) {
+        if !self.locks.is_empty() {
+            tracing::debug!(locks = ?self.inhibits(), "releasing logind inhibitors");
+        }
+        // The descriptors close as the vector drops, which ends the inhibitors.
+    }
+}
+
+impl LogindPower {
+    async fn inhibit(
+        &self,
+        group: Vec<Inhibit>,
+        who: &str,
+        why: &str,
+    ) -> Result<(Vec<Inhibit>, OwnedFd), PowerError> {
+        let what = what_of(&group);
+        match self.proxy.inhibit(&what, who, why, "block").await {
+            Ok(fd) => {
+                tracing::debug!(%what, %who, %why, "took logind inhibitor");
+                Ok((group, OwnedFd::from(fd)))
+            }
+            Err(error) => Err(hold_error(what, &error)),
+        }
+    }
+}
+
+impl PowerControl for LogindPower {
+    fn hold<'a>(
+        &'a self,
+        plan: &'a ProtectionPlan,
+    ) -> BoxFuture<'a, Result<Box<dyn HeldProtection>, PowerError>> {
+        Box::pin(async move {
+            let who = if plan.who.trim().is_empty() {
+                "lidguard"
+            } else {
+                plan.who.as_str()
+            };
+            let mut locks = Vec::new();
+            let keep_awake = keep_awake_group(plan);
+            if !keep_awake.is_empty() {
+                locks.push(self.inhibit(keep_awake, who, &plan.why).await?);
+            }
+            if wants_lid_switch(plan) {
+                // On error `locks` drops here, releasing the keep-awake lock: all or nothing.
+                locks.push(
+                    self.inhibit(vec![Inhibit::HandleLidSwitch], who, LID_SWITCH_WHY)
+                        .await?,
+                );
+            }
+            Ok(Box::new(LogindHold { locks }) as Box<dyn HeldProtection>)
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("{BACKEND} on {}", self.bus)
+    }
+
+    fn lid_closed(&self) -> BoxFuture<'_, Option<bool>> {
+        Box::pin(async move {
+            match self.proxy.lid_closed().await {
+                Ok(closed) => Some(closed),
+                Err(error) => {
+                    tracing::debug!(%error, "could not read logind LidClosed");
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// Maps a failed `Inhibit` call to a [`PowerError`], recognising permission refusals.
+fn hold_error(what: String, error: &zbus::Error) -> PowerError {
+    let (name, description) = match error {
+        zbus::Error::FDO(fdo) => (
+            Some(fdo.name().to_string()),
+            fdo.description().map(str::to_owned),
+        ),
+        zbus::Error::MethodError(name, description, _) => {
+            (Some(name.to_string()), description.clone())
+        }
+        _ => (None, None),
+    };
+    let message = description.unwrap_or_else(|| error.to_string());
+    let denied = matches!(
+        name.as_deref(),
+        Some("org.freedesktop.DBus.Error.AccessDenied")
+            | Some("org.freedesktop.DBus.Error.InteractiveAuthorizationRequired")
+    );
+    if denied {
+        PowerError::Refused {
+            backend: BACKEND.to_owned(),
+            what,
+            message,
+        }
+    } else {
+        PowerError::Backend {
+            backend: BACKEND.to_owned(),
+            what,
+            message,
+        }
+    }
+}
+
+/// Connects to logind on the system bus (`address` `None`) or on the bus at `address`.
+pub(super) async fn connect(
+    address: Option<&str>,
+) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
+    let power = connect_logind(address).await?;
+    Ok(Arc::new(power))
+}
+
+async fn connect_logind(address: Option<&str>) -> Result<LogindPower, PowerUnavailable> {
+    let (bus, shown_address) = match address {
+        None => {
+            let shown = std::env::var("DBUS_SYSTEM_BUS_ADDRESS")
+                .ok()
+                .filter(|value| !value.trim().is_empty())
+                .unwrap_or_else(|| DEFAULT_SYSTEM_BUS.to_owned());
+            ("the system bus".to_owned(), shown)
+        }
+        Some(address) => (format!("the bus at {address}"), address.to_owned()),
+    };
+    let bus_kind = if address.is_none() {
+        "the system D-Bus"
+    } else {
+        "the D-Bus"
+    };
+    let seconds = CONNECT_TIMEOUT.as_secs_f32();
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+
+    let builder = match address {
+        None => connection::Builder::system(),
+        Some(address) => connection::Builder::address(address),
+    };
+    let connection = match timeout_at(deadline, builder.method_timeout(METHOD_TIMEOUT).build())
+        .await
+    {
+        Ok(Ok(connection)) => connection,
+        Ok(Err(error)) => {
+            // zbus usually names the address itself ("failed to connect to `…`: …").
+            let error = error.to_string();
+            let detail = if error.contains(&shown_address) {
+                error
+            } else {
+                format!("{shown_address}: {error}")
+            };
+            return Err(PowerUnavailable(format!(
+                "{bus_kind} is not reachable ({detail}): {CONSEQUENCE}"
+            )));
+        }
+        Err(_) => {
+            return Err(PowerUnavailable(format!(
+                "{bus_kind} is not reachable ({shown_address} did not answer within {seconds} s): \
+                 {CONSEQUENCE}"
+            )));
+        }
+    };
+
+    let check = async {
+        let proxy = LoginManagerProxy::builder(&connection)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await?;
+        let blocked = proxy.block_inhibited().await?;
+        Ok::<_, zbus::Error>((proxy, blocked))
+    };
+    let proxy = match timeout_at(deadline, check).await {
+        Ok(Ok((proxy, blocked))) => {
+            tracing::debug!(%bus, %blocked, "systemd-logind answers");
+            proxy
+        }
+        Ok(Err(error)) => {
+            return Err(PowerUnavailable(format!(
+                "systemd-logind is not reachable on {bus} ({}): {CONSEQUENCE}",
+                logind_problem(&error)
+            )));
+        }
+        Err(_) => {
+            return Err(PowerUnavailable(format!(
+                "systemd-logind is not reachable on {bus} (no answer within {seconds} s): \
+                 {CONSEQUENCE}"
+            )));
+        }
+    };
+    Ok(LogindPower {
+        _connection: connection,
+        proxy,
+        bus,
+    })
+}
+
+/// A short reason why logind did not answer.
+fn logind_problem(error: &zbus::Error) -> String {
+    match error {
+        zbus::Error::FDO(fdo) => match fdo.as_ref() {
+            zbus::fdo::Error::ServiceUnknown(_) | zbus::fdo::Error::NameHasNoOwner(_) => {
+                "no process owns org.freedesktop.login1".to_owned()
+            }
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// logind's `LidClosed` on the system bus, or `None`.
+pub(super) async fn logind_lid_closed() -> Option<bool> {
+    let power = connect_logind(None).await.ok()?;
+    tokio::time::timeout(CONNECT_TIMEOUT, power.lid_closed())
+        .await
+        .ok()
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_denied_is_a_refusal() {
+        for fdo in [
+            zbus::fdo::Error::AccessDenied("Permission denied".into()),
+            zbus::fdo::Error::InteractiveAuthorizationRequired(
+                "Interactive authentication required.".into(),
+            ),
+        ] {
+            let error = hold_error("sleep:idle".into(), &zbus::Error::FDO(Box::new(fdo)));
+            let PowerError::Refused { what, message, .. } = &error else {
+                panic!("not a refusal: {error:?}");
+            };
+            assert_eq!(what, "sleep:idle");
+            assert!(!message.is_empty());
+            assert!(
+                error.to_string().contains("linux-permission install"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_errors_are_backend_errors() {
+        let error = hold_error(
+            "handle-lid-switch".into(),
+            &zbus::Error::FDO(Box::new(zbus::fdo::Error::InvalidArgs(
+                "Invalid what specification".into(),
+            ))),
+        );
+        assert!(
+            matches!(&error, PowerError::Backend { what, .. } if what == "handle-lid-switch"),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("Invalid what specification"),
+            "{error}"
+        );
+    }
+}

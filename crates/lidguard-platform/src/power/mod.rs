@@ -1,0 +1,221 @@
+//! Keep-awake protection: turning a [`ProtectionPlan`] into OS locks.
+//!
+//! [`connect`] finds the platform backend once; [`PowerControl::hold`] then acquires the locks a
+//! plan asks for and hands back a [`HeldProtection`] guard that releases them when dropped.
+//!
+//! - Linux: systemd-logind on the system D-Bus. Each lock group is one `Inhibit(…, "block")`
+//!   call returning a file descriptor; closing it (dropping the guard, or the process dying)
+//!   releases the lock. No helper processes are spawned.
+//! - Other systems: no backend yet; [`connect`] returns a [`PowerUnavailable`] saying so.
+//!
+//! The futures returned here run zbus connections on the current Tokio runtime, so call them
+//! from inside one.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use lidguard_core::protection::{Inhibit, ProtectionPlan};
+
+#[cfg(target_os = "linux")]
+#[path = "linux.rs"]
+mod imp;
+
+#[cfg(not(target_os = "linux"))]
+#[path = "unsupported.rs"]
+mod imp;
+
+/// A boxed, sendable future borrowed for `'a`, as the object-safe [`PowerControl`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How long [`connect`] waits for the backend to answer before giving up.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The `why` text of the lid-switch lock (the keep-awake lock uses [`ProtectionPlan::why`]).
+pub const LID_SWITCH_WHY: &str = "lidguard is holding lid-close handling while agents work";
+
+/// Something that can hold keep-awake protection.
+pub trait PowerControl: Send + Sync {
+    /// Acquire every lock in `plan`. The returned guard holds them; dropping it releases them
+    /// (for logind: the inhibitor file descriptors are closed).
+    ///
+    /// All or nothing: when one lock group is refused, the ones already taken are released and
+    /// the error names the refused group ([`PowerError::Refused::what`]), so a caller may retry
+    /// with a smaller plan (for example without the lid switch).
+    ///
+    /// A plan with no keep-awake locks and no lid switch yields a guard holding nothing.
+    fn hold<'a>(
+        &'a self,
+        plan: &'a ProtectionPlan,
+    ) -> BoxFuture<'a, Result<Box<dyn HeldProtection>, PowerError>>;
+
+    /// Short backend description, e.g. "systemd-logind on the system bus".
+    fn describe(&self) -> String;
+
+    /// Whether the backend reports the lid as closed: `Some(true)` closed, `Some(false)` open,
+    /// `None` when it cannot tell (no such notion, or the query failed).
+    ///
+    /// logind answers `false` on machines without a lid switch; combine with
+    /// [`crate::sources::has_lid_switch`] (as [`crate::sources::lid_state`] does).
+    fn lid_closed(&self) -> BoxFuture<'_, Option<bool>> {
+        Box::pin(async { None })
+    }
+}
+
+/// Protection that is being held. Dropping it releases every lock it holds.
+pub trait HeldProtection: Send + Sync + std::fmt::Debug {
+    /// The locks held, in a stable order (keep-awake locks first, then the lid switch).
+    fn inhibits(&self) -> Vec<Inhibit>;
+}
+
+/// Why a [`PowerControl::hold`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PowerError {
+    /// The OS refused the lock because this user may not take it.
+    #[error(
+        "{backend} refused the {what} lock: {message}. This user is not allowed to take it \
+         (polkit actions org.freedesktop.login1.inhibit-block-*); a `lidguard linux-permission \
+         install` command to grant it is planned"
+    )]
+    Refused {
+        /// The backend, e.g. "systemd-logind".
+        backend: String,
+        /// The refused lock group, e.g. "sleep:idle" or "handle-lid-switch".
+        what: String,
+        /// The OS's own message.
+        message: String,
+    },
+    /// The backend answered with another error, or could not be reached.
+    #[error("{backend} could not take the {what} lock: {message}")]
+    Backend {
+        /// The backend, e.g. "systemd-logind".
+        backend: String,
+        /// The lock group asked for, e.g. "sleep:idle".
+        what: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Why protection cannot be had at all (no system bus, no logind, unsupported OS). Display text
+/// is shown verbatim in `lidguard status`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct PowerUnavailable(pub String);
+
+/// Connects to the platform backend.
+///
+/// Linux: the system D-Bus (`DBUS_SYSTEM_BUS_ADDRESS` when set, else the standard socket),
+/// checking within [`CONNECT_TIMEOUT`] that `org.freedesktop.login1` answers. Other systems:
+/// always [`PowerUnavailable`] for now.
+pub async fn connect() -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
+    imp::connect(None).await
+}
+
+/// Like [`connect`], but to the D-Bus at `address` (e.g. `unix:path=/tmp/x/system_bus_socket`)
+/// instead of the system bus. Meant for tests with a private bus; other systems report
+/// [`PowerUnavailable`] as [`connect`] does.
+pub async fn connect_with_address(
+    address: &str,
+) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
+    imp::connect(Some(address)).await
+}
+
+/// logind's `LidClosed` on the system bus: `None` when unknown (no bus, no logind, not Linux).
+///
+/// This opens a short-lived connection; a caller holding a [`PowerControl`] should prefer
+/// [`PowerControl::lid_closed`].
+pub async fn logind_lid_closed() -> Option<bool> {
+    imp::logind_lid_closed().await
+}
+
+/// The keep-awake lock group of `plan`: its distinct non-lid locks in a stable order.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "used by the Linux backend")
+)]
+fn keep_awake_group(plan: &ProtectionPlan) -> Vec<Inhibit> {
+    let mut group: Vec<Inhibit> = plan
+        .keep_awake
+        .iter()
+        .copied()
+        .filter(|inhibit| *inhibit != Inhibit::HandleLidSwitch)
+        .collect();
+    group.sort();
+    group.dedup();
+    group
+}
+
+/// Whether `plan` wants the lid switch held (asked for directly or listed among the locks).
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "used by the Linux backend")
+)]
+fn wants_lid_switch(plan: &ProtectionPlan) -> bool {
+    plan.lid_switch || plan.keep_awake.contains(&Inhibit::HandleLidSwitch)
+}
+
+/// `what` text for a lock group, e.g. "sleep:idle".
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "used by the Linux backend")
+)]
+fn what_of(group: &[Inhibit]) -> String {
+    group
+        .iter()
+        .map(|inhibit| inhibit.as_str())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(keep_awake: Vec<Inhibit>, lid_switch: bool) -> ProtectionPlan {
+        ProtectionPlan {
+            keep_awake,
+            lid_switch,
+            who: "lidguard".into(),
+            why: "x".into(),
+        }
+    }
+
+    #[test]
+    fn keep_awake_group_is_sorted_distinct_and_without_lid() {
+        let p = plan(
+            vec![
+                Inhibit::Idle,
+                Inhibit::HandleLidSwitch,
+                Inhibit::Sleep,
+                Inhibit::Idle,
+            ],
+            false,
+        );
+        assert_eq!(keep_awake_group(&p), vec![Inhibit::Sleep, Inhibit::Idle]);
+        assert!(wants_lid_switch(&p));
+        assert_eq!(what_of(&keep_awake_group(&p)), "sleep:idle");
+    }
+
+    #[test]
+    fn lid_switch_flag_alone() {
+        let p = plan(vec![], true);
+        assert!(keep_awake_group(&p).is_empty());
+        assert!(wants_lid_switch(&p));
+        assert!(!wants_lid_switch(&plan(vec![Inhibit::Sleep], false)));
+    }
+
+    #[test]
+    fn refused_mentions_permission_command() {
+        let e = PowerError::Refused {
+            backend: "systemd-logind".into(),
+            what: "sleep:idle".into(),
+            message: "Access denied".into(),
+        };
+        let text = e.to_string();
+        assert!(text.contains("sleep:idle"), "{text}");
+        assert!(text.contains("lidguard linux-permission install"), "{text}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Processes lidguard watches (the agent that owns a session).
+
+use crate::sources::Roots;
+
+/// Whether `pid` is a live process (not a zombie).
+///
+/// - Linux: `<proc>/<pid>/stat` exists and its state field is not `Z` (zombie) or `X` (dead).
+///   Reading below [`Roots::proc_root`] lets tests use a fake tree.
+/// - Other Unix systems: `kill(pid, 0)` succeeds or fails only for lack of permission (the
+///   process exists but belongs to someone else); `roots` is not used. A zombie counts as
+///   alive there.
+/// - Windows: always `true` for a non-zero pid, since there is no backend yet; a caller must not
+///   end sessions on this answer alone.
+///
+/// Pid 0 is never a watched process and gives `false` everywhere.
+pub fn is_alive(roots: &Roots, pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        linux_is_alive(roots, pid)
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        let _ = roots;
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        match rustix::process::test_kill_process(pid) {
+            Ok(()) => true,
+            Err(error) => error == rustix::io::Errno::PERM,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = roots;
+        true
+    }
+}
+
+/// The state letter of a `/proc/<pid>/stat` line: the first field after the last `)` (the
+/// command name in parentheses may itself contain `)` and spaces).
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "procfs is Linux-only")
+)]
+fn stat_state(stat: &str) -> Option<char> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.trim_start().chars().next()
+}
+
+#[cfg(target_os = "linux")]
+fn linux_is_alive(roots: &Roots, pid: u32) -> bool {
+    let path = roots.proc_root.join(pid.to_string()).join("stat");
+    match std::fs::read(&path) {
+        Ok(bytes) => match stat_state(&String::from_utf8_lossy(&bytes)) {
+            Some('Z' | 'X' | 'x') => false,
+            Some(_) => true,
+            // The entry exists but the line is odd: the process is there.
+            None => true,
+        },
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stat_state;
+
+    #[test]
+    fn state_after_last_paren() {
+        assert_eq!(stat_state("42 (bash) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (we ird) (x)) Z 1 0"), Some('Z'));
+        assert_eq!(stat_state("42 (noclose"), None);
+        assert_eq!(stat_state("42 (x)"), None);
+    }
+}

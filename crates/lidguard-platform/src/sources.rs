@@ -1,0 +1,293 @@
+//! File-based sensing: the lid and the connected displays.
+//!
+//! Everything reads below [`Roots`], so tests (and users, through `LIDGUARD_PROC_ROOT` and
+//! `LIDGUARD_SYS_ROOT`) can point it at a fake tree. Nothing here panics on odd input: a missing,
+//! unreadable or malformed file counts as "nothing known".
+//!
+//! These are plain file reads and work on every OS; where `/proc` and `/sys` do not exist they
+//! report [`LidState::Unknown`], no lid switch and no displays.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::power::PowerControl;
+
+/// Environment variable that replaces `/proc` (sets [`Roots::overridden`]).
+pub const PROC_ROOT_ENV: &str = "LIDGUARD_PROC_ROOT";
+/// Environment variable that replaces `/sys` (sets [`Roots::overridden`]).
+pub const SYS_ROOT_ENV: &str = "LIDGUARD_SYS_ROOT";
+
+/// Roots for file-based sensing; production uses "/proc" and "/sys"; tests and users override
+/// with `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT`.
+#[derive(Clone, Debug)]
+pub struct Roots {
+    /// Where procfs is (`/proc`).
+    pub proc_root: PathBuf,
+    /// Where sysfs is (`/sys`).
+    pub sys_root: PathBuf,
+    /// Whether either root was replaced; then only the files are trusted (no logind).
+    pub overridden: bool,
+}
+
+impl Roots {
+    /// The real `/proc` and `/sys`, not overridden.
+    pub fn system() -> Roots {
+        Roots {
+            proc_root: PathBuf::from("/proc"),
+            sys_root: PathBuf::from("/sys"),
+            overridden: false,
+        }
+    }
+
+    /// `/proc` and `/sys`, each replaced by `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` when that
+    /// variable is set and not empty; `overridden` is true when either is.
+    pub fn from_env() -> Roots {
+        Self::from_vars(
+            std::env::var_os(PROC_ROOT_ENV),
+            std::env::var_os(SYS_ROOT_ENV),
+        )
+    }
+
+    /// [`Roots::from_env`] with the variables' values passed in.
+    fn from_vars(proc_root: Option<OsString>, sys_root: Option<OsString>) -> Roots {
+        let proc_root = proc_root.filter(|value| !value.is_empty());
+        let sys_root = sys_root.filter(|value| !value.is_empty());
+        let overridden = proc_root.is_some() || sys_root.is_some();
+        let system = Self::system();
+        Roots {
+            proc_root: proc_root.map_or(system.proc_root, PathBuf::from),
+            sys_root: sys_root.map_or(system.sys_root, PathBuf::from),
+            overridden,
+        }
+    }
+
+    /// Explicit roots (`overridden` = true).
+    pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Roots {
+        Roots {
+            proc_root: proc_root.into(),
+            sys_root: sys_root.into(),
+            overridden: true,
+        }
+    }
+}
+
+impl Default for Roots {
+    /// Same as [`Roots::system`].
+    fn default() -> Roots {
+        Roots::system()
+    }
+}
+
+/// Whether the lid is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LidState {
+    /// The lid is open.
+    Open,
+    /// The lid is closed.
+    Closed,
+    /// No lid, or no way to tell (this turns closed-lid behaviour off).
+    Unknown,
+}
+
+impl LidState {
+    /// "Open", "Closed" or "Unknown".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LidState::Open => "Open",
+            LidState::Closed => "Closed",
+            LidState::Unknown => "Unknown",
+        }
+    }
+}
+
+impl fmt::Display for LidState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The subdirectories (or links to them) of `dir`, with their names; nothing when unreadable.
+fn entries(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(read) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, PathBuf)> = read
+        .filter_map(Result::ok)
+        .map(|entry| {
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                entry.path(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// `<proc>/acpi/button/lid`.
+fn acpi_lid_dir(roots: &Roots) -> PathBuf {
+    roots.proc_root.join("acpi").join("button").join("lid")
+}
+
+/// Lid from `<proc>/acpi/button/lid/*/state` files: any "closed" → Closed, else any "open" →
+/// Open, else Unknown (missing dir, unreadable, malformed → Unknown, never panic).
+pub fn lid_state_from_files(roots: &Roots) -> LidState {
+    let mut any_open = false;
+    for (_, lid) in entries(&acpi_lid_dir(roots)) {
+        let Ok(text) = fs::read(lid.join("state")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
+        if text.contains("closed") {
+            return LidState::Closed;
+        }
+        any_open |= text.contains("open");
+    }
+    if any_open {
+        LidState::Open
+    } else {
+        LidState::Unknown
+    }
+}
+
+/// Whether an input device's `capabilities/sw` bitmap has bit 0 (`SW_LID`) set.
+///
+/// The kernel prints the bitmap as hexadecimal words separated by spaces, most significant
+/// first, so bit 0 is in the last word.
+fn sw_bitmap_has_lid(text: &str) -> bool {
+    text.split_whitespace()
+        .last()
+        .and_then(|word| u128::from_str_radix(word, 16).ok())
+        .is_some_and(|word| word & 1 == 1)
+}
+
+/// Whether the machine has a lid switch at all, per `<sys>/class/input/*/capabilities/sw`
+/// (bit 0 = `SW_LID` set), or the ACPI lid files exist.
+pub fn has_lid_switch(roots: &Roots) -> bool {
+    let input_dir = roots.sys_root.join("class").join("input");
+    let from_input = entries(&input_dir).into_iter().any(|(_, device)| {
+        fs::read_to_string(device.join("capabilities").join("sw"))
+            .is_ok_and(|text| sw_bitmap_has_lid(&text))
+    });
+    from_input
+        || entries(&acpi_lid_dir(roots))
+            .into_iter()
+            .any(|(_, lid)| lid.join("state").is_file())
+}
+
+/// Whether a DRM connector name such as `card0-eDP-1` is a built-in panel (eDP, LVDS, DSI).
+fn is_internal_connector(name: &str) -> bool {
+    let Some((_, connector)) = name.split_once('-') else {
+        return false;
+    };
+    let connector = connector.to_ascii_lowercase();
+    ["edp", "lvds", "dsi"]
+        .iter()
+        .any(|family| connector.starts_with(family))
+}
+
+/// Connected display connectors from `<sys>/class/drm/*/status` (content trimmed,
+/// case-insensitive "connected"); `exclude_internal` skips connectors whose name after the first
+/// '-' starts with eDP, LVDS or DSI (case-insensitive), e.g. card0-eDP-1. Missing dir → 0.
+pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
+    let drm_dir = roots.sys_root.join("class").join("drm");
+    let count = entries(&drm_dir)
+        .into_iter()
+        .filter(|(name, _)| !(exclude_internal && is_internal_connector(name)))
+        .filter(|(_, connector)| {
+            fs::read(connector.join("status")).is_ok_and(|status| {
+                String::from_utf8_lossy(&status)
+                    .trim()
+                    .eq_ignore_ascii_case("connected")
+            })
+        })
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// The lid, by the best source: logind's `LidClosed` (system bus) when the machine has a lid
+/// switch and the roots are not overridden, else (or when logind cannot tell) the ACPI files.
+pub async fn lid_state(roots: &Roots) -> LidState {
+    if !roots.overridden
+        && has_lid_switch(roots)
+        && let Some(closed) = crate::power::logind_lid_closed().await
+    {
+        return if closed {
+            LidState::Closed
+        } else {
+            LidState::Open
+        };
+    }
+    lid_state_from_files(roots)
+}
+
+/// Like [`lid_state`], asking an already connected backend instead of opening a connection.
+pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> LidState {
+    if !roots.overridden
+        && has_lid_switch(roots)
+        && let Some(closed) = power.lid_closed().await
+    {
+        return if closed {
+            LidState::Closed
+        } else {
+            LidState::Open
+        };
+    }
+    lid_state_from_files(roots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_vars_defaults_and_overrides() {
+        let roots = Roots::from_vars(None, None);
+        assert_eq!(roots.proc_root, PathBuf::from("/proc"));
+        assert_eq!(roots.sys_root, PathBuf::from("/sys"));
+        assert!(!roots.overridden);
+
+        let roots = Roots::from_vars(Some("/tmp/p".into()), Some(OsString::new()));
+        assert_eq!(roots.proc_root, PathBuf::from("/tmp/p"));
+        assert_eq!(roots.sys_root, PathBuf::from("/sys"));
+        assert!(roots.overridden);
+
+        let roots = Roots::from_vars(None, Some("/tmp/s".into()));
+        assert_eq!(roots.proc_root, PathBuf::from("/proc"));
+        assert_eq!(roots.sys_root, PathBuf::from("/tmp/s"));
+        assert!(roots.overridden);
+    }
+
+    #[test]
+    fn sw_bitmap_parsing() {
+        assert!(sw_bitmap_has_lid("1\n"));
+        assert!(sw_bitmap_has_lid("3"));
+        assert!(sw_bitmap_has_lid("0 1"));
+        assert!(!sw_bitmap_has_lid("1 0"));
+        assert!(!sw_bitmap_has_lid("0"));
+        assert!(!sw_bitmap_has_lid("2"));
+        assert!(!sw_bitmap_has_lid(""));
+        assert!(!sw_bitmap_has_lid("zz"));
+    }
+
+    #[test]
+    fn internal_connector_names() {
+        assert!(is_internal_connector("card0-eDP-1"));
+        assert!(is_internal_connector("card1-LVDS-1"));
+        assert!(is_internal_connector("card0-DSI-1"));
+        assert!(is_internal_connector("card0-edp-2"));
+        assert!(!is_internal_connector("card0-HDMI-A-1"));
+        assert!(!is_internal_connector("card0-DP-1"));
+        assert!(!is_internal_connector("eDP"));
+        assert!(!is_internal_connector("card0"));
+    }
+
+    #[test]
+    fn lid_state_display() {
+        assert_eq!(LidState::Open.to_string(), "Open");
+        assert_eq!(LidState::Closed.to_string(), "Closed");
+        assert_eq!(LidState::Unknown.to_string(), "Unknown");
+    }
+}

@@ -1,0 +1,207 @@
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+
+use crate::util::{BIN, Home};
+
+fn raw(home: &Home, bytes: &[u8]) -> serde_json::Value {
+    let mut stream = UnixStream::connect(home.socket()).unwrap();
+    // The daemon may stop reading early (oversized requests) and answer at once.
+    let _ = stream.write_all(bytes);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+#[test]
+fn malformed_requests_get_errors_and_the_daemon_keeps_serving() {
+    let home = Home::new();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let cases: &[&[u8]] = &[
+        b"garbage\n",
+        b"{\"v\":1}\n",
+        b"{\"v\":1,\"command\":\"start\"}\n",
+        b"{\"v\":7,\"command\":\"status\"}\n",
+        b"{\"command\":\"status\"}\n",
+        b"{\"v\":1,\"command\":\"start\",\"provider\":\"nope\",\"sessionId\":\"x\"}\n",
+        b"\xff\xfe\x00\n",
+        b"[1,2,3]",
+    ];
+    for bytes in cases {
+        let answer = raw(&home, bytes);
+        assert_eq!(
+            answer["ok"],
+            false,
+            "{:?} -> {answer}",
+            String::from_utf8_lossy(bytes)
+        );
+        assert!(!answer["message"].as_str().unwrap().is_empty());
+    }
+    let answer = raw(&home, b"{\"v\":7,\"command\":\"status\"}\n");
+    assert!(answer["message"].as_str().unwrap().contains("version 7"));
+    // A huge line is refused, not buffered forever.
+    let mut huge = vec![b'a'; 2 << 20];
+    huge.push(b'\n');
+    let answer = raw(&home, &huge);
+    assert!(
+        answer["message"].as_str().unwrap().contains("too large"),
+        "{answer}"
+    );
+    // An empty connection is fine too.
+    drop(UnixStream::connect(home.socket()).unwrap());
+    assert_eq!(home.status()["sessions"][0]["sessionId"], "s");
+}
+
+/// Runs `lidguard status` as another uid (no passwd entry needed with setpriv).
+fn status_as_other_user(home: &Home) -> std::process::Output {
+    Command::new("setpriv")
+        .args([
+            "--reuid=4242",
+            "--regid=4242",
+            "--clear-groups",
+            BIN,
+            "status",
+        ])
+        .env("LIDGUARD_HOME", home.path())
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn another_users_connection_is_refused() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("skipping: switching uid needs root");
+        return;
+    }
+    let home = Home::new();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    // The home itself must be reachable for the other user to get as far as the socket.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    // First wall: the runtime directory is private.
+    let out = status_as_other_user(&home);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ermission denied"), "{err}");
+
+    // Second wall: even with the directory and socket opened up, the daemon checks the uid.
+    std::fs::set_permissions(
+        &home.places.runtime_dir,
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(home.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = status_as_other_user(&home);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("connection refused") && err.contains("4242"),
+        "{err}"
+    );
+    // The owner is still served.
+    assert_eq!(home.status()["sessions"][0]["sessionId"], "s");
+}
+
+#[test]
+fn a_corrupt_settings_file_is_reported_and_never_overwritten() {
+    let home = Home::new();
+    home.write_settings("{ \"sessionTimeoutMinutes\": 5, oops");
+    let path = home.places.settings_file();
+    let out = home.run(&["settings", "--suspend-mode", "hibernate"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{ \"sessionTimeoutMinutes\": 5, oops"
+    );
+
+    // The daemon still runs, with defaults, and says why.
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let status = home.status();
+    assert!(
+        status["settingsError"]
+            .as_str()
+            .unwrap()
+            .contains("settings.json"),
+        "{status}"
+    );
+    assert_eq!(status["settings"]["sessionTimeoutMinutes"], 12);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{ \"sessionTimeoutMinutes\": 5, oops"
+    );
+}
+
+#[test]
+fn a_corrupt_database_degrades_to_memory_and_is_kept() {
+    let home = Home::new();
+    std::fs::create_dir_all(&home.places.state_dir).unwrap();
+    let db = home.places.database();
+    std::fs::write(&db, vec![b'x'; 8192]).unwrap();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let status = home.status();
+    let err = status["store"]["error"].as_str().unwrap();
+    assert!(err.contains("not a valid SQLite database"), "{err}");
+    assert_eq!(
+        status["sessions"][0]["sessionId"], "s",
+        "sessions are still tracked"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        vec![b'x'; 8192],
+        "the file is left for the user"
+    );
+}
+
+#[test]
+fn a_locked_database_degrades_without_hanging() {
+    let home = Home::new();
+    std::fs::create_dir_all(&home.places.state_dir).unwrap();
+    let conn = rusqlite::Connection::open(home.places.database()).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode=DELETE; CREATE TABLE x(y); BEGIN EXCLUSIVE; INSERT INTO x VALUES (1);",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let status = home.status();
+    assert!(
+        status["store"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("locked"),
+        "{status}"
+    );
+    assert_eq!(status["sessions"][0]["state"], "active");
+    drop(conn);
+}
+
+#[test]
+fn an_unusable_state_directory_degrades_with_a_clear_reason() {
+    let home = Home::new();
+    // A file where the state directory should be: unwritable even for root.
+    std::fs::write(home.path().join("state"), "not a directory").unwrap();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let status = home.status();
+    let err = status["store"]["error"].as_str().unwrap();
+    assert!(err.contains("state directory"), "{err}");
+    assert_eq!(status["sessions"][0]["sessionId"], "s");
+}
+
+#[test]
+fn an_unusable_runtime_directory_is_a_clear_error() {
+    let home = Home::new();
+    std::fs::write(home.path().join("run"), "not a directory").unwrap();
+    let out = home.run(&["start", "--provider", "claude", "--session", "s"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot start the lidguard daemon") || err.contains("run"),
+        "{err}"
+    );
+}

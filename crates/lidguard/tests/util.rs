@@ -1,0 +1,191 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use lidguard_ipc::Places;
+use lidguard_ipc::protocol::{Request, Response};
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_lidguard");
+
+/// A private lidguard home: its own settings, database, socket and daemon. The daemon it
+/// starts is killed when the home is dropped.
+pub(crate) struct Home {
+    pub(crate) dir: TempDir,
+    pub(crate) places: Places,
+    /// The D-Bus address the daemon sees as its system bus.
+    pub(crate) bus: String,
+}
+
+impl Home {
+    /// A home whose daemon finds no system bus (protection unavailable).
+    pub(crate) fn new() -> Home {
+        let dir = tempfile::Builder::new().prefix("lg").tempdir().unwrap();
+        let bus = format!("unix:path={}", dir.path().join("no-such-bus").display());
+        Home::with_bus_in(dir, bus)
+    }
+
+    /// A home whose daemon uses the bus at `address` (a private logind).
+    pub(crate) fn with_bus(address: &str) -> Home {
+        let dir = tempfile::Builder::new().prefix("lg").tempdir().unwrap();
+        Home::with_bus_in(dir, address.to_owned())
+    }
+
+    fn with_bus_in(dir: TempDir, bus: String) -> Home {
+        let places = Places::under(dir.path());
+        Home { dir, places, bus }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `lidguard <args>` in this home, with a clean environment for lidguard's variables.
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .env("LIDGUARD_HOME", self.path())
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
+            .env_remove("LIDGUARD_LOG")
+            .env_remove("LIDGUARD_PROC_ROOT")
+            .env_remove("LIDGUARD_SYS_ROOT")
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// Runs a command and returns its output.
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Runs a command that must succeed; returns stdout.
+    #[track_caller]
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "lidguard {args:?} failed with {}:\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `status --json`, parsed.
+    #[track_caller]
+    pub(crate) fn status(&self) -> Value {
+        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
+    }
+
+    /// One session of `status --json`, by id.
+    #[track_caller]
+    pub(crate) fn session(&self, id: &str) -> Option<Value> {
+        self.status()["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == id)
+            .cloned()
+    }
+
+    /// A raw request over the socket.
+    pub(crate) fn request(&self, request: &Request) -> Response {
+        lidguard_ipc::client::request(&self.places, request, Duration::from_secs(10)).unwrap()
+    }
+
+    /// The running daemon's pid, from its lock file.
+    pub(crate) fn daemon_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.places.lock_file()).ok()?;
+        let pid: u32 = text.trim().parse().ok()?;
+        alive(pid).then_some(pid)
+    }
+
+    /// Waits until the daemon is gone.
+    pub(crate) fn wait_daemon_gone(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if self.daemon_pid().is_none() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.places.socket()
+    }
+
+    pub(crate) fn write_settings(&self, json: &str) {
+        std::fs::create_dir_all(&self.places.config_dir).unwrap();
+        std::fs::write(self.places.settings_file(), json).unwrap();
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        if let Some(pid) = self.daemon_pid() {
+            signal(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// Whether a process is alive and not a zombie.
+pub(crate) fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some(Some('Z' | 'X')))
+        }
+        Err(_) => false,
+    }
+}
+
+pub(crate) fn signal(pid: u32, sig: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// Polls `f` until it returns true or `timeout` passes.
+pub(crate) fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process to watch, killed on drop.
+pub(crate) struct Agent(pub(crate) std::process::Child);
+
+impl Agent {
+    pub(crate) fn spawn() -> Agent {
+        Agent(Command::new("sleep").arg("1000").spawn().unwrap())
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    pub(crate) fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
