@@ -95,3 +95,53 @@ fn help_overview_and_per_command_help_share_one_source() {
     let out = home.run(&["help", "nonsense"]);
     assert!(!out.status.success());
 }
+
+/// Runs `lidguard <args>` on a pseudo-terminal (util-linux `script`), typing `input`.
+fn on_terminal(home: &Home, args: &str, input: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &format!("{} {args}", crate::util::BIN), "/dev/null"])
+        .env("LIDGUARD_HOME", home.path())
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs commands on a pseudo-terminal");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn on_a_terminal_a_missing_provider_is_asked_for() {
+    let home = Home::new();
+    let screen = on_terminal(&home, "start --session tty", "9\nclaude\n");
+    assert!(screen.contains("Which agent is this for?"), "{screen}");
+    assert!(
+        screen.contains("`9` is not one of the choices."),
+        "{screen}"
+    );
+    assert_eq!(home.session("tty").unwrap()["provider"], "claude");
+}
+
+#[test]
+fn on_a_terminal_settings_opens_the_editor() {
+    let home = Home::new();
+    let screen = on_terminal(
+        &home,
+        "settings",
+        "session-timeout-minutes\n0\nsession-timeout-minutes\n30\ns\n",
+    );
+    assert!(screen.contains("Not changed:"), "{screen}");
+    assert!(
+        screen.contains("session-timeout-minutes: 12 -> 30"),
+        "{screen}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&home.ok(&["settings", "--json"])).unwrap();
+    assert_eq!(json["sessionTimeoutMinutes"], 30);
+}

@@ -166,7 +166,7 @@ fn edit(
         }
         let Some(answer) = read(
             out,
-            "\nNumber to change, s = save and quit, q = quit without saving: ",
+            "\nNumber or name to change, s = save and quit, q = quit without saving: ",
         )?
         else {
             return Ok(None);
@@ -176,13 +176,14 @@ fn edit(
             "q" | "Q" => return Ok(None),
             _ => {}
         }
-        let Some(spec) = answer
+        let by_number = answer
             .parse::<usize>()
             .ok()
             .and_then(|n| n.checked_sub(1))
-            .and_then(|i| specs.get(i))
-        else {
-            writeln!(out, "`{answer}` is not a setting number.")?;
+            .and_then(|i| specs.get(i));
+        let by_name = || specs.iter().find(|spec| spec.matches(&answer));
+        let Some(spec) = by_number.or_else(by_name) else {
+            writeln!(out, "`{answer}` is not a setting number or name.")?;
             continue;
         };
         writeln!(out, "\n{} — {}", spec.flag, spec.help)?;
@@ -231,7 +232,8 @@ mod tests {
     fn editor_changes_validates_and_saves() {
         let timeout = number_of("session-timeout-minutes");
         let mode = number_of("suspend-mode");
-        let script = format!("{timeout}\n0\n{timeout}\noff\n{mode}\nhibernate\n99\ns\n");
+        let script =
+            format!("{timeout}\n0\n{timeout}\noff\n{mode}\nhibernate\n99\nsuspend-mode\n\ns\n");
         let (result, screen) = run_editor(&script);
         let new = result.expect("saved");
         assert_eq!(new.session_timeout_minutes, None);
@@ -243,7 +245,7 @@ mod tests {
             screen.contains("Not changed:"),
             "0 minutes must be rejected:\n{screen}"
         );
-        assert!(screen.contains("`99` is not a setting number."));
+        assert!(screen.contains("`99` is not a setting number or name."));
     }
 
     #[test]
