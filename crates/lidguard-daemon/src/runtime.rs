@@ -16,7 +16,7 @@ use lidguard_ipc::protocol::{
     CleanupStatus, Outcome, ProtectionStatus, Request, Response, SessionRef, SessionStatus, Status,
     StoreStatus,
 };
-use lidguard_platform::power::{HeldProtection, PowerControl};
+use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 use lidguard_platform::sources::Roots;
 use lidguard_store::{EventRow, SessionRowKey, Store};
 use tokio::sync::mpsc;
@@ -406,14 +406,35 @@ impl Runtime {
             }
         };
         self.last_attempt = Some(std::time::Instant::now());
-        match power.hold(&plan).await {
-            Ok(held) => {
+        let result = match power.hold(&plan).await {
+            // Users may be allowed to block sleep but not lid handling: keeping the machine
+            // awake matters more than the lid switch, so hold what is allowed and say so.
+            Err(PowerError::Refused { what, message, .. })
+                if plan.lid_switch && what == Inhibit::HandleLidSwitch.as_str() =>
+            {
+                let smaller = ProtectionPlan {
+                    lid_switch: false,
+                    ..plan.clone()
+                };
+                let note = format!(
+                    "the lid-switch lock was refused ({message}); holding the rest without it"
+                );
+                power.hold(&smaller).await.map(|held| (held, Some(note)))
+            }
+            other => other.map(|held| (held, None)),
+        };
+        match result {
+            Ok((held, note)) => {
                 let what: Vec<_> = held.inhibits().iter().map(|i| i.as_str()).collect();
                 tracing::info!(what = %what.join(":"), why = %plan.why, "protection held");
-                // The new locks are in place before the old ones go: no gap.
+                if let Some(note) = &note {
+                    tracing::warn!("{note}");
+                }
+                // The new locks are in place before the old ones go: no gap. The plan recorded
+                // is the one wanted, so a refused lid switch is not retried every time.
                 self.held = Some(held);
                 self.held_plan = Some(plan);
-                self.power_error = None;
+                self.power_error = note;
             }
             Err(e) => {
                 tracing::error!(error = %e, "cannot hold protection");

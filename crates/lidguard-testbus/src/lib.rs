@@ -68,6 +68,12 @@ impl PrivateBus {
             .prefix("lidguard-testbus-")
             .tempdir()
             .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+        // Like the real system bus, reachable by every user (tests run clients as other uids).
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))
+                .map_err(|e| format!("cannot open up {}: {e}", dir.path().display()))?;
+        }
         let socket = dir.path().join("system_bus_socket");
         let config = dir.path().join("bus.conf");
         fs::write(&config, bus_config(&socket))

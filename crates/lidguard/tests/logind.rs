@@ -141,3 +141,36 @@ fn sigterm_releases_everything() {
     assert!(home.wait_daemon_gone(WAIT));
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
 }
+
+#[test]
+fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("skipping: switching uid needs root");
+        return;
+    }
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    // `nobody` has a passwd entry, which dbus-daemon needs to authenticate a client.
+    home.chown_to(65534);
+    // Without polkit, logind lets only root block sleep: an ordinary user is refused.
+    let out = home
+        .cmd_as(65534, &["start", "--provider", "claude", "--session", "s1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = home.cmd_as(65534, &["status", "--json"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["sessions"][0]["sessionId"], "s1");
+    assert_eq!(status["protection"]["wanted"], true);
+    assert_eq!(status["protection"]["held"], false);
+    let reason = status["protection"]["unavailableReason"].as_str().unwrap();
+    assert!(reason.contains("refused"), "{reason}");
+    assert_eq!(logind.block_inhibited(), "");
+}

@@ -1,8 +1,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::process::Command;
 
-use crate::util::{BIN, Home};
+use crate::util::Home;
 
 fn raw(home: &Home, bytes: &[u8]) -> serde_json::Value {
     let mut stream = UnixStream::connect(home.socket()).unwrap();
@@ -53,20 +52,9 @@ fn malformed_requests_get_errors_and_the_daemon_keeps_serving() {
     assert_eq!(home.status()["sessions"][0]["sessionId"], "s");
 }
 
-/// Runs `lidguard status` as another uid (no passwd entry needed with setpriv).
+/// Runs `lidguard status` as another uid.
 fn status_as_other_user(home: &Home) -> std::process::Output {
-    Command::new("setpriv")
-        .args([
-            "--reuid=4242",
-            "--regid=4242",
-            "--clear-groups",
-            BIN,
-            "status",
-        ])
-        .env("LIDGUARD_HOME", home.path())
-        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
-        .output()
-        .unwrap()
+    home.cmd_as(4242, &["status"]).output().unwrap()
 }
 
 #[test]

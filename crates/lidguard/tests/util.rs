@@ -55,6 +55,32 @@ impl Home {
         cmd
     }
 
+    /// `lidguard <args>` as another uid (setpriv needs no passwd entry), in this home.
+    pub(crate) fn cmd_as(&self, uid: u32, args: &[&str]) -> Command {
+        let mut cmd = Command::new("setpriv");
+        cmd.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(BIN)
+            .args(args)
+            .env("LIDGUARD_HOME", self.path())
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// Gives the whole home to `uid`, so a daemon running as that user can use it.
+    pub(crate) fn chown_to(&self, uid: u32) {
+        let status = Command::new("chown")
+            .arg("-R")
+            .arg(format!("{uid}:{uid}"))
+            .arg(self.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// Runs a command and returns its output.
     pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
