@@ -13,8 +13,10 @@
 //!   idempotent stop, idle exit).
 //! - [`protection`]: what keep-awake protection the registry wants held.
 //! - [`settings`]: the user's settings, their defaults and validation.
+//! - [`event`]: the provider-neutral model of what an agent did, and closed-lid decisions.
 #![deny(missing_docs)]
 
+pub mod event;
 pub mod protection;
 pub mod provider;
 pub mod registry;

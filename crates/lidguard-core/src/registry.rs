@@ -22,6 +22,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use jiff::{SignedDuration, Timestamp};
 
+use crate::event::{
+    AgentEvent, CLOSED_LID_ASK_REASON, Decision, EventKind, Lid, closed_lid_asks,
+    closed_lid_decision,
+};
 use crate::protection::{Inhibit, ProtectionPlan, why_text};
 use crate::provider::Provider;
 use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
@@ -106,6 +110,16 @@ pub enum Input {
     Settings(Box<Settings>),
     /// Sessions recovered from the store at daemon start.
     Restore(Vec<Session>),
+    /// What an agent's hook reported, with the lid and displays as they were when it arrived
+    /// (read only for events that may need a closed-lid decision).
+    Agent {
+        /// The event.
+        event: Box<AgentEvent>,
+        /// The lid.
+        lid: Lid,
+        /// Connected displays other than internal panels.
+        external_displays: Option<u32>,
+    },
 }
 
 /// What the registry answers.
@@ -169,6 +183,8 @@ pub struct Outcome {
     pub reply: Reply,
     /// What to do, in order.
     pub effects: Vec<Effect>,
+    /// The closed-lid decision for the agent, if lidguard makes one.
+    pub decision: Option<Decision>,
 }
 
 /// A session that ended, remembered briefly so late stops are answered precisely.
@@ -264,6 +280,7 @@ impl Registry {
     /// Applies one input at time `now`.
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Outcome {
         let mut fx = Vec::new();
+        let mut decision = None;
         let reply = match input {
             Input::Start(start) => self.start(start, now, &mut fx),
             Input::Activity { key, reason } => self.activity(&key, &reason, now, &mut fx),
@@ -291,6 +308,15 @@ impl Registry {
                 log(&mut fx, "settings-updated", None, "");
                 Reply::Done
             }
+            Input::Agent {
+                event,
+                lid,
+                external_displays,
+            } => {
+                let (reply, decided) = self.agent(&event, lid, external_displays, now, &mut fx);
+                decision = decided;
+                reply
+            }
             Input::Restore(sessions) => {
                 if sessions.is_empty() {
                     // A daemon started on demand is about to receive the request that started
@@ -314,7 +340,11 @@ impl Registry {
             }
         };
         self.reconcile(now, &mut fx);
-        Outcome { reply, effects: fx }
+        Outcome {
+            reply,
+            effects: fx,
+            decision,
+        }
     }
 
     fn start(&mut self, start: StartSession, now: Timestamp, fx: &mut Vec<Effect>) -> Reply {
@@ -353,6 +383,7 @@ impl Registry {
                     last_activity_at: now,
                     soft_lock: None,
                     pending_work: None,
+                    background: BTreeMap::new(),
                 };
                 self.sessions.insert(key.clone(), session.clone());
                 (Reply::Started, session)
@@ -500,6 +531,153 @@ impl Registry {
         Reply::Removed(keys)
     }
 
+    /// Carries out one agent event. The mapping from provider events to these kinds lives in
+    /// the provider dialects; what each kind means for a session lives here.
+    fn agent(
+        &mut self,
+        event: &AgentEvent,
+        lid: Lid,
+        external_displays: Option<u32>,
+        now: Timestamp,
+        fx: &mut Vec<Effect>,
+    ) -> (Reply, Option<Decision>) {
+        let key = event.key();
+        let activity_reason = match &event.tool_name {
+            Some(tool) => format!("{}:{tool}", event.hook_event),
+            None => event.hook_event.clone(),
+        };
+        let policy = self.settings.closed_lid_permission_request_decision;
+        let reply = match &event.kind {
+            EventKind::SessionStarted | EventKind::Telemetry => Reply::Unchanged,
+            EventKind::PromptSubmitted => {
+                let watched_pid = event
+                    .owner_pid
+                    .filter(|_| self.settings.watch_parent_process);
+                let start = StartSession {
+                    key,
+                    cwd: event.cwd.clone(),
+                    transcript_path: event.transcript_path.clone(),
+                    watched_pid,
+                };
+                self.start(start, now, fx)
+            }
+            EventKind::WorkNoticeDelivered { work_ids } => {
+                // A completion notice is not new work: it only finishes what it names.
+                let Some(session) = self.sessions.get_mut(&key) else {
+                    return (Reply::UnknownSession, None);
+                };
+                let before = session.background.len();
+                for id in work_ids {
+                    session.background.remove(id);
+                }
+                if session.background.len() == before {
+                    return (Reply::Unchanged, None);
+                }
+                fx.push(Effect::SaveSession(session.clone()));
+                log(
+                    fx,
+                    "session-work-finished",
+                    Some(&key),
+                    &work_ids.join(", "),
+                );
+                Reply::Recorded
+            }
+            EventKind::ToolStarting { asks_user: true } => {
+                let decision = closed_lid_decision(&event.kind, policy, lid, external_displays);
+                if let Some(d) = &decision {
+                    log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
+                }
+                // The agent is about to wait for an answer: no new evidence of work.
+                return (Reply::Unchanged, decision);
+            }
+            EventKind::ToolStarting { .. }
+            | EventKind::ToolFinished { .. }
+            | EventKind::WaitingCleared { .. } => self.activity(&key, &activity_reason, now, fx),
+            EventKind::Interrupted | EventKind::TurnFailed => {
+                let stop = StopSession {
+                    key,
+                    kind: StopKind::Interrupted,
+                    end_reason: Some(event.end_reason()),
+                    pending_work: None,
+                };
+                self.stop(stop, now, fx)
+            }
+            EventKind::PermissionRequested | EventKind::ElicitationRequested => {
+                let decision = closed_lid_decision(&event.kind, policy, lid, external_displays);
+                if let Some(d) = &decision {
+                    log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
+                }
+                if closed_lid_asks(&event.kind, policy, lid, external_displays) {
+                    let reply = self.soft_lock(&key, CLOSED_LID_ASK_REASON.to_owned(), now, fx);
+                    return (reply, None);
+                }
+                return (Reply::Unchanged, decision);
+            }
+            EventKind::WaitingForUser { reason } => self.soft_lock(&key, reason.clone(), now, fx),
+            EventKind::WorkStarted { work_id, work } => {
+                if let Some(session) = self.sessions.get_mut(&key) {
+                    session.background.insert(work_id.clone(), *work);
+                }
+                self.activity(&key, &activity_reason, now, fx)
+            }
+            EventKind::WorkFinished { work_id } => {
+                if let Some(session) = self.sessions.get_mut(&key) {
+                    session.background.remove(work_id);
+                }
+                self.activity(&key, &activity_reason, now, fx)
+            }
+            EventKind::TurnStopped { running_work, .. } => {
+                let pending = match running_work {
+                    // The provider's own list is authoritative when it sends one.
+                    Some(list) => {
+                        if list.is_empty()
+                            && let Some(session) = self.sessions.get_mut(&key)
+                        {
+                            session.background.clear();
+                        }
+                        describe_work(list.iter().map(String::as_str))
+                    }
+                    None => self.tracked_work(&key),
+                };
+                let stop = StopSession {
+                    key,
+                    kind: StopKind::ProviderEnd,
+                    end_reason: Some(event.end_reason()),
+                    pending_work: pending,
+                };
+                self.stop(stop, now, fx)
+            }
+            EventKind::SessionEnded {
+                normal,
+                defer_for_work,
+            } => {
+                let pending = if *defer_for_work {
+                    self.tracked_work(&key)
+                } else {
+                    None
+                };
+                let stop = StopSession {
+                    key,
+                    kind: if *normal {
+                        StopKind::ProviderEnd
+                    } else {
+                        StopKind::Interrupted
+                    },
+                    end_reason: Some(event.end_reason()),
+                    pending_work: pending,
+                };
+                self.stop(stop, now, fx)
+            }
+        };
+        (reply, None)
+    }
+
+    /// Tracked background work of a session, described for the pending-work reason.
+    fn tracked_work(&self, key: &SessionKey) -> Option<String> {
+        let session = self.sessions.get(key)?;
+        describe_work(session.background.keys().map(String::as_str))
+    }
+
     fn tick(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
         let Some(minutes) = self.settings.session_timeout_minutes else {
             return self.tick_exit(now, fx);
@@ -619,6 +797,27 @@ fn stop_event_name(kind: &StopKind) -> &'static str {
         StopKind::ProcessGone => "watched-process-exited",
         StopKind::Removed => "session-removed",
     }
+}
+
+/// "2 background tasks running: a, b", or `None` when nothing runs.
+fn describe_work<'a>(ids: impl Iterator<Item = &'a str>) -> Option<String> {
+    let ids: Vec<&str> = ids.collect();
+    match ids.len() {
+        0 => None,
+        1 => Some(format!("1 background task running: {}", ids[0])),
+        n => Some(format!("{n} background tasks running: {}", ids.join(", "))),
+    }
+}
+
+fn describe_decision(d: &Decision) -> String {
+    format!(
+        "{:?} by {}={} (lid {:?}, external displays {:?})",
+        d.kind,
+        d.provenance.setting,
+        d.provenance.value,
+        d.provenance.lid,
+        d.provenance.external_displays
+    )
 }
 
 fn log(fx: &mut Vec<Effect>, name: &str, key: Option<&SessionKey>, detail: &str) {

@@ -1,10 +1,12 @@
 //! One agent conversation and the key that names it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::event::WorkKind;
 use crate::provider::Provider;
 
 /// Identifies a session: (provider, session id, provider name). The provider name is only
@@ -122,6 +124,9 @@ pub struct Session {
     pub soft_lock: Option<SoftLock>,
     /// Set while a stop is deferred for background work.
     pub pending_work: Option<PendingWork>,
+    /// Background work the agent's hooks reported as started and not yet finished, by id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub background: BTreeMap<String, WorkKind>,
 }
 
 impl Session {

@@ -30,7 +30,7 @@ impl Sim {
     }
 
     fn apply(&mut self, input: Input) -> Reply {
-        let Outcome { reply, effects } = self.reg.apply(input, self.now);
+        let Outcome { reply, effects, .. } = self.reg.apply(input, self.now);
         self.effects.extend(effects);
         reply
     }

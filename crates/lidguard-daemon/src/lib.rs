@@ -19,6 +19,7 @@ use std::io;
 use lidguard_ipc::Places;
 
 pub use instance::InstanceLock;
+pub use runtime::HOOK_EVENT;
 
 /// Why the daemon could not run.
 #[derive(Debug, thiserror::Error)]

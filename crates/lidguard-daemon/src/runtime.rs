@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use lidguard_core::event::{AgentEvent, Decision, Lid};
 use lidguard_core::protection::ProtectionPlan;
 use lidguard_core::registry::{
     Effect, Input, LogEvent, Registry, RemoveSelector, Reply, StartSession, StopSession,
@@ -17,7 +18,7 @@ use lidguard_ipc::protocol::{
     StoreStatus,
 };
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
-use lidguard_platform::sources::Roots;
+use lidguard_platform::sources::{LidState, Roots};
 use lidguard_store::{EventRow, SessionRowKey, Store};
 use tokio::sync::mpsc;
 
@@ -337,6 +338,7 @@ impl Runtime {
                 answer.sessions = gone.iter().map(session_ref).collect();
                 answer
             }
+            Request::Hook { events } => self.hook(events).await,
             Request::Settings { settings } => {
                 let mut settings = *settings;
                 settings.normalize(Os::current());
@@ -352,30 +354,107 @@ impl Runtime {
     }
 
     fn answer(&self, reply: &Reply, key: &SessionKey) -> Response {
-        let (outcome, message) = match reply {
-            Reply::Started => (Outcome::Started, format!("session {key} started")),
-            Reply::Updated => (Outcome::Updated, format!("session {key} updated")),
-            Reply::Stopped => (Outcome::Stopped, format!("session {key} stopped")),
-            Reply::StopDeferred => (
-                Outcome::StopDeferred,
-                format!("session {key} stays active: background work is still running"),
-            ),
-            Reply::AlreadyStopped { end_reason } => (
-                Outcome::AlreadyStopped,
-                format!("session {key} had already stopped ({end_reason})"),
-            ),
-            Reply::Recorded => (Outcome::Recorded, format!("session {key} updated")),
-            Reply::Unchanged => (Outcome::Unchanged, format!("session {key} unchanged")),
-            Reply::UnknownSession => (Outcome::UnknownSession, format!("no session {key}")),
-            Reply::Removed(_) | Reply::Done => (Outcome::Done, "done".to_owned()),
-        };
-        let mut answer = Response::ok(outcome, message);
+        let (outcome, message) = reply_outcome(reply);
+        let mut answer = Response::ok(outcome, format!("session {key}: {message}"));
         answer.sessions = vec![session_ref(key)];
         answer
     }
 
+    /// Records and applies a hook's events; answers with the first decision made.
+    async fn hook(&mut self, events: Vec<AgentEvent>) -> Response {
+        let mut decision = None;
+        let mut last = Reply::Done;
+        for event in events {
+            let now = Timestamp::now();
+            if let Some(store) = &self.store
+                && let Err(e) =
+                    store.record_hook_receipt(event.provider.as_str(), &event.hook_event, now)
+            {
+                tracing::warn!(error = %e, "cannot record a hook receipt");
+            }
+            // Lid and displays are read only when a decision may depend on them.
+            let (lid, external_displays) = if event.kind.wants_decision() {
+                self.closed_lid_state().await
+            } else {
+                (Lid::Unknown, None)
+            };
+            let (reply, decided) = self
+                .apply_with_decision(Input::Agent {
+                    event: Box::new(event.clone()),
+                    lid,
+                    external_displays,
+                })
+                .await;
+            self.log_hook_event(&event, &reply, decided.as_ref(), now);
+            decision = decision.or(decided);
+            last = reply;
+        }
+        let (outcome, message) = reply_outcome(&last);
+        let mut answer = Response::ok(outcome, message);
+        answer.decision = decision;
+        answer
+    }
+
+    /// The lid and the external display count, from the same sources the suspend decision
+    /// uses: internal panels never count, so a closed laptop's own panel does not hide the lid.
+    async fn closed_lid_state(&self) -> (Lid, Option<u32>) {
+        let lid = match &self.power {
+            Ok(power) => {
+                lidguard_platform::sources::lid_state_using(power.as_ref(), &self.roots).await
+            }
+            Err(_) => lidguard_platform::sources::lid_state_from_files(&self.roots),
+        };
+        let lid = match lid {
+            LidState::Open => Lid::Open,
+            LidState::Closed => Lid::Closed,
+            LidState::Unknown => Lid::Unknown,
+        };
+        (
+            lid,
+            Some(lidguard_platform::sources::visible_displays(
+                &self.roots,
+                true,
+            )),
+        )
+    }
+
+    fn log_hook_event(
+        &self,
+        event: &AgentEvent,
+        reply: &Reply,
+        decision: Option<&Decision>,
+        at: Timestamp,
+    ) {
+        tracing::debug!(provider = %event.provider, hook = %event.hook_event, kind = event.kind.name(), session = %event.session_id, "hook event");
+        let Some(store) = &self.store else { return };
+        let detail = serde_json::json!({
+            "hookEvent": event.hook_event,
+            "kind": event.kind.name(),
+            "tool": event.tool_name,
+            "cwd": event.cwd,
+            "prompt": event.prompt,
+            "outcome": reply_outcome(reply).0,
+            "decision": decision,
+        });
+        let row = EventRow {
+            at,
+            name: HOOK_EVENT.to_owned(),
+            provider: Some(event.provider.as_str().to_owned()),
+            session_id: Some(event.session_id.clone()),
+            detail_json: detail.to_string(),
+        };
+        if let Err(e) = store.append_event(&row) {
+            tracing::warn!(error = %e, "cannot append a hook event to the log");
+        }
+    }
+
     /// Applies one input and carries out its effects.
     async fn apply(&mut self, input: Input) -> Reply {
+        self.apply_with_decision(input).await.0
+    }
+
+    /// Applies one input, carries out its effects, and returns the reply and any decision.
+    async fn apply_with_decision(&mut self, input: Input) -> (Reply, Option<Decision>) {
         let outcome = self.registry.apply(input, Timestamp::now());
         for effect in outcome.effects {
             match effect {
@@ -386,7 +465,7 @@ impl Runtime {
                 Effect::Exit => self.exit = true,
             }
         }
-        outcome.reply
+        (outcome.reply, outcome.decision)
     }
 
     async fn set_protection(&mut self, plan: Option<ProtectionPlan>) {
@@ -557,6 +636,30 @@ impl Runtime {
             settings_error: self.settings_error.clone(),
             settings,
         }
+    }
+}
+
+/// The name the event log uses for hook events (`lidguard hook-events` reads them).
+pub const HOOK_EVENT: &str = "hook-event";
+
+/// The wire outcome of a core reply, and what it means in words.
+fn reply_outcome(reply: &Reply) -> (Outcome, String) {
+    match reply {
+        Reply::Started => (Outcome::Started, "started".into()),
+        Reply::Updated => (Outcome::Updated, "updated".into()),
+        Reply::Stopped => (Outcome::Stopped, "stopped".into()),
+        Reply::StopDeferred => (
+            Outcome::StopDeferred,
+            "stays active: background work is still running".into(),
+        ),
+        Reply::AlreadyStopped { end_reason } => (
+            Outcome::AlreadyStopped,
+            format!("had already stopped ({end_reason})"),
+        ),
+        Reply::Recorded => (Outcome::Recorded, "updated".into()),
+        Reply::Unchanged => (Outcome::Unchanged, "unchanged".into()),
+        Reply::UnknownSession => (Outcome::UnknownSession, "no such session".into()),
+        Reply::Removed(_) | Reply::Done => (Outcome::Done, "done".into()),
     }
 }
 

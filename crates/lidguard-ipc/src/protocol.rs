@@ -5,6 +5,7 @@
 //! does not speak with an error that says so. Field names are camelCase.
 
 use jiff::Timestamp;
+use lidguard_core::event::{AgentEvent, Decision};
 use lidguard_core::provider::Provider;
 use lidguard_core::session::{Session, SessionKey, StopKind};
 use lidguard_core::settings::Settings;
@@ -114,6 +115,11 @@ pub enum Request {
     Status,
     /// End sessions whose watched process is gone.
     CleanupOrphans,
+    /// What an agent's hook reported (one hook invocation may carry several events).
+    Hook {
+        /// The events, in order.
+        events: Vec<AgentEvent>,
+    },
     /// Apply new settings (already saved to disk by the caller).
     Settings {
         /// The settings.
@@ -174,9 +180,12 @@ pub struct Response {
     /// Sessions affected (removed, cleaned up).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<SessionRef>,
-    /// The snapshot, for `status` and after `start`.
+    /// The snapshot, for `status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Box<Status>>,
+    /// The closed-lid decision for a hook, if lidguard made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
 }
 
 impl Response {
@@ -189,6 +198,7 @@ impl Response {
             message: message.into(),
             sessions: Vec::new(),
             status: None,
+            decision: None,
         }
     }
 
@@ -201,6 +211,7 @@ impl Response {
             message: message.into(),
             sessions: Vec::new(),
             status: None,
+            decision: None,
         }
     }
 }

@@ -79,3 +79,69 @@ mod tests {
         assert_eq!(stat_state("42 (x)"), None);
     }
 }
+
+/// One process in a hook's ancestry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Its pid.
+    pub pid: u32,
+    /// Its parent's pid (0 when unknown).
+    pub ppid: u32,
+    /// The short name (`/proc/<pid>/comm`; the kernel truncates it to 15 bytes).
+    pub name: String,
+    /// The command line, arguments joined by spaces.
+    pub cmdline: String,
+}
+
+/// The ancestors of `pid` (its parent first), at most `max_depth` of them, stopping at init,
+/// at an unreadable process or at a cycle.
+///
+/// Linux reads `<proc>/<pid>/stat`, `comm` and `cmdline`; other systems return nothing yet, so
+/// sessions there are not tied to a process.
+pub fn ancestry(roots: &Roots, pid: u32, max_depth: usize) -> Vec<ProcessInfo> {
+    let mut chain: Vec<ProcessInfo> = Vec::new();
+    let mut next = read_process(roots, pid).map(|p| p.ppid);
+    while let Some(pid) = next.filter(|&p| p > 1) {
+        if chain.len() >= max_depth || chain.iter().any(|p| p.pid == pid) {
+            break;
+        }
+        let Some(info) = read_process(roots, pid) else {
+            break;
+        };
+        next = Some(info.ppid);
+        chain.push(info);
+    }
+    chain
+}
+
+#[cfg(target_os = "linux")]
+fn read_process(roots: &Roots, pid: u32) -> Option<ProcessInfo> {
+    let dir = roots.proc_root.join(pid.to_string());
+    let stat = String::from_utf8_lossy(&std::fs::read(dir.join("stat")).ok()?).into_owned();
+    // Fields after the `)` that closes the command name: state, ppid, ...
+    let (_, rest) = stat.rsplit_once(')')?;
+    let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+    let name = std::fs::read_to_string(dir.join("comm"))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let cmdline = std::fs::read(dir.join("cmdline"))
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| String::from_utf8_lossy(part).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    Some(ProcessInfo {
+        pid,
+        ppid,
+        name,
+        cmdline,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_process(_roots: &Roots, _pid: u32) -> Option<ProcessInfo> {
+    None
+}

@@ -83,3 +83,33 @@ fn fake_proc_tree_states() {
     // The real process list is not consulted for overridden roots.
     assert!(!is_alive(&roots, std::process::id()));
 }
+
+#[test]
+fn ancestry_walks_parents_from_a_fake_proc_tree() {
+    use lidguard_platform::process::ancestry;
+    let dir = tempfile::tempdir().unwrap();
+    let proc_root = dir.path().join("proc");
+    let add = |pid: u32, ppid: u32, comm: &str, cmdline: &[&str]| {
+        let d = proc_root.join(pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("stat"), format!("{pid} ({comm}) S {ppid} 1 1 0")).unwrap();
+        std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+        std::fs::write(d.join("cmdline"), cmdline.join("\0") + "\0").unwrap();
+    };
+    add(40, 30, "lidguard", &["lidguard", "claude-hook"]);
+    add(30, 20, "sh", &["/bin/sh", "-c", "lidguard claude-hook"]);
+    add(20, 10, "claude", &["claude", "-p", "hi"]);
+    add(10, 1, "bash", &["-bash"]);
+    let roots = lidguard_platform::sources::Roots::new(&proc_root, dir.path().join("sys"));
+    let chain = ancestry(&roots, 40, 16);
+    let names: Vec<_> = chain.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["sh", "claude", "bash"]);
+    assert_eq!(chain[1].cmdline, "claude -p hi");
+    assert_eq!(chain[1].ppid, 10);
+    assert_eq!(ancestry(&roots, 40, 1).len(), 1);
+    // A cycle stops the walk instead of looping.
+    add(10, 20, "bash", &["-bash"]);
+    assert_eq!(ancestry(&roots, 40, 16).len(), 3);
+    // A missing process ends it.
+    assert!(ancestry(&roots, 999, 16).is_empty());
+}

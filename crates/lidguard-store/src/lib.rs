@@ -344,6 +344,32 @@ impl Store {
         )
     }
 
+    /// The newest `limit` events with this `name` (and `provider`, when given), newest last.
+    pub fn recent_events_matching(
+        &self,
+        name: &str,
+        provider: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<EventRow>, StoreError> {
+        self.query_all(
+            "read the event log",
+            "SELECT at, name, provider, session_id, detail_json FROM
+                (SELECT * FROM events WHERE name = ?1 AND (?2 IS NULL OR provider = ?2)
+                 ORDER BY id DESC LIMIT ?3)
+             ORDER BY id",
+            rusqlite::params![name, provider, sql_count(limit)],
+            |row| {
+                Ok(EventRow {
+                    at: timestamp(row, 0)?,
+                    name: row.get(1)?,
+                    provider: row.get(2)?,
+                    session_id: row.get(3)?,
+                    detail_json: row.get(4)?,
+                })
+            },
+        )
+    }
+
     /// Sets how many events the log keeps (default [`DEFAULT_EVENT_LOG_LIMIT`]).
     ///
     /// Takes effect at the next [`Store::append_event`]; `0` keeps nothing.

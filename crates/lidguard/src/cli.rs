@@ -47,6 +47,16 @@ pub(crate) enum Command {
         Booleans accept true/false, yes/no, on/off, 1/0; fields that can be turned off accept \
         `off`. A running daemon picks up the change at once.")]
     Settings(SettingsArgs),
+    /// Claude Code hook: reads the hook payload on stdin (installed by `hook-install`).
+    ClaudeHook,
+    /// Codex CLI hook: reads the hook payload on stdin (installed by `hook-install`).
+    CodexHook,
+    /// GitHub Copilot CLI hook for one event: reads the payload on stdin.
+    CopilotHook(EventArgs),
+    /// OpenCode hook for one event, called by lidguard's OpenCode plugin.
+    OpencodeHook(EventArgs),
+    /// Show the hook events lidguard received, newest last, in local time.
+    HookEvents(HookEventsArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
     /// Show the command overview, or help for one command.
@@ -117,6 +127,26 @@ pub(crate) struct RemoveArgs {
     #[arg(long, value_name = "NAME", requires = "session")]
     pub(crate) provider_name: Option<String>,
     /// Print the daemon's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EventArgs {
+    /// The event name, as configured in the agent (its payloads do not reliably carry it).
+    #[arg(long, visible_alias = "event-name", value_name = "EVENT")]
+    pub(crate) event: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookEventsArgs {
+    /// Only this provider's events.
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: Option<Provider>,
+    /// How many events to show.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) count: usize,
+    /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -19,6 +19,16 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
         ],
     ),
     ("Settings", &["settings"]),
+    (
+        "Hooks",
+        &[
+            "claude-hook",
+            "codex-hook",
+            "copilot-hook",
+            "opencode-hook",
+            "hook-events",
+        ],
+    ),
     ("Internal", &["run-server", "help"]),
 ];
 

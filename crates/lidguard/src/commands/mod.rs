@@ -1,5 +1,7 @@
 //! One module per command family; [`run`] dispatches.
 
+mod hook;
+mod hook_events;
 mod server;
 mod session;
 mod settings;
@@ -7,6 +9,7 @@ mod status;
 
 use std::process::ExitCode;
 
+use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 
 use crate::cli::{Cli, Command};
@@ -22,6 +25,18 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         help::run(command.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Hooks run on every tool call of every agent: they skip everything else here and never
+    // fail the agent (see `hook`).
+    let hook = match &command {
+        Command::ClaudeHook => Some((Provider::Claude, None)),
+        Command::CodexHook => Some((Provider::Codex, None)),
+        Command::CopilotHook(args) => Some((Provider::Copilot, Some(args.event.as_str()))),
+        Command::OpencodeHook(args) => Some((Provider::OpenCode, Some(args.event.as_str()))),
+        _ => None,
+    };
+    if let Some((provider, event)) = hook {
+        return Ok(hook::run(provider, event));
+    }
     let places = Places::from_env()?;
     logging::init(&places, matches!(command, Command::RunServer));
     match command {
@@ -31,7 +46,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
         Command::Status(args) => status::run(&places, args.json),
         Command::Settings(args) => settings::run(&places, &args),
+        Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::RunServer => server::run(places),
-        Command::Help { .. } => unreachable!("handled above"),
+        Command::Help { .. }
+        | Command::ClaudeHook
+        | Command::CodexHook
+        | Command::CopilotHook(_)
+        | Command::OpencodeHook(_) => unreachable!("handled above"),
     }
 }

@@ -1,0 +1,459 @@
+//! The provider-neutral model of what an agent did, and what lidguard decided about it.
+//!
+//! Three things are kept apart (see DESIGN §3): the observation ([`AgentEvent`]: who, what,
+//! where), lidguard's answer ([`Decision`], with the [`Provenance`] that justifies it), and who
+//! gets to see it (the provider dialect renders a decision for the agent; the daemon logs
+//! both). A decision is never inferred from an observation alone: it always names the setting
+//! and the lid and display state it was made from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::provider::Provider;
+use crate::session::SessionKey;
+use crate::settings::ClosedLidPermissionRequestDecision;
+
+/// Longest raw payload excerpt kept with an event, in bytes.
+pub const RAW_EXCERPT_BYTES: usize = 2048;
+
+/// Longest prompt text kept with a start event, in characters.
+pub const PROMPT_CHARS: usize = 500;
+
+/// What kind of background work an agent left running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WorkKind {
+    /// A subagent (Claude `SubagentStart`, Copilot `subagentStart`).
+    Subagent,
+    /// A background or detached shell.
+    Shell,
+    /// A background agent or task (Claude `Agent`/`Task` in the background, `TaskCreated`,
+    /// Copilot background `task`).
+    Task,
+    /// A monitor (Claude `Monitor`).
+    Monitor,
+}
+
+/// What happened, in provider-neutral terms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum EventKind {
+    /// The agent process started or resumed a session (telemetry only).
+    SessionStarted,
+    /// The user submitted a prompt: the session starts working.
+    PromptSubmitted,
+    /// A completion notice for background work delivered as a prompt (Claude
+    /// `<task-notification>`): it finishes the named work but does not start the session.
+    WorkNoticeDelivered {
+        /// Ids of the finished work, as far as the notice names them.
+        work_ids: Vec<String>,
+    },
+    /// A tool is about to run.
+    ToolStarting {
+        /// The tool asks the user a question (Claude `AskUserQuestion`, Copilot `ask_user`).
+        asks_user: bool,
+    },
+    /// A tool finished (successfully or with an error).
+    ToolFinished {
+        /// The tool asked the user a question (its answer is now in).
+        asks_user: bool,
+    },
+    /// The user interrupted a tool or the turn.
+    Interrupted,
+    /// The agent asks permission for a tool.
+    PermissionRequested,
+    /// An MCP server asks the user for input.
+    ElicitationRequested,
+    /// The agent now waits for the user.
+    WaitingForUser {
+        /// The exact soft-lock reason (e.g. `permission_prompt`).
+        reason: String,
+    },
+    /// The user answered; the agent works again.
+    WaitingCleared {
+        /// Why (e.g. `elicitation_complete`).
+        reason: String,
+    },
+    /// Background work started.
+    WorkStarted {
+        /// The provider's id for it.
+        work_id: String,
+        /// What it is.
+        work: WorkKind,
+    },
+    /// Background work finished.
+    WorkFinished {
+        /// The provider's id for it.
+        work_id: String,
+    },
+    /// The agent ended its turn.
+    TurnStopped {
+        /// The provider says this Stop follows an earlier continuation.
+        stop_hook_active: bool,
+        /// Background work the provider itself reports as still running, when it reports it
+        /// (Claude's `background_tasks`); `None` falls back to the work lidguard tracked.
+        running_work: Option<Vec<String>>,
+        /// Whether ask-before-sleep may continue this turn (only the events the spec names).
+        can_continue: bool,
+    },
+    /// The turn ended with an error (API failure): not a normal end.
+    TurnFailed,
+    /// The session ended.
+    SessionEnded {
+        /// A normal end (counts for end-of-session notifications) or not.
+        normal: bool,
+        /// Check tracked background work first (Copilot `sessionEnd`).
+        defer_for_work: bool,
+    },
+    /// Recorded, changes nothing.
+    Telemetry,
+}
+
+impl EventKind {
+    /// Short name for logs and `hook-events`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::SessionStarted => "session-started",
+            EventKind::PromptSubmitted => "prompt-submitted",
+            EventKind::WorkNoticeDelivered { .. } => "work-notice-delivered",
+            EventKind::ToolStarting { .. } => "tool-starting",
+            EventKind::ToolFinished { .. } => "tool-finished",
+            EventKind::Interrupted => "interrupted",
+            EventKind::PermissionRequested => "permission-requested",
+            EventKind::ElicitationRequested => "elicitation-requested",
+            EventKind::WaitingForUser { .. } => "waiting-for-user",
+            EventKind::WaitingCleared { .. } => "waiting-cleared",
+            EventKind::WorkStarted { .. } => "work-started",
+            EventKind::WorkFinished { .. } => "work-finished",
+            EventKind::TurnStopped { .. } => "turn-stopped",
+            EventKind::TurnFailed => "turn-failed",
+            EventKind::SessionEnded { .. } => "session-ended",
+            EventKind::Telemetry => "telemetry",
+        }
+    }
+
+    /// Whether this event starts (or updates) a session, and so may launch the daemon.
+    pub fn starts_session(&self) -> bool {
+        matches!(self, EventKind::PromptSubmitted)
+    }
+
+    /// Whether this event asks lidguard for a closed-lid decision.
+    pub fn wants_decision(&self) -> bool {
+        matches!(
+            self,
+            EventKind::PermissionRequested
+                | EventKind::ElicitationRequested
+                | EventKind::ToolStarting { asks_user: true }
+        )
+    }
+}
+
+/// One observation from an agent hook.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEvent {
+    /// The agent harness.
+    pub provider: Provider,
+    /// The provider's session id (or one derived from the working directory).
+    pub session_id: String,
+    /// The provider's own name for the event (`PreToolUse`, `agentStop`, ...).
+    pub hook_event: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// The tool concerned, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The agent's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The agent's transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// The agent process, found from the hook's ancestry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_pid: Option<u32>,
+    /// The user's prompt (start events only), at most [`PROMPT_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The last assistant text the payload carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_assistant_message: Option<String>,
+    /// Why the provider ended the turn or session (`logout`, `server_error`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The start of the raw payload, at most [`RAW_EXCERPT_BYTES`], for the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+}
+
+impl AgentEvent {
+    /// A bare event; dialects fill in the rest.
+    pub fn new(
+        provider: Provider,
+        session_id: impl Into<String>,
+        hook_event: impl Into<String>,
+        kind: EventKind,
+    ) -> AgentEvent {
+        AgentEvent {
+            provider,
+            session_id: session_id.into(),
+            hook_event: hook_event.into(),
+            kind,
+            tool_name: None,
+            cwd: None,
+            transcript_path: None,
+            owner_pid: None,
+            prompt: None,
+            last_assistant_message: None,
+            reason: None,
+            raw: None,
+        }
+    }
+
+    /// The session this event belongs to.
+    pub fn key(&self) -> SessionKey {
+        SessionKey::new(self.provider, self.session_id.clone(), "")
+    }
+
+    /// The end reason recorded when this event ends a session: `<event>:<reason>` when the
+    /// provider gave a reason, else the event name (e.g. `SessionEnd:logout`, `Stop`).
+    pub fn end_reason(&self) -> String {
+        match self.reason.as_deref().filter(|r| !r.is_empty()) {
+            Some(reason) => format!("{}:{reason}", self.hook_event),
+            None => self.hook_event.clone(),
+        }
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+pub fn truncate_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Cuts `text` to at most `max` characters.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+/// The lid as the decision saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lid {
+    /// Open.
+    Open,
+    /// Closed.
+    Closed,
+    /// Not known (no lid switch, unreadable state): never treated as closed.
+    Unknown,
+}
+
+/// What lidguard answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum DecisionKind {
+    /// Allow the permission request.
+    AllowPermission,
+    /// Deny the permission request, telling the model why.
+    DenyPermission {
+        /// For the model.
+        message: String,
+    },
+    /// Cancel an MCP elicitation.
+    CancelElicitation,
+    /// Refuse a tool that would ask the user (Copilot `ask_user`).
+    DenyAskUser {
+        /// For the model.
+        message: String,
+    },
+}
+
+/// The setting, lid and displays a decision was made from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// The setting that decided (`closedLidPermissionRequestDecision`).
+    pub setting: String,
+    /// Its value at that moment.
+    pub value: String,
+    /// The lid.
+    pub lid: Lid,
+    /// Connected displays other than internal panels.
+    pub external_displays: Option<u32>,
+}
+
+/// A decision with its provenance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// What to answer.
+    #[serde(flatten)]
+    pub kind: DecisionKind,
+    /// Why.
+    pub provenance: Provenance,
+}
+
+/// The soft-lock reason of a closed-lid `Ask` decision.
+pub const CLOSED_LID_ASK_REASON: &str = "closed_lid_permission_request_ask";
+
+/// The message given to the model when a closed-lid permission request is denied.
+pub const CLOSED_LID_DENY_MESSAGE: &str = "The laptop lid is closed and nobody can answer this \
+    permission request now (lidguard closed-lid policy: deny). Continue without this action, or \
+    stop and summarize what is left for the user.";
+
+/// The message given to the model when a question to the user is refused.
+pub const CLOSED_LID_ASK_USER_MESSAGE: &str = "The laptop lid is closed and nobody can answer a \
+    question now (lidguard). Make a reasonable assumption and continue, or stop and summarize \
+    the open question for the user.";
+
+/// What the closed-lid policy answers to `kind`, or `None` when lidguard stays out of the way
+/// (lid open or unknown, a display attached, policy `Ask` for permissions). Only a closed lid
+/// with zero external displays — the same condition as suspending — makes lidguard answer.
+pub fn closed_lid_decision(
+    kind: &EventKind,
+    policy: ClosedLidPermissionRequestDecision,
+    lid: Lid,
+    external_displays: Option<u32>,
+) -> Option<Decision> {
+    if lid != Lid::Closed || external_displays != Some(0) {
+        return None;
+    }
+    let provenance = |setting: &str, value: &str| Provenance {
+        setting: setting.to_owned(),
+        value: value.to_owned(),
+        lid,
+        external_displays,
+    };
+    let permission_setting = "closedLidPermissionRequestDecision";
+    let decision = match kind {
+        EventKind::PermissionRequested => {
+            let decided = match policy {
+                ClosedLidPermissionRequestDecision::Allow => DecisionKind::AllowPermission,
+                ClosedLidPermissionRequestDecision::Deny => DecisionKind::DenyPermission {
+                    message: CLOSED_LID_DENY_MESSAGE.to_owned(),
+                },
+                ClosedLidPermissionRequestDecision::Ask => return None,
+            };
+            Decision {
+                kind: decided,
+                provenance: provenance(permission_setting, policy.as_str()),
+            }
+        }
+        // Nobody can fill in a form or answer a question with the lid shut, whatever the
+        // permission policy: the alternative is an agent hanging until someone opens the lid.
+        EventKind::ElicitationRequested => Decision {
+            kind: DecisionKind::CancelElicitation,
+            provenance: provenance("closedLid", "cancel"),
+        },
+        EventKind::ToolStarting { asks_user: true } => Decision {
+            kind: DecisionKind::DenyAskUser {
+                message: CLOSED_LID_ASK_USER_MESSAGE.to_owned(),
+            },
+            provenance: provenance("closedLid", "deny"),
+        },
+        _ => return None,
+    };
+    Some(decision)
+}
+
+/// Whether a closed-lid permission request should soft-lock the session (policy `Ask`).
+pub fn closed_lid_asks(
+    kind: &EventKind,
+    policy: ClosedLidPermissionRequestDecision,
+    lid: Lid,
+    external_displays: Option<u32>,
+) -> bool {
+    matches!(kind, EventKind::PermissionRequested)
+        && policy == ClosedLidPermissionRequestDecision::Ask
+        && lid == Lid::Closed
+        && external_displays == Some(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ClosedLidPermissionRequestDecision as P;
+
+    #[test]
+    fn decisions_only_with_the_lid_closed_and_no_external_display() {
+        let perm = EventKind::PermissionRequested;
+        for (lid, displays) in [
+            (Lid::Open, Some(0)),
+            (Lid::Unknown, Some(0)),
+            (Lid::Closed, Some(1)),
+            (Lid::Closed, None),
+        ] {
+            for policy in [P::Deny, P::Allow, P::Ask] {
+                assert_eq!(closed_lid_decision(&perm, policy, lid, displays), None);
+                assert!(!closed_lid_asks(&perm, policy, lid, displays));
+            }
+        }
+        let deny = closed_lid_decision(&perm, P::Deny, Lid::Closed, Some(0)).unwrap();
+        assert!(matches!(deny.kind, DecisionKind::DenyPermission { .. }));
+        assert_eq!(
+            deny.provenance.setting,
+            "closedLidPermissionRequestDecision"
+        );
+        assert_eq!(deny.provenance.value, "deny");
+        let allow = closed_lid_decision(&perm, P::Allow, Lid::Closed, Some(0)).unwrap();
+        assert_eq!(allow.kind, DecisionKind::AllowPermission);
+        assert_eq!(
+            closed_lid_decision(&perm, P::Ask, Lid::Closed, Some(0)),
+            None
+        );
+        assert!(closed_lid_asks(&perm, P::Ask, Lid::Closed, Some(0)));
+
+        let elicit = EventKind::ElicitationRequested;
+        let cancel = closed_lid_decision(&elicit, P::Allow, Lid::Closed, Some(0)).unwrap();
+        assert_eq!(cancel.kind, DecisionKind::CancelElicitation);
+        let ask_user = EventKind::ToolStarting { asks_user: true };
+        assert!(closed_lid_decision(&ask_user, P::Ask, Lid::Closed, Some(0)).is_some());
+        let tool = EventKind::ToolStarting { asks_user: false };
+        assert_eq!(
+            closed_lid_decision(&tool, P::Deny, Lid::Closed, Some(0)),
+            None
+        );
+    }
+
+    #[test]
+    fn events_serialize_flat_and_round_trip() {
+        let mut e = AgentEvent::new(
+            Provider::Claude,
+            "s1",
+            "Stop",
+            EventKind::TurnStopped {
+                stop_hook_active: true,
+                running_work: Some(vec!["b1".into()]),
+                can_continue: true,
+            },
+        );
+        e.reason = Some("x".into());
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["kind"], "turnStopped");
+        assert_eq!(json["stopHookActive"], true);
+        assert_eq!(json["runningWork"][0], "b1");
+        let back: AgentEvent = serde_json::from_value(json).unwrap();
+        assert_eq!(back, e);
+        assert_eq!(e.end_reason(), "Stop:x");
+    }
+
+    #[test]
+    fn truncation_respects_characters() {
+        assert_eq!(truncate_bytes("héllo", 2), "h");
+        assert_eq!(truncate_bytes("abc", 10), "abc");
+        assert_eq!(truncate_chars("héllo", 2), "hé");
+    }
+}

@@ -1,0 +1,118 @@
+//! Provider dialects: everything that differs between agent harnesses lives here.
+//!
+//! Each module turns one agent's hook payload into provider-neutral
+//! [`AgentEvent`](lidguard_core::event::AgentEvent)s and renders lidguard's
+//! [`Decision`](lidguard_core::event::Decision)s into that agent's own output JSON. Wire types
+//! mirror each agent's JSON exactly and tolerate unknown fields; well-formed but uninteresting
+//! input gives an event of kind `Telemetry` (so it is still counted), and only malformed input
+//! is an error. Output types are separate per provider even where shapes look alike: the
+//! contracts are not standardized and drift independently.
+//!
+//! Every provider fact is backed by a captured payload in `tests/fixtures/<provider>/` or names
+//! its documented source in a comment.
+#![deny(missing_docs)]
+
+pub mod claude;
+pub mod codex;
+pub mod copilot;
+pub mod opencode;
+pub mod owner;
+
+use lidguard_core::event::{AgentEvent, Decision, RAW_EXCERPT_BYTES, truncate_bytes};
+use lidguard_core::provider::Provider;
+use lidguard_core::session::derived_session_id;
+
+/// One hook invocation's input.
+#[derive(Clone, Copy, Debug)]
+pub struct HookInput<'a> {
+    /// stdin, as received.
+    pub stdin: &'a [u8],
+    /// The `--event` argument (Copilot and OpenCode name the event there).
+    pub event_arg: Option<&'a str>,
+    /// The hook process's working directory, for payloads without `cwd`.
+    pub process_cwd: Option<&'a str>,
+}
+
+/// Why a payload could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// Not JSON, or not the expected shape.
+    #[error("the {provider} hook payload is not valid JSON: {source}")]
+    Json {
+        /// Which dialect.
+        provider: Provider,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// No event name anywhere.
+    #[error("the {0} hook payload names no event; pass --event <name>")]
+    NoEvent(Provider),
+    /// This provider has no hook dialect.
+    #[error("{0} has no hook dialect")]
+    Unsupported(Provider),
+}
+
+/// Parses one hook invocation of `provider`.
+pub fn parse(provider: Provider, input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
+    let mut events = match provider {
+        Provider::Claude => claude::parse(input)?,
+        Provider::Codex => codex::parse(input)?,
+        Provider::Copilot => copilot::parse(input)?,
+        Provider::OpenCode => opencode::parse(input)?,
+        other => return Err(ParseError::Unsupported(other)),
+    };
+    let raw = String::from_utf8_lossy(truncate_bytes_raw(input.stdin)).into_owned();
+    for event in &mut events {
+        event.raw = Some(raw.clone());
+    }
+    Ok(events)
+}
+
+/// The stdout that tells `provider` about `decision` for `hook_event`, or `None` when that
+/// event has no way to carry it (then the hook prints nothing).
+pub fn render(provider: Provider, hook_event: &str, decision: &Decision) -> Option<String> {
+    match provider {
+        Provider::Claude => claude::render(hook_event, decision),
+        Provider::Codex => codex::render(hook_event, decision),
+        Provider::Copilot => copilot::render(hook_event, decision),
+        Provider::OpenCode => opencode::render(hook_event, decision),
+        Provider::Custom | Provider::Mcp => None,
+    }
+}
+
+fn truncate_bytes_raw(stdin: &[u8]) -> &[u8] {
+    let end = stdin.len().min(RAW_EXCERPT_BYTES);
+    // Cut on a UTF-8 boundary when the bytes are text.
+    match std::str::from_utf8(&stdin[..end]) {
+        Ok(_) => &stdin[..end],
+        Err(e) => &stdin[..e.valid_up_to()],
+    }
+}
+
+/// The session id to use: the provider's, else one derived from the working directory.
+pub(crate) fn session_id(provider: Provider, given: Option<&str>, cwd: Option<&str>) -> String {
+    match given.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(id) => id.to_owned(),
+        None => derived_session_id(provider, cwd.unwrap_or("/")),
+    }
+}
+
+/// A prompt cut to what the log keeps.
+pub(crate) fn prompt_text(prompt: Option<&str>) -> Option<String> {
+    prompt.map(|p| lidguard_core::event::truncate_chars(p, lidguard_core::event::PROMPT_CHARS))
+}
+
+/// Text cut for storage, on a character boundary.
+pub(crate) fn bounded(text: Option<&str>, max: usize) -> Option<String> {
+    text.map(|t| truncate_bytes(t, max).to_owned())
+}
+
+/// Parses JSON, naming the provider on failure.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    provider: Provider,
+    stdin: &[u8],
+) -> Result<T, ParseError> {
+    serde_json::from_slice(stdin).map_err(|source| ParseError::Json { provider, source })
+}

@@ -1,0 +1,97 @@
+//! Which ancestor process of a hook is the agent itself (the process whose exit ends the
+//! session). Working directories are never used for this: only names and command lines.
+//!
+//! Rules restated from the reference system (lidguard-behaviour.md §8.6), with the process
+//! names seen in the captured ancestries under `tests/fixtures/`.
+
+use lidguard_core::provider::Provider;
+
+/// How far up the process tree to look.
+pub const MAX_DEPTH: usize = 16;
+
+/// Script runners an agent may be wrapped in (`npx @openai/codex`, a Bun-built binary, ...).
+const WRAPPERS: [&str; 4] = ["node", "npm", "npx", "bun"];
+
+/// Whether a process with this `name` (from `/proc/<pid>/comm`) and `cmdline` is the agent of
+/// `provider`.
+pub fn is_owner(provider: Provider, name: &str, cmdline: &str) -> bool {
+    let name = normalize_name(name);
+    let cmd = cmdline.to_ascii_lowercase();
+    let wrapper = WRAPPERS.contains(&name.as_str());
+    match provider {
+        // The CLI (`codex`), the Codex App server (`codex app-server`), or node wrappers that
+        // run the npm package.
+        Provider::Codex => {
+            name == "codex"
+                || name.starts_with("codex-")
+                || (wrapper && cmd.contains("node_modules") && cmd.contains("codex"))
+        }
+        Provider::Claude => name.contains("claude") || (wrapper && cmd.contains("claude")),
+        Provider::Copilot => {
+            name.contains("copilot")
+                || (name == "gh" && cmd.contains("copilot"))
+                || (wrapper && cmd.contains("copilot"))
+        }
+        Provider::OpenCode => name.contains("opencode") || (wrapper && cmd.contains("opencode")),
+        Provider::Custom | Provider::Mcp => false,
+    }
+}
+
+/// The first ancestor that is the agent: `ancestors` lists (pid, name, cmdline), parent first.
+pub fn find_owner<'a>(
+    provider: Provider,
+    ancestors: impl IntoIterator<Item = (u32, &'a str, &'a str)>,
+) -> Option<u32> {
+    ancestors
+        .into_iter()
+        .take(MAX_DEPTH)
+        .find(|(_, name, cmdline)| is_owner(provider, name, cmdline))
+        .map(|(pid, _, _)| pid)
+}
+
+/// The file name without extension, lowercase, without the `-` of a login shell.
+fn normalize_name(name: &str) -> String {
+    let name = name.trim().trim_start_matches('-');
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let stem = base.strip_suffix(".exe").unwrap_or(base);
+    stem.to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_by_name_and_wrapper_command_line() {
+        assert!(is_owner(Provider::Codex, "codex", "codex exec hi"));
+        assert!(is_owner(
+            Provider::Codex,
+            "node",
+            "node /usr/lib/node_modules/@openai/codex/bin/codex.js"
+        ));
+        assert!(!is_owner(Provider::Codex, "node", "node server.js codex"));
+        assert!(is_owner(Provider::Claude, "claude", "claude -p x"));
+        assert!(is_owner(
+            Provider::Claude,
+            "node",
+            "node /x/claude-code/cli.js"
+        ));
+        assert!(is_owner(Provider::Copilot, "gh", "gh copilot"));
+        assert!(is_owner(Provider::Copilot, "copilot", "copilot -p x"));
+        assert!(is_owner(Provider::OpenCode, "opencode", "opencode run"));
+        assert!(is_owner(Provider::OpenCode, "bun", "bun opencode"));
+        assert!(!is_owner(Provider::Claude, "bash", "bash -c claude-hook"));
+        assert!(!is_owner(Provider::Mcp, "claude", "claude"));
+    }
+
+    #[test]
+    fn the_first_matching_ancestor_wins() {
+        let chain = [
+            (30, "sh", "/bin/sh -c lidguard claude-hook"),
+            (20, "claude", "claude"),
+            (10, "node", "node claude"),
+        ];
+        assert_eq!(find_owner(Provider::Claude, chain), Some(20));
+        assert_eq!(find_owner(Provider::Codex, chain), None);
+    }
+}

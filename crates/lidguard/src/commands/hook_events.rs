@@ -1,0 +1,70 @@
+//! `lidguard hook-events`: what the hooks reported, from the event log (read directly from the
+//! database, so it works whether or not the daemon runs).
+
+use std::process::ExitCode;
+
+use jiff::tz::TimeZone;
+use lidguard_daemon::HOOK_EVENT;
+use lidguard_ipc::Places;
+use lidguard_store::Store;
+use serde_json::Value;
+
+use crate::cli::HookEventsArgs;
+use crate::output;
+
+pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<ExitCode> {
+    let path = places.database();
+    let rows = if path.exists() {
+        let store = Store::open(&path)?;
+        store.recent_events_matching(HOOK_EVENT, args.provider.map(|p| p.as_str()), args.count)?
+    } else {
+        Vec::new()
+    };
+    let entries: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mut detail: Value = serde_json::from_str(&row.detail_json).unwrap_or(Value::Null);
+            let mut entry = serde_json::json!({
+                "at": row.at.to_string(),
+                "provider": row.provider,
+                "sessionId": row.session_id,
+            });
+            if let (Some(entry), Some(detail)) = (entry.as_object_mut(), detail.as_object_mut()) {
+                entry.append(detail);
+            }
+            entry
+        })
+        .collect();
+    if args.json {
+        output::json(&entries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        output::line("No hook events recorded yet.")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (row, entry) in rows.iter().zip(&entries) {
+        let local = row.at.to_zoned_datetime(TimeZone::system());
+        let text = |key: &str| entry[key].as_str().unwrap_or("").to_owned();
+        let mut line = format!(
+            "{}  {:<8} {:<22} {:<20} {}",
+            local.strftime("%Y-%m-%d %H:%M:%S"),
+            text("provider"),
+            text("hookEvent"),
+            text("kind"),
+            text("sessionId"),
+        );
+        if let Some(tool) = entry["tool"].as_str() {
+            line.push_str(&format!("  tool={tool}"));
+        }
+        if let Some(action) = entry["decision"]["action"].as_str() {
+            line.push_str(&format!("  decision={action}"));
+        }
+        if let Some(prompt) = entry["prompt"].as_str() {
+            let short: String = prompt.chars().take(60).collect();
+            line.push_str(&format!("  prompt={short:?}"));
+        }
+        output::line(&line)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
