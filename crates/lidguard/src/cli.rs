@@ -146,6 +146,9 @@ pub(crate) struct HookEventsArgs {
     /// How many events to show.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub(crate) count: usize,
+    /// Show the receipts instead: per provider and event, how many arrived and when last.
+    #[arg(long)]
+    pub(crate) receipts: bool,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,

@@ -5,8 +5,12 @@
 // Test helpers: a private LIDGUARD_HOME per test, commands, the raw socket.
 mod util;
 
+// Every captured agent payload through the real hook binary, lid open and closed.
+mod conformance;
 // Session lifecycle through the CLI and the socket; `status --json` as a contract.
 mod daemon;
+// Hooks: fail open, launch rules, closed-lid decisions, concurrency.
+mod hooks;
 // Keep-awake through systemd-logind: inhibitors held, released, and gone after kill -9.
 mod logind;
 // Hostile or broken surroundings: bad requests, other users, corrupt files, bad directories.

@@ -13,6 +13,9 @@ use crate::cli::HookEventsArgs;
 use crate::output;
 
 pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<ExitCode> {
+    if args.receipts {
+        return receipts(places, args);
+    }
     let path = places.database();
     let rows = if path.exists() {
         let store = Store::open(&path)?;
@@ -65,6 +68,47 @@ pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<Exit
             line.push_str(&format!("  prompt={short:?}"));
         }
         output::line(&line)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn receipts(places: &Places, args: &HookEventsArgs) -> anyhow::Result<ExitCode> {
+    let path = places.database();
+    let mut rows = if path.exists() {
+        Store::open(&path)?.hook_receipts()?
+    } else {
+        Vec::new()
+    };
+    if let Some(provider) = args.provider {
+        rows.retain(|r| r.provider == provider.as_str());
+    }
+    if args.json {
+        let entries: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "provider": r.provider,
+                    "event": r.event,
+                    "count": r.count,
+                    "lastSeen": r.last_seen.to_string(),
+                })
+            })
+            .collect();
+        output::json(&entries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        output::line("No hook events recorded yet.")?;
+    }
+    for r in &rows {
+        let local = r.last_seen.to_zoned_datetime(TimeZone::system());
+        output::line(&format!(
+            "{:<8} {:<24} {:>8}  last {}",
+            r.provider,
+            r.event,
+            r.count,
+            local.strftime("%Y-%m-%d %H:%M:%S")
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

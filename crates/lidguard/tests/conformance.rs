@@ -1,0 +1,200 @@
+//! Every captured payload in `tests/fixtures/<provider>/` through the real hook binary against
+//! a real daemon, with the lid open and with the lid closed (through the documented
+//! `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` source override): the normalized events the daemon
+//! recorded and the exact stdout must match the fixture's `expect`.
+//!
+//! `LIDGUARD_BLESS=1 cargo test -p lidguard --test integration conformance` writes what was
+//! observed into fixtures that have no `expect` yet; review the diff before committing.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::util::Home;
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// All fixture files, sorted.
+fn fixtures() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for provider in ["claude", "codex", "copilot", "opencode"] {
+        let dir = fixtures_root().join(provider);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A fake `/proc` and `/sys`: the lid and one internal panel, no external display.
+fn fake_roots(dir: &Path, lid: &str) -> (PathBuf, PathBuf) {
+    let proc_root = dir.join("proc");
+    let sys_root = dir.join("sys");
+    let lid_dir = proc_root.join("acpi/button/lid/LID0");
+    std::fs::create_dir_all(&lid_dir).unwrap();
+    std::fs::write(lid_dir.join("state"), format!("state:      {lid}\n")).unwrap();
+    let panel = sys_root.join("class/drm/card0-eDP-1");
+    std::fs::create_dir_all(&panel).unwrap();
+    std::fs::write(panel.join("status"), "connected\n").unwrap();
+    (proc_root, sys_root)
+}
+
+/// A daemon whose lid reads as `lid`, kept alive by a session of its own.
+struct LidHome {
+    home: Home,
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+}
+
+impl LidHome {
+    fn new(lid: &str) -> LidHome {
+        let home = Home::new();
+        let (proc_root, sys_root) = fake_roots(home.path(), lid);
+        let lh = LidHome {
+            home,
+            proc_root,
+            sys_root,
+        };
+        let out = lh
+            .cmd(&["start", "--provider", "custom", "--session", "keepalive"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lh
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = self.home.cmd(args);
+        cmd.env("LIDGUARD_PROC_ROOT", &self.proc_root)
+            .env("LIDGUARD_SYS_ROOT", &self.sys_root);
+        cmd
+    }
+
+    /// Runs one hook; returns its stdout and the kinds the daemon recorded for it.
+    fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<String>) {
+        let before = self.recorded().len();
+        let mut args = vec![format!("{provider}-hook")];
+        if matches!(provider, "copilot" | "opencode") {
+            args.push("--event".into());
+            args.push(event.into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = self
+            .cmd(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "hooks always exit 0");
+        assert!(
+            out.stderr.is_empty(),
+            "hooks print nothing on stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kinds = self.recorded()[before..]
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap_or("").to_owned())
+            .collect();
+        (String::from_utf8(out.stdout).unwrap(), kinds)
+    }
+
+    fn recorded(&self) -> Vec<Value> {
+        let out = self
+            .cmd(&["hook-events", "--json", "--count", "100000"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+#[test]
+fn every_fixture_normalizes_and_answers_as_expected() {
+    let files = fixtures();
+    if files.is_empty() {
+        panic!("no fixtures under {}", fixtures_root().display());
+    }
+    let open = LidHome::new("open");
+    let closed = LidHome::new("closed");
+    let bless = std::env::var_os("LIDGUARD_BLESS").is_some();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut fixture: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let provider = fixture["provider"].as_str().unwrap().to_owned();
+        let event = fixture["event"].as_str().unwrap().to_owned();
+        let stdin = match &fixture["stdin"] {
+            Value::String(s) => s.clone(),
+            other => serde_json::to_string(other).unwrap(),
+        };
+        let (open_out, open_kinds) = open.run_hook(&provider, &event, &stdin);
+        let (closed_out, closed_kinds) = closed.run_hook(&provider, &event, &stdin);
+        assert_eq!(
+            open_kinds,
+            closed_kinds,
+            "{}: the lid never changes what was observed",
+            path.display()
+        );
+        let observed = json!({
+            "kinds": open_kinds,
+            "stdoutOpenLid": open_out,
+            "stdoutClosedLid": closed_out,
+        });
+        match fixture.get("expect") {
+            Some(expect) => {
+                checked += 1;
+                if *expect != observed {
+                    failures.push(format!(
+                        "{}:\n  expected {expect}\n  observed {observed}",
+                        path.display()
+                    ));
+                }
+            }
+            None if bless => {
+                fixture["expect"] = observed;
+                std::fs::write(path, serde_json::to_string_pretty(&fixture).unwrap() + "\n")
+                    .unwrap();
+            }
+            None => failures.push(format!(
+                "{}: no `expect` (run with LIDGUARD_BLESS=1 and review)",
+                path.display()
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    assert!(checked > 0 || bless);
+}

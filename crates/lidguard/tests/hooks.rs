@@ -1,0 +1,281 @@
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::util::Home;
+
+/// Runs `lidguard <args>` with `stdin`; returns (exit success, stdout, stderr).
+fn hook(
+    home: &Home,
+    args: &[&str],
+    stdin: &[u8],
+    env: &[(&str, &std::path::Path)],
+) -> (bool, String, String) {
+    let mut cmd = home.cmd(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn log(home: &Home) -> String {
+    std::fs::read_to_string(home.places.log_file()).unwrap_or_default()
+}
+
+const CLAUDE_PROMPT: &str =
+    r#"{"session_id":"s1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
+
+#[test]
+fn malformed_input_unknown_events_and_no_daemon_all_fail_open() {
+    let home = Home::new();
+    let cases: &[(&[&str], &[u8])] = &[
+        (&["claude-hook"], b"not json"),
+        (&["claude-hook"], b""),
+        (&["claude-hook"], b"{}"),
+        (&["codex-hook"], b"\xff\xfe"),
+        (&["copilot-hook", "--event", "agentStop"], b"[1,2"),
+        (
+            &["opencode-hook", "--event", "session.idle"],
+            b"{\"sessionID\": 5}",
+        ),
+        (
+            &["claude-hook"],
+            br#"{"hook_event_name":"Stop","session_id":"x"}"#,
+        ),
+        (
+            &["claude-hook"],
+            br#"{"hook_event_name":"SomethingNew","session_id":"x"}"#,
+        ),
+    ];
+    for (args, stdin) in cases {
+        let (ok, stdout, stderr) = hook(&home, args, stdin, &[]);
+        assert!(ok, "{args:?} must exit 0");
+        assert_eq!(stdout, "", "{args:?}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
+    // Only events that start a session launch the daemon.
+    assert!(home.daemon_pid().is_none());
+    let log = log(&home);
+    assert!(log.contains("not valid JSON"), "{log}");
+    assert!(log.contains("the daemon is not running"), "{log}");
+    assert!(
+        log.lines().count() >= cases.len(),
+        "one diagnostic line per failure:\n{log}"
+    );
+}
+
+#[test]
+fn a_prompt_launches_the_daemon_and_starts_the_session() {
+    let home = Home::new();
+    let (ok, stdout, _) = hook(&home, &["claude-hook"], CLAUDE_PROMPT.as_bytes(), &[]);
+    assert!(ok);
+    assert_eq!(stdout, "");
+    let s = home.session("s1").expect("session started by the hook");
+    assert_eq!(s["provider"], "claude");
+    assert_eq!(s["cwd"], "/tmp");
+    let events = home.ok(&["hook-events", "--json"]);
+    let events: serde_json::Value = serde_json::from_str(&events).unwrap();
+    assert_eq!(events[0]["hookEvent"], "UserPromptSubmit");
+    assert_eq!(events[0]["prompt"], "go");
+    let receipts: serde_json::Value =
+        serde_json::from_str(&home.ok(&["hook-events", "--receipts", "--json"])).unwrap();
+    assert_eq!(receipts[0]["event"], "UserPromptSubmit");
+    assert_eq!(receipts[0]["count"], 1);
+}
+
+#[test]
+fn a_daemon_that_never_answers_costs_a_bounded_wait() {
+    let home = Home::new();
+    home.places.ensure_runtime_dir().unwrap();
+    // Something listens on the socket but never reads or answers.
+    let _listener = std::os::unix::net::UnixListener::bind(home.socket()).unwrap();
+    let started = Instant::now();
+    let (ok, stdout, _) = hook(
+        &home,
+        &["claude-hook"],
+        br#"{"hook_event_name":"PreToolUse","session_id":"x","tool_name":"Bash"}"#,
+        &[],
+    );
+    assert!(ok);
+    assert_eq!(stdout, "");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(log(&home).contains("did not answer"), "{}", log(&home));
+}
+
+/// A fake `/proc` and `/sys` with the lid `state` and only the internal panel connected.
+fn lid_roots(home: &Home, state: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let proc_root = home.path().join("proc");
+    let sys_root = home.path().join("sys");
+    std::fs::create_dir_all(proc_root.join("acpi/button/lid/LID0")).unwrap();
+    std::fs::write(
+        proc_root.join("acpi/button/lid/LID0/state"),
+        format!("state:      {state}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(sys_root.join("class/drm/card0-eDP-1")).unwrap();
+    std::fs::write(sys_root.join("class/drm/card0-eDP-1/status"), "connected\n").unwrap();
+    (proc_root, sys_root)
+}
+
+#[test]
+fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
+    let home = Home::new();
+    let (proc_root, sys_root) = lid_roots(&home, "closed");
+    let env = [
+        ("LIDGUARD_PROC_ROOT", proc_root.as_path()),
+        ("LIDGUARD_SYS_ROOT", sys_root.as_path()),
+    ];
+    let (ok, _, _) = hook(&home, &["claude-hook"], CLAUDE_PROMPT.as_bytes(), &env);
+    assert!(ok);
+    assert_eq!(home.status()["lid"], "Closed");
+    assert_eq!(home.status()["externalDisplays"], 0);
+
+    let claude = br#"{"session_id":"s1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch x"}}"#;
+    let codex = br#"{"session_id":"c1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch x"}}"#;
+    let copilot = br#"{"sessionId":"p1","toolName":"bash","toolInput":{"command":"touch x"}}"#;
+
+    // Deny (the default).
+    let (_, out, _) = hook(&home, &["claude-hook"], claude, &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"],
+        "PermissionRequest"
+    );
+    assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "deny");
+    assert!(
+        v["hookSpecificOutput"]["decision"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lid is closed")
+    );
+    let (_, out, _) = hook(&home, &["codex-hook"], codex, &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "deny");
+    let (_, out, _) = hook(
+        &home,
+        &["copilot-hook", "--event", "permissionRequest"],
+        copilot,
+        &env,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["behavior"], "deny");
+    let events: serde_json::Value =
+        serde_json::from_str(&home.ok(&["hook-events", "--json"])).unwrap();
+    let last = events.as_array().unwrap().last().unwrap();
+    assert_eq!(
+        last["decision"]["provenance"]["setting"],
+        "closedLidPermissionRequestDecision"
+    );
+    assert_eq!(last["decision"]["provenance"]["lid"], "Closed");
+    assert_eq!(last["decision"]["provenance"]["externalDisplays"], 0);
+
+    // Allow.
+    home.ok(&[
+        "settings",
+        "--closed-lid-permission-request-decision",
+        "allow",
+    ]);
+    let (_, out, _) = hook(&home, &["claude-hook"], claude, &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "allow");
+
+    // Ask: nothing printed, the session waits for the user.
+    home.ok(&[
+        "settings",
+        "--closed-lid-permission-request-decision",
+        "ask",
+    ]);
+    let (_, out, _) = hook(&home, &["claude-hook"], claude, &env);
+    assert_eq!(out, "");
+    let s = home.session("s1").unwrap();
+    assert_eq!(s["state"], "softLocked");
+    assert_eq!(s["softLockReason"], "closed_lid_permission_request_ask");
+
+    // Copilot ask_user is refused with the lid closed, whatever the permission policy.
+    let ask_user = br#"{"sessionId":"p1","toolName":"ask_user","toolArgs":{"question":"which?"}}"#;
+    let (_, out, _) = hook(
+        &home,
+        &["copilot-hook", "--event", "preToolUse"],
+        ask_user,
+        &env,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["permissionDecision"], "deny");
+    // Claude elicitations are cancelled.
+    let elicit = br#"{"session_id":"s1","hook_event_name":"Elicitation","mcp_server_name":"x"}"#;
+    let (_, out, _) = hook(&home, &["claude-hook"], elicit, &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["action"], "cancel");
+}
+
+#[test]
+fn with_the_lid_open_or_a_display_attached_hooks_stay_silent() {
+    let home = Home::new();
+    let (proc_root, sys_root) = lid_roots(&home, "open");
+    let env = [
+        ("LIDGUARD_PROC_ROOT", proc_root.as_path()),
+        ("LIDGUARD_SYS_ROOT", sys_root.as_path()),
+    ];
+    hook(&home, &["claude-hook"], CLAUDE_PROMPT.as_bytes(), &env);
+    let claude = br#"{"session_id":"s1","hook_event_name":"PermissionRequest","tool_name":"Bash"}"#;
+    let (_, out, _) = hook(&home, &["claude-hook"], claude, &env);
+    assert_eq!(out, "");
+    // Lid closed but an external monitor connected: still silent.
+    std::fs::write(
+        proc_root.join("acpi/button/lid/LID0/state"),
+        "state:      closed\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sys_root.join("class/drm/card0-HDMI-A-1")).unwrap();
+    std::fs::write(
+        sys_root.join("class/drm/card0-HDMI-A-1/status"),
+        "connected\n",
+    )
+    .unwrap();
+    let (_, out, _) = hook(&home, &["claude-hook"], claude, &env);
+    assert_eq!(out, "");
+    assert_eq!(home.status()["externalDisplays"], 1);
+}
+
+#[test]
+fn concurrent_hook_streams_lose_no_event() {
+    let home = Home::new();
+    hook(&home, &["claude-hook"], CLAUDE_PROMPT.as_bytes(), &[]);
+    let payload = br#"{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":"ok"}}"#;
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                for _ in 0..25 {
+                    let (ok, out, _) = hook(&home, &["claude-hook"], payload, &[]);
+                    assert!(ok && out.is_empty());
+                }
+            });
+        }
+    });
+    let receipts: serde_json::Value =
+        serde_json::from_str(&home.ok(&["hook-events", "--receipts", "--json"])).unwrap();
+    let post = receipts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["event"] == "PostToolUse")
+        .unwrap();
+    assert_eq!(post["count"], 200);
+    assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
+}
