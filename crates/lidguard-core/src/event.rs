@@ -64,7 +64,13 @@ pub enum EventKind {
     /// The user interrupted a tool or the turn.
     Interrupted,
     /// The agent asks permission for a tool.
-    PermissionRequested,
+    PermissionRequested {
+        /// The hook runs before the agent's own permission rules, so the request may be one
+        /// the agent would approve by itself (Copilot's `permissionRequest` fires for every
+        /// tool call, auto-approved ones included). Then only an `allow` policy is applied:
+        /// denying would stop work the user's own rules allow.
+        before_agent_rules: bool,
+    },
     /// An MCP server asks the user for input.
     ElicitationRequested,
     /// The agent now waits for the user.
@@ -122,7 +128,7 @@ impl EventKind {
             EventKind::ToolStarting { .. } => "tool-starting",
             EventKind::ToolFinished { .. } => "tool-finished",
             EventKind::Interrupted => "interrupted",
-            EventKind::PermissionRequested => "permission-requested",
+            EventKind::PermissionRequested { .. } => "permission-requested",
             EventKind::ElicitationRequested => "elicitation-requested",
             EventKind::WaitingForUser { .. } => "waiting-for-user",
             EventKind::WaitingCleared { .. } => "waiting-cleared",
@@ -144,7 +150,7 @@ impl EventKind {
     pub fn wants_decision(&self) -> bool {
         matches!(
             self,
-            EventKind::PermissionRequested
+            EventKind::PermissionRequested { .. }
                 | EventKind::ElicitationRequested
                 | EventKind::ToolStarting { asks_user: true }
         )
@@ -339,8 +345,14 @@ pub fn closed_lid_decision(
     };
     let permission_setting = "closedLidPermissionRequestDecision";
     let decision = match kind {
-        EventKind::PermissionRequested => {
+        EventKind::PermissionRequested { before_agent_rules } => {
             let decided = match policy {
+                ClosedLidPermissionRequestDecision::Deny
+                | ClosedLidPermissionRequestDecision::Ask
+                    if *before_agent_rules =>
+                {
+                    return None;
+                }
                 ClosedLidPermissionRequestDecision::Allow => DecisionKind::AllowPermission,
                 ClosedLidPermissionRequestDecision::Deny => DecisionKind::DenyPermission {
                     message: CLOSED_LID_DENY_MESSAGE.to_owned(),
@@ -376,8 +388,12 @@ pub fn closed_lid_asks(
     lid: Lid,
     external_displays: Option<u32>,
 ) -> bool {
-    matches!(kind, EventKind::PermissionRequested)
-        && policy == ClosedLidPermissionRequestDecision::Ask
+    matches!(
+        kind,
+        EventKind::PermissionRequested {
+            before_agent_rules: false
+        }
+    ) && policy == ClosedLidPermissionRequestDecision::Ask
         && lid == Lid::Closed
         && external_displays == Some(0)
 }
@@ -389,7 +405,9 @@ mod tests {
 
     #[test]
     fn decisions_only_with_the_lid_closed_and_no_external_display() {
-        let perm = EventKind::PermissionRequested;
+        let perm = EventKind::PermissionRequested {
+            before_agent_rules: false,
+        };
         for (lid, displays) in [
             (Lid::Open, Some(0)),
             (Lid::Unknown, Some(0)),
@@ -415,6 +433,18 @@ mod tests {
             None
         );
         assert!(closed_lid_asks(&perm, P::Ask, Lid::Closed, Some(0)));
+
+        // Before the agent's own rules, only Allow is applied.
+        let early = EventKind::PermissionRequested {
+            before_agent_rules: true,
+        };
+        assert_eq!(
+            closed_lid_decision(&early, P::Deny, Lid::Closed, Some(0)),
+            None
+        );
+        assert!(!closed_lid_asks(&early, P::Ask, Lid::Closed, Some(0)));
+        let allow = closed_lid_decision(&early, P::Allow, Lid::Closed, Some(0)).unwrap();
+        assert_eq!(allow.kind, DecisionKind::AllowPermission);
 
         let elicit = EventKind::ElicitationRequested;
         let cancel = closed_lid_decision(&elicit, P::Allow, Lid::Closed, Some(0)).unwrap();

@@ -602,7 +602,7 @@ impl Registry {
                 };
                 self.stop(stop, now, fx)
             }
-            EventKind::PermissionRequested | EventKind::ElicitationRequested => {
+            EventKind::PermissionRequested { .. } | EventKind::ElicitationRequested => {
                 let decision = closed_lid_decision(&event.kind, policy, lid, external_displays);
                 if let Some(d) = &decision {
                     log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));

@@ -86,7 +86,9 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 kinds.push(EventKind::ToolFinished { asks_user });
             }
         }
-        "PermissionRequest" => kinds.push(EventKind::PermissionRequested),
+        "PermissionRequest" => kinds.push(EventKind::PermissionRequested {
+            before_agent_rules: false,
+        }),
         "Elicitation" => kinds.push(EventKind::ElicitationRequested),
         "Notification" => kinds.push(notification(wire.notification_type.as_deref())),
         "SubagentStart" | "SubagentStop" => {

@@ -42,7 +42,9 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "UserPromptSubmit" => EventKind::PromptSubmitted,
         "PreToolUse" => EventKind::ToolStarting { asks_user: false },
         "PostToolUse" => EventKind::ToolFinished { asks_user: false },
-        "PermissionRequest" => EventKind::PermissionRequested,
+        "PermissionRequest" => EventKind::PermissionRequested {
+            before_agent_rules: false,
+        },
         // 0.152+: the user interrupted the turn; no Stop follows.
         "Interrupt" => EventKind::Interrupted,
         "SubagentStart" => match &wire.agent_id {

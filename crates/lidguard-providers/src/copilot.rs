@@ -46,6 +46,33 @@ struct Wire {
     message: Option<String>,
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_read_after_their_marker() {
+        assert_eq!(
+            after(
+                "<command started in background with shellId: bg2>",
+                "shellId: "
+            )
+            .as_deref(),
+            Some("bg2")
+        );
+        assert_eq!(
+            after(
+                "Agent started in background with agent_id: b003ef18-198f. You'll",
+                "agent_id: "
+            )
+            .as_deref(),
+            Some("b003ef18-198f")
+        );
+        assert_eq!(after("no marker", "shellId: "), None);
+        assert_eq!(after("shellId: )", "shellId: "), None);
+    }
+}
+
 /// Parses one Copilot hook payload for the configured `--event`.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let event_name = input
@@ -66,7 +93,12 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             kinds.push(EventKind::ToolFinished { asks_user });
             kinds.extend(background_change(&wire));
         }
-        "permissionRequest" => kinds.push(EventKind::PermissionRequested),
+        // Captured (bash-tool fixture): it fires for every tool call, before Copilot's own
+        // rules, even for an auto-approved `echo hello`; a real prompt shows up afterwards as
+        // notification(permission_prompt), which soft-locks the session.
+        "permissionRequest" => kinds.push(EventKind::PermissionRequested {
+            before_agent_rules: true,
+        }),
         "subagentStart" => kinds.push(match wire.agent_id.as_ref().or(wire.agent_name.as_ref()) {
             Some(id) => EventKind::WorkStarted {
                 work_id: id.clone(),
@@ -138,14 +170,85 @@ fn notification(wire: &Wire) -> EventKind {
         Some(reason @ ("permission_prompt" | "elicitation_dialog")) => EventKind::WaitingForUser {
             reason: reason.to_owned(),
         },
+        // Captured: `"message": "Shell command \"…\" (shellId: bg2) has completed successfully."`
+        Some("shell_completed" | "shell_detached_completed") => {
+            match wire.message.as_deref().and_then(|m| after(m, "shellId: ")) {
+                Some(id) => EventKind::WorkFinished { work_id: id },
+                None => EventKind::Telemetry,
+            }
+        }
+        // agent_completed / agent_idle name the agent, not its id; subagentStop (with the id)
+        // finishes it.
         _ => EventKind::Telemetry,
     }
 }
 
-/// Background shells and agents started or finished by a tool call.
+/// Background shells and agents started or finished by a tool call. Shapes from the captured
+/// async-shell, detached-shell and task-agent fixtures.
 fn background_change(wire: &Wire) -> Option<EventKind> {
-    let _ = (&wire.tool_args, &wire.tool_result, &wire.message);
-    None
+    let tool = wire.tool_name.as_deref()?;
+    let args = wire.tool_args.as_ref();
+    let arg = |key: &str| {
+        args.and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let result = wire
+        .tool_result
+        .as_ref()
+        .and_then(|r| r.get("textResultForLlm"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match tool {
+        // `mode: "async"` (optionally `detach: true`) starts a shell that outlives the call:
+        // "<command started in background with shellId: bg2>".
+        "bash" | "powershell" if arg("mode").as_deref() == Some("async") => {
+            let id = arg("shellId").or_else(|| after(result, "shellId: "))?;
+            Some(EventKind::WorkStarted {
+                work_id: id,
+                work: WorkKind::Shell,
+            })
+        }
+        // "<shellId: bg1 completed with exit code 0>"
+        "read_bash" | "read_powershell" if result.contains(" completed with exit code") => {
+            Some(EventKind::WorkFinished {
+                work_id: arg("shellId").or_else(|| after(result, "shellId: "))?,
+            })
+        }
+        "stop_bash" | "stop_powershell" => Some(EventKind::WorkFinished {
+            work_id: arg("shellId")?,
+        }),
+        // `mode: "background"`: "Agent started in background with agent_id: <uuid>. …"
+        "task" if arg("mode").as_deref() == Some("background") => Some(EventKind::WorkStarted {
+            work_id: after(result, "agent_id: ")?,
+            work: WorkKind::Task,
+        }),
+        // Resuming a background agent starts its work again.
+        "write_agent" => Some(EventKind::WorkStarted {
+            work_id: arg("agent_id").or_else(|| arg("agentId"))?,
+            work: WorkKind::Task,
+        }),
+        "read_agent"
+            if ["idle", "completed", "failed"]
+                .iter()
+                .any(|s| result.contains(s)) =>
+        {
+            Some(EventKind::WorkFinished {
+                work_id: arg("agent_id").or_else(|| arg("agentId"))?,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The id right after `marker` in `text`: letters, digits, `-` and `_`.
+fn after(text: &str, marker: &str) -> Option<String> {
+    let start = text.find(marker)? + marker.len();
+    let id: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    (!id.is_empty()).then_some(id)
 }
 
 /// `permissionRequest` output: flat `behavior` (+ `message` on deny) (docs §3.3).

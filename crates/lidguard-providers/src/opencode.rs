@@ -43,11 +43,15 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "tool.execute.before" => kinds.push(EventKind::ToolStarting { asks_user }),
         "tool.execute.after" => kinds.push(EventKind::ToolFinished { asks_user }),
         // The typed `permission.ask` hook (never called by OpenCode 1.18, but declared).
-        "permission.ask" => kinds.push(EventKind::PermissionRequested),
+        "permission.ask" => kinds.push(EventKind::PermissionRequested {
+            before_agent_rules: false,
+        }),
         // The permission request as OpenCode 1.18 actually delivers it: a bus event. The
         // plugin can answer it; until someone does, the session waits for the user.
         "permission.asked" => {
-            kinds.push(EventKind::PermissionRequested);
+            kinds.push(EventKind::PermissionRequested {
+                before_agent_rules: false,
+            });
             kinds.push(EventKind::WaitingForUser {
                 reason: event_name.clone(),
             });
