@@ -76,12 +76,12 @@ pub enum EventKind {
     /// The agent now waits for the user.
     WaitingForUser {
         /// The exact soft-lock reason (e.g. `permission_prompt`).
-        reason: String,
+        state_reason: String,
     },
     /// The user answered; the agent works again.
     WaitingCleared {
         /// Why (e.g. `elicitation_complete`).
-        reason: String,
+        state_reason: String,
     },
     /// Background work started.
     WorkStarted {
@@ -478,6 +478,60 @@ mod tests {
         let back: AgentEvent = serde_json::from_value(json).unwrap();
         assert_eq!(back, e);
         assert_eq!(e.end_reason(), "Stop:x");
+    }
+
+    /// Every kind survives the wire inside an event: their fields are flattened next to the
+    /// event's own, so a name used twice would break deserialization.
+    #[test]
+    fn every_kind_round_trips_inside_an_event() {
+        let kinds = [
+            EventKind::SessionStarted,
+            EventKind::PromptSubmitted,
+            EventKind::WorkNoticeDelivered {
+                work_ids: vec!["a".into()],
+            },
+            EventKind::ToolStarting { asks_user: true },
+            EventKind::ToolFinished { asks_user: false },
+            EventKind::Interrupted,
+            EventKind::PermissionRequested {
+                before_agent_rules: true,
+            },
+            EventKind::ElicitationRequested,
+            EventKind::WaitingForUser {
+                state_reason: "permission_prompt".into(),
+            },
+            EventKind::WaitingCleared {
+                state_reason: "x".into(),
+            },
+            EventKind::WorkStarted {
+                work_id: "w".into(),
+                work: WorkKind::Shell,
+            },
+            EventKind::WorkFinished {
+                work_id: "w".into(),
+            },
+            EventKind::TurnStopped {
+                stop_hook_active: true,
+                running_work: None,
+                can_continue: true,
+            },
+            EventKind::TurnFailed,
+            EventKind::SessionEnded {
+                normal: true,
+                defer_for_work: true,
+            },
+            EventKind::Telemetry,
+        ];
+        for kind in kinds {
+            let mut e = AgentEvent::new(Provider::Copilot, "s", "e", kind);
+            e.reason = Some("r".into());
+            e.tool_name = Some("t".into());
+            e.prompt = Some("p".into());
+            let json = serde_json::to_string(&e).unwrap();
+            let back: AgentEvent =
+                serde_json::from_str(&json).unwrap_or_else(|err| panic!("{json}: {err}"));
+            assert_eq!(back, e);
+        }
     }
 
     #[test]

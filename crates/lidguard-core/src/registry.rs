@@ -613,7 +613,9 @@ impl Registry {
                 }
                 return (Reply::Unchanged, decision);
             }
-            EventKind::WaitingForUser { reason } => self.soft_lock(&key, reason.clone(), now, fx),
+            EventKind::WaitingForUser { state_reason } => {
+                self.soft_lock(&key, state_reason.clone(), now, fx)
+            }
             EventKind::WorkStarted { work_id, work } => {
                 if let Some(session) = self.sessions.get_mut(&key) {
                     session.background.insert(work_id.clone(), *work);

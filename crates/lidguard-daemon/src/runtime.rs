@@ -427,6 +427,13 @@ impl Runtime {
     ) {
         tracing::debug!(provider = %event.provider, hook = %event.hook_event, kind = event.kind.name(), session = %event.session_id, "hook event");
         let Some(store) = &self.store else { return };
+        // The normalized event itself, without the raw payload excerpt (the log is bounded by
+        // rows, not bytes) and without the owner pid (it belongs to the session).
+        let mut normalized = serde_json::to_value(event).unwrap_or_default();
+        if let Some(fields) = normalized.as_object_mut() {
+            fields.remove("raw");
+            fields.remove("ownerPid");
+        }
         let detail = serde_json::json!({
             "hookEvent": event.hook_event,
             "kind": event.kind.name(),
@@ -435,6 +442,7 @@ impl Runtime {
             "prompt": event.prompt,
             "outcome": reply_outcome(reply).0,
             "decision": decision,
+            "event": normalized,
         });
         let row = EventRow {
             at,

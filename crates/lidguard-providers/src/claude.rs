@@ -90,6 +90,10 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             before_agent_rules: false,
         }),
         "Elicitation" => kinds.push(EventKind::ElicitationRequested),
+        // The user answered an MCP elicitation.
+        "ElicitationResult" => kinds.push(EventKind::WaitingCleared {
+            state_reason: event_name.clone(),
+        }),
         "Notification" => kinds.push(notification(wire.notification_type.as_deref())),
         "SubagentStart" | "SubagentStop" => {
             kinds.push(match &wire.agent_id {
@@ -176,10 +180,13 @@ fn background_change(wire: &Wire) -> Option<EventKind> {
         let id = field(input, "task_id").or_else(|| field(input, "shell_id"))?;
         return Some(EventKind::WorkFinished { work_id: id });
     }
-    let in_background = input
-        .and_then(|v| v.get("run_in_background"))
-        .and_then(Value::as_bool)
-        == Some(true);
+    let flag = |v: Option<&Value>, key: &str| {
+        v.and_then(|v| v.get(key)).and_then(Value::as_bool) == Some(true)
+    };
+    // `run_in_background: true`, or (captured, 2.1) an Agent call Claude launched
+    // asynchronously on its own: `tool_response: {"isAsync": true, "status": "async_launched",
+    // "agentId": …}`.
+    let in_background = flag(input, "run_in_background") || flag(response, "isAsync");
     let work = match tool {
         "Monitor" => WorkKind::Monitor,
         t if in_background && BACKGROUND_TOOLS.contains(&t) => {
@@ -217,11 +224,11 @@ fn task_notification_ids(prompt: &str) -> Vec<String> {
 fn notification(kind: Option<&str>) -> EventKind {
     match kind {
         Some(reason @ ("permission_prompt" | "elicitation_dialog")) => EventKind::WaitingForUser {
-            reason: reason.to_owned(),
+            state_reason: reason.to_owned(),
         },
         Some(reason @ ("elicitation_complete" | "elicitation_response")) => {
             EventKind::WaitingCleared {
-                reason: reason.to_owned(),
+                state_reason: reason.to_owned(),
             }
         }
         _ => EventKind::Telemetry,

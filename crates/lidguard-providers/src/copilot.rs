@@ -168,7 +168,7 @@ fn normalize_event(name: &str) -> &str {
 fn notification(wire: &Wire) -> EventKind {
     match wire.notification_type.as_deref() {
         Some(reason @ ("permission_prompt" | "elicitation_dialog")) => EventKind::WaitingForUser {
-            reason: reason.to_owned(),
+            state_reason: reason.to_owned(),
         },
         // Captured: `"message": "Shell command \"…\" (shellId: bg2) has completed successfully."`
         Some("shell_completed" | "shell_detached_completed") => {

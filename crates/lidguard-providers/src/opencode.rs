@@ -53,12 +53,12 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 before_agent_rules: false,
             });
             kinds.push(EventKind::WaitingForUser {
-                reason: event_name.clone(),
+                state_reason: event_name.clone(),
             });
         }
         "question.asked" | "question.v2.asked" | "form.created" => {
             kinds.push(EventKind::WaitingForUser {
-                reason: event_name.clone(),
+                state_reason: event_name.clone(),
             });
         }
         "permission.replied"
@@ -69,7 +69,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         | "form.replied"
         | "form.cancelled" => {
             kinds.push(EventKind::WaitingCleared {
-                reason: event_name.clone(),
+                state_reason: event_name.clone(),
             });
         }
         // The end of a turn. Only these two may ask before sleep.

@@ -17,10 +17,17 @@ fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
-/// All fixture files, sorted.
+/// All fixture files, sorted (`LIDGUARD_FIXTURES=claude,codex` narrows the providers).
 fn fixtures() -> Vec<PathBuf> {
+    let only = std::env::var("LIDGUARD_FIXTURES").ok();
     let mut files = Vec::new();
     for provider in ["claude", "codex", "copilot", "opencode"] {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|p| p == provider))
+        {
+            continue;
+        }
         let dir = fixtures_root().join(provider);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -84,8 +91,8 @@ impl LidHome {
         cmd
     }
 
-    /// Runs one hook; returns its stdout and the kinds the daemon recorded for it.
-    fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<String>) {
+    /// Runs one hook; returns its stdout and the normalized events the daemon recorded for it.
+    fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<Value>) {
         let before = self.recorded().len();
         let mut args = vec![format!("{provider}-hook")];
         if matches!(provider, "copilot" | "opencode") {
@@ -114,11 +121,11 @@ impl LidHome {
             "hooks print nothing on stderr: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let kinds = self.recorded()[before..]
+        let events = self.recorded()[before..]
             .iter()
-            .map(|e| e["kind"].as_str().unwrap_or("").to_owned())
+            .map(|e| e["event"].clone())
             .collect();
-        (String::from_utf8(out.stdout).unwrap(), kinds)
+        (String::from_utf8(out.stdout).unwrap(), events)
     }
 
     fn recorded(&self) -> Vec<Value> {
@@ -155,16 +162,16 @@ fn every_fixture_normalizes_and_answers_as_expected() {
             Value::String(s) => s.clone(),
             other => serde_json::to_string(other).unwrap(),
         };
-        let (open_out, open_kinds) = open.run_hook(&provider, &event, &stdin);
-        let (closed_out, closed_kinds) = closed.run_hook(&provider, &event, &stdin);
+        let (open_out, open_events) = open.run_hook(&provider, &event, &stdin);
+        let (closed_out, closed_events) = closed.run_hook(&provider, &event, &stdin);
         assert_eq!(
-            open_kinds,
-            closed_kinds,
+            open_events,
+            closed_events,
             "{}: the lid never changes what was observed",
             path.display()
         );
         let observed = json!({
-            "kinds": open_kinds,
+            "events": open_events,
             "stdoutOpenLid": open_out,
             "stdoutClosedLid": closed_out,
         });
