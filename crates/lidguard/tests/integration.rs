@@ -11,6 +11,8 @@ mod conformance;
 mod daemon;
 // Hooks: fail open, launch rules, closed-lid decisions, concurrency.
 mod hooks;
+// Captured agent sessions replayed through the real hooks, with the state after each step.
+mod scenarios;
 // Keep-awake through systemd-logind: inhibitors held, released, and gone after kill -9.
 mod logind;
 // Hostile or broken surroundings: bad requests, other users, corrupt files, bad directories.

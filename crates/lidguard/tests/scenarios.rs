@@ -1,0 +1,209 @@
+//! Captured agent sessions replayed, event by event, through the real hook binary against a
+//! real daemon, checking the session state `status --json` shows after the events that change
+//! it. The payloads are the conformance fixtures, in the order the agent sent them.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::util::Home;
+
+fn fixture(provider: &str, name: &str) -> (String, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(provider)
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let fixture: Value = serde_json::from_str(&text).unwrap();
+    let stdin = match &fixture["stdin"] {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap(),
+    };
+    (fixture["event"].as_str().unwrap().to_owned(), stdin)
+}
+
+/// Sends one fixture through `lidguard <provider>-hook`; returns stdout.
+fn send(home: &Home, provider: &str, name: &str) -> String {
+    let (event, stdin) = fixture(provider, name);
+    let mut args = vec![format!("{provider}-hook")];
+    if matches!(provider, "copilot" | "opencode") {
+        args.extend(["--event".to_owned(), event]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = home
+        .cmd(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The one agent session in `status --json` (other than none), or `None` when it ended.
+fn only_session(home: &Home) -> Option<Value> {
+    let status = home.status();
+    let sessions = status["sessions"].as_array()?;
+    assert!(sessions.len() <= 1, "{status}");
+    sessions.first().cloned()
+}
+
+#[track_caller]
+fn assert_state(home: &Home, state: &str, reason: Option<&str>, pending: bool) {
+    let s = only_session(home).expect("the session is tracked");
+    assert_eq!(s["state"], state, "{s}");
+    assert_eq!(s["softLockReason"].as_str(), reason, "{s}");
+    assert_eq!(s["pendingProviderWork"], pending, "{s}");
+}
+
+#[test]
+fn claude_background_shell_keeps_the_session_until_its_notice_and_the_next_stop() {
+    let home = Home::new();
+    let c = |name: &str| send(&home, "claude", &format!("print-background-bash__{name}"));
+    c("SessionStart");
+    assert!(
+        home.daemon_pid().is_none(),
+        "SessionStart does not start the daemon"
+    );
+    c("UserPromptSubmit");
+    assert_state(&home, "active", None, false);
+    c("PreToolUse");
+    c("PostToolUse");
+    c("Stop");
+    assert_state(&home, "active", None, true);
+    let s = only_session(&home).unwrap();
+    assert!(
+        s["pendingProviderWorkReason"]
+            .as_str()
+            .unwrap()
+            .contains("background"),
+        "{s}"
+    );
+    // The completion notice arrives as a prompt: it finishes the work, it is no new session.
+    c("UserPromptSubmit.2");
+    assert_state(&home, "active", None, true);
+    c("Stop.2");
+    assert!(
+        only_session(&home).is_none(),
+        "the second Stop ends the session"
+    );
+    c("SessionEnd");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn claude_async_subagent_defers_the_stop_until_it_reports_back() {
+    let home = Home::new();
+    let c = |name: &str| send(&home, "claude", &format!("print-subagent__{name}"));
+    c("UserPromptSubmit");
+    c("PreToolUse");
+    c("PostToolUse");
+    c("SubagentStart");
+    c("Stop");
+    assert_state(&home, "active", None, true);
+    c("SubagentStop");
+    c("UserPromptSubmit.2");
+    c("Stop.2");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn claude_permission_prompt_soft_locks_and_the_approved_tool_clears_it() {
+    let home = Home::new();
+    let c = |name: &str| send(&home, "claude", &format!("tmux-permission__{name}"));
+    c("UserPromptSubmit");
+    c("PreToolUse");
+    assert_eq!(
+        c("PermissionRequest"),
+        "",
+        "lid unknown here: the normal prompt appears"
+    );
+    assert_state(&home, "active", None, false);
+    c("Notification");
+    assert_state(&home, "softLocked", Some("permission_prompt"), false);
+    assert_eq!(home.status()["protection"]["wanted"], false);
+    c("PostToolUse");
+    assert_state(&home, "active", None, false);
+    c("Stop");
+    assert!(only_session(&home).is_none());
+    // The idle notification a minute later changes nothing.
+    c("Notification.2");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn claude_elicitation_waits_and_its_result_resumes() {
+    let home = Home::new();
+    let c = |name: &str| send(&home, "claude", &format!("tmux-elicitation__{name}"));
+    c("UserPromptSubmit");
+    c("PreToolUse");
+    assert_eq!(c("Elicitation"), "");
+    c("ElicitationResult");
+    assert_state(&home, "active", None, false);
+}
+
+#[test]
+fn claude_api_error_ends_the_turn_with_stop_failure() {
+    let home = Home::new();
+    send(&home, "claude", "tmux-api-error__UserPromptSubmit");
+    assert_state(&home, "active", None, false);
+    send(&home, "claude", "tmux-api-error__StopFailure");
+    assert!(only_session(&home).is_none());
+    let events: Value = serde_json::from_str(&home.ok(&["hook-events", "--json"])).unwrap();
+    let last = events.as_array().unwrap().last().unwrap();
+    assert_eq!(last["kind"], "turn-failed");
+    assert_eq!(last["outcome"], "stopped");
+}
+
+#[test]
+fn codex_turn_interrupt_and_permission() {
+    let home = Home::new();
+    let x = |name: &str| send(&home, "codex", name);
+    x("exec-bash__SessionStart");
+    x("exec-bash__UserPromptSubmit");
+    assert_state(&home, "active", None, false);
+    x("exec-bash__PreToolUse");
+    x("exec-bash__PostToolUse");
+    x("exec-bash__Stop");
+    assert!(only_session(&home).is_none());
+    x("exec-bash__SessionEnd");
+
+    x("tui-interrupt__UserPromptSubmit");
+    assert_state(&home, "active", None, false);
+    x("tui-interrupt__Interrupt");
+    assert!(
+        only_session(&home).is_none(),
+        "an interrupt ends the turn; no Stop follows"
+    );
+
+    x("tui-permission__UserPromptSubmit");
+    assert_eq!(x("tui-permission__PermissionRequest"), "");
+    x("tui-permission__PostToolUse");
+    x("tui-permission__Stop");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn codex_subagent_is_tracked_until_it_stops() {
+    let home = Home::new();
+    let x = |name: &str| send(&home, "codex", &format!("exec-subagent__{name}"));
+    x("UserPromptSubmit");
+    x("PreToolUse");
+    x("PostToolUse");
+    x("SubagentStart");
+    // The child's own prompt shares the parent's session id: an update, not a second session.
+    x("UserPromptSubmit.2");
+    assert_state(&home, "active", None, false);
+    x("SubagentStop");
+    x("Stop");
+    assert!(only_session(&home).is_none());
+}
