@@ -87,6 +87,19 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "sessionStart" | "errorOccurred" | "userPromptTransformed" | "preCompact" => {
             kinds.push(EventKind::Telemetry);
         }
+        // Captured (async-shell-notify): when background work finishes, Copilot starts a turn
+        // by itself with a `<system_notification>` prompt. That is not the user asking for
+        // work; the `notification` event that follows names what finished.
+        "userPromptSubmitted"
+            if wire
+                .prompt
+                .as_deref()
+                .is_some_and(|p| p.trim_start().starts_with("<system_notification>")) =>
+        {
+            kinds.push(EventKind::WorkNoticeDelivered {
+                work_ids: Vec::new(),
+            });
+        }
         "userPromptSubmitted" => kinds.push(EventKind::PromptSubmitted),
         "preToolUse" => kinds.push(EventKind::ToolStarting { asks_user }),
         "postToolUse" | "postToolUseFailure" => {

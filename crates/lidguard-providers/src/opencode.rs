@@ -1,54 +1,81 @@
 //! OpenCode (`lidguard opencode-hook --event <name>`), called by lidguard's OpenCode plugin.
 //!
-//! OpenCode has no shell hooks: its plugins run in-process. lidguard's plugin forwards the
-//! plugin hook points and bus events it cares about to this command, with the name in
-//! `--event` and a payload it shapes itself: `{eventName, sessionID, workingDirectory, ...}`
-//! (see the plugin asset). Sources for what OpenCode delivers to plugins: the plugin API
-//! (`@opencode-ai/plugin`, restated in shared/reference/hook-contracts.md §4) and the raw
-//! plugin inputs captured from `opencode-ai` in `tests/fixtures/opencode/`.
+//! OpenCode has no shell hooks: plugins run in-process. lidguard's plugin (the asset
+//! `assets/opencode/lidguard.js`, see [`plugin_js`]) is a thin forwarder: for the hook points and
+//! bus events lidguard cares about it runs this command with the hook name or event type in
+//! `--event` and, on stdin, what OpenCode handed the plugin — `{hook, input, output}` — plus two
+//! fields only the plugin can know: `directory` (the plugin's working directory),
+//! `lastAssistantMessage` (the last assistant text part, on stop events) and `stopHookActive`
+//! (this idle follows a continuation the plugin injected). All interpretation happens here.
+//!
+//! Sources: the V1 plugin API (`@opencode-ai/plugin`, restated in
+//! shared/reference/hook-contracts.md §4) and the raw plugin inputs captured from
+//! `opencode-ai` 1.18.33 in `tests/fixtures/opencode/`.
 
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind};
 use lidguard_core::provider::Provider;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
 
 /// OpenCode's tool for asking the user.
 const ASK_USER_TOOL: &str = "question";
 
+/// The plugin asset; `__LIDGUARD_COMMAND__` stands for the hook command as a JSON array.
+const PLUGIN_TEMPLATE: &str = include_str!("../../../assets/opencode/lidguard.js");
+
+/// The plugin file for `command` (the program and its leading arguments, e.g.
+/// `["/usr/local/bin/lidguard", "opencode-hook"]`).
+pub fn plugin_js(command: &[String]) -> String {
+    let literal = serde_json::to_string(command).unwrap_or_else(|_| "[]".to_owned());
+    PLUGIN_TEMPLATE.replace("__LIDGUARD_COMMAND__", &literal)
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Wire {
-    #[serde(rename = "sessionID", alias = "sessionId")]
-    session_id: Option<String>,
-    working_directory: Option<String>,
-    prompt: Option<String>,
-    tool_name: Option<String>,
-    session_status: Option<String>,
-    stop_hook_active: Option<bool>,
+    hook: Option<String>,
+    input: Value,
+    output: Value,
+    directory: Option<String>,
     last_assistant_message: Option<String>,
+    stop_hook_active: Option<bool>,
 }
 
-/// Parses one payload forwarded by the plugin for `--event`.
+/// Parses one forwarded plugin call for `--event`.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
+    let wire: Wire = from_json(Provider::OpenCode, input.stdin)?;
     let event_name = input
         .event_arg
         .map(str::to_owned)
+        .or_else(|| {
+            bus_event(&wire)
+                .and_then(|e| str_at(e, &["type"]))
+                .map(str::to_owned)
+        })
+        .or_else(|| wire.hook.clone())
         .ok_or(ParseError::NoEvent(Provider::OpenCode))?;
-    let wire: Wire = from_json(Provider::OpenCode, input.stdin)?;
-    let asks_user = wire.tool_name.as_deref() == Some(ASK_USER_TOOL);
+    // Hook points carry the session in `input`; bus events in `input.event.properties`.
+    let properties = bus_event(&wire).and_then(|e| e.get("properties"));
+    let session = str_at(&wire.input, &["sessionID"])
+        .or_else(|| properties.and_then(|p| str_at(p, &["sessionID"])))
+        .map(str::to_owned);
+    let tool = str_at(&wire.input, &["tool"]).map(str::to_owned);
+    let asks_user = tool.as_deref() == Some(ASK_USER_TOOL);
+
     let mut kinds = Vec::new();
     match event_name.as_str() {
         "chat.message" => kinds.push(EventKind::PromptSubmitted),
         "tool.execute.before" => kinds.push(EventKind::ToolStarting { asks_user }),
         "tool.execute.after" => kinds.push(EventKind::ToolFinished { asks_user }),
-        // The typed `permission.ask` hook (never called by OpenCode 1.18, but declared).
+        // The typed hook: declared by the plugin API, never called by 1.18.33 (captured).
         "permission.ask" => kinds.push(EventKind::PermissionRequested {
             before_agent_rules: false,
         }),
-        // The permission request as OpenCode 1.18 actually delivers it: a bus event. The
-        // plugin can answer it; until someone does, the session waits for the user.
-        "permission.asked" => {
+        // How 1.18 actually asks: a bus event, answered through the SDK by the plugin. Until
+        // someone answers, the session waits for the user.
+        "permission.asked" | "permission.v2.asked" => {
             kinds.push(EventKind::PermissionRequested {
                 before_agent_rules: false,
             });
@@ -72,10 +99,15 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 state_reason: event_name.clone(),
             });
         }
-        // The end of a turn. Only these two may ask before sleep.
+        // The end of a turn; only these may ask before sleep.
         "session.idle" | "session.execution.succeeded" => kinds.push(turn_stopped(&wire)),
-        "session.status" if wire.session_status.as_deref() == Some("idle") => {
-            kinds.push(turn_stopped(&wire));
+        "session.status" => {
+            let idle = properties.and_then(|p| str_at(p, &["status", "type"])) == Some("idle");
+            kinds.push(if idle {
+                turn_stopped(&wire)
+            } else {
+                EventKind::Telemetry
+            });
         }
         "session.deleted"
         | "session.error"
@@ -86,16 +118,18 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         }),
         _ => kinds.push(EventKind::Telemetry),
     }
-    let cwd = wire.working_directory.as_deref().or(input.process_cwd);
-    let id = session_id(Provider::OpenCode, wire.session_id.as_deref(), cwd);
+
+    let cwd = wire.directory.as_deref().or(input.process_cwd);
+    let id = session_id(Provider::OpenCode, session.as_deref(), cwd);
+    let prompt = prompt_parts(&wire.output);
     Ok(kinds
         .into_iter()
         .map(|kind| {
             let mut e = AgentEvent::new(Provider::OpenCode, id.clone(), event_name.clone(), kind);
-            e.tool_name.clone_from(&wire.tool_name);
+            e.tool_name.clone_from(&tool);
             e.cwd = cwd.map(str::to_owned);
             if matches!(e.kind, EventKind::PromptSubmitted) {
-                e.prompt = prompt_text(wire.prompt.as_deref());
+                e.prompt = prompt_text(prompt.as_deref());
             }
             e.last_assistant_message = bounded(wire.last_assistant_message.as_deref(), 4096);
             e
@@ -111,8 +145,30 @@ fn turn_stopped(wire: &Wire) -> EventKind {
     }
 }
 
-/// What the plugin reads back: `status` for the permission (and a message for the model where
-/// the mechanism can carry one).
+/// `input.event` of a forwarded bus event.
+fn bus_event(wire: &Wire) -> Option<&Value> {
+    wire.input.get("event")
+}
+
+fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
+    path.iter()
+        .try_fold(value, |v, key| v.get(key))
+        .and_then(Value::as_str)
+}
+
+/// The prompt text of a `chat.message`: its text parts joined (captured: `output.parts`).
+fn prompt_parts(output: &Value) -> Option<String> {
+    let parts = output.get("parts")?.as_array()?;
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter(|p| str_at(p, &["type"]) == Some("text"))
+        .filter_map(|p| str_at(p, &["text"]))
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// What the plugin reads back for a permission: `status` (`allow` or `deny`), which it turns
+/// into its reply (`once` or `reject`), and a message for the model where the reply can carry it.
 #[derive(Serialize)]
 struct PermissionOutput {
     status: &'static str,
@@ -122,7 +178,10 @@ struct PermissionOutput {
 
 /// Renders a decision for the plugin.
 pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
-    if !matches!(hook_event, "permission.ask" | "permission.asked") {
+    if !matches!(
+        hook_event,
+        "permission.ask" | "permission.asked" | "permission.v2.asked"
+    ) {
         return None;
     }
     let output = match &decision.kind {
@@ -137,4 +196,28 @@ pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
         _ => return None,
     };
     serde_json::to_string(&output).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_carries_the_command_as_a_json_array() {
+        let js = plugin_js(&["/opt/lidguard bin/lidguard".into(), "opencode-hook".into()]);
+        assert!(
+            js.contains(r#"["/opt/lidguard bin/lidguard","opencode-hook"]"#),
+            "{js}"
+        );
+        assert!(!js.contains("__LIDGUARD_COMMAND__"));
+    }
+
+    #[test]
+    fn prompt_text_joins_text_parts() {
+        let output: Value = serde_json::json!({"parts": [
+            {"type": "text", "text": "a"}, {"type": "file"}, {"type": "text", "text": "b"}
+        ]});
+        assert_eq!(prompt_parts(&output).as_deref(), Some("a\nb"));
+        assert_eq!(prompt_parts(&Value::Null), None);
+    }
 }

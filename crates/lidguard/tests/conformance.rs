@@ -13,6 +13,10 @@ use serde_json::{Value, json};
 
 use crate::util::Home;
 
+fn at(event: &Value) -> jiff::Timestamp {
+    event["at"].as_str().unwrap().parse().unwrap()
+}
+
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
@@ -93,15 +97,17 @@ impl LidHome {
 
     /// Runs one hook; returns its stdout and the normalized events the daemon recorded for it.
     fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<Value>) {
-        let before = self.recorded().len();
+        let before = self.latest();
         let mut args = vec![format!("{provider}-hook")];
         if matches!(provider, "copilot" | "opencode") {
             args.push("--event".into());
             args.push(event.into());
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // A fixed working directory: payloads without a session id derive one from it.
         let mut child = self
             .cmd(&args)
+            .current_dir("/")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -121,16 +127,24 @@ impl LidHome {
             "hooks print nothing on stderr: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let events = self.recorded()[before..]
-            .iter()
+        let events = self
+            .recorded()
+            .into_iter()
+            .filter(|e| before.is_none_or(|b| at(e) > b))
             .map(|e| e["event"].clone())
             .collect();
         (String::from_utf8(out.stdout).unwrap(), events)
     }
 
+    /// When the newest recorded event arrived.
+    fn latest(&self) -> Option<jiff::Timestamp> {
+        self.recorded().last().map(at)
+    }
+
+    /// The newest recorded events (a hook records at most a few).
     fn recorded(&self) -> Vec<Value> {
         let out = self
-            .cmd(&["hook-events", "--json", "--count", "100000"])
+            .cmd(&["hook-events", "--json", "--count", "8"])
             .output()
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout)

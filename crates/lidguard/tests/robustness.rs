@@ -83,7 +83,12 @@ fn another_users_connection_is_refused() {
     .unwrap();
     std::fs::set_permissions(home.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
     let out = status_as_other_user(&home);
-    assert!(!out.status.success());
+    assert!(
+        !out.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("connection refused") && err.contains("4242"),

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Capture real OpenCode plugin hook inputs against the scripted fake model.
+#
+#   tests/e2e/capture/opencode/run.sh [scenario ...]     (default: all scenarios)
+#
+# - installs opencode-ai@$OPENCODE_VERSION into the gitignored cache .ci/cache/npm/ (reused);
+# - per scenario makes /tmp/lidguard-capture-opencode.<ts>/<scenario>/ with its own HOME and XDG dirs,
+#   the capture plugin (capture.js, next to this) in $XDG_CONFIG_HOME/opencode/plugins/, the
+#   startup-stall workaround (pre-made node_modules/package.json/package-lock.json in the config
+#   dir) and a `git init` project with an opencode.json pointing at the fake model;
+# - runs the fake model server (tests/e2e/fakemodel_chat.py) and `opencode run` or `opencode serve`
+#   (driven by serve_client.py) INSIDE a private network namespace with only loopback (`unshare -n`).
+# Results: <dir>/hooklog/hooks.jsonl (one line per plugin call; stdin = {hook, input, output}),
+# model requests in <dir>/model.jsonl, serve API calls in <dir>/api.jsonl. Needs root.
+set -euo pipefail
+
+OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../../../.." && pwd)"
+FAKE="$REPO/tests/e2e/fakemodel_chat.py"
+PKGDIR="$REPO/.ci/cache/npm/opencode-ai@$OPENCODE_VERSION"
+OPENCODE="$PKGDIR/node_modules/opencode-ai/bin/opencode.exe"  # native binary (postinstall not needed)
+
+ALL_SCENARIOS="bash-tool tool-failure permission-ask-run http-400 question command task-subagent serve-question
+serve-permission-plugin-reply serve-permission-http-reply serve-reprompt-delete"
+
+BASH_THEN_TEXT='[{"tool":"bash","args":{"command":"echo hello","description":"Say hello"}},{"text":"Done: hello."}]'
+TOUCH_THEN_TEXT='[{"tool":"bash","args":{"command":"touch newfile.txt","description":"Create a file"}},{"text":"Created."}]'
+
+# --- scenario definitions: MODE (run|serve), RUNFLAGS, PERMISSION json, script, plugin switches ---
+scenario() {
+  local s="$1" D="$2"
+  MODE=run; RUNFLAGS=""; PERMISSION='{}'; PERMREPLY=""; REPROMPT=""; EXTRA=""
+  case "$s" in
+    bash-tool) echo "$BASH_THEN_TEXT" ;;
+    tool-failure)
+      echo '[{"tool":"read","args":{"filePath":"'"$D"'/proj/does-not-exist.txt"}},{"text":"No such file."}]' ;;
+    permission-ask-run) PERMISSION='{"bash":"ask"}'; echo "$TOUCH_THEN_TEXT" ;;
+    http-400)
+      echo '[{"status":400,"body":{"error":{"message":"scripted bad request","type":"invalid_request_error","code":"bad_request"}}}]' ;;
+    question|serve-question)
+      [ "$s" = serve-question ] && MODE=serve
+      echo '[{"tool":"question","args":{"questions":[{"question":"Which colour?","header":"Colour","options":[{"label":"red","description":"Red"},{"label":"blue","description":"Blue"}]}]}},{"text":"Thanks."}]' ;;
+    command)  # a custom slash command (command.execute.before)
+      RUNFLAGS="--command hello"
+      EXTRA='"command": {"hello": {"template": "Say hello to $ARGUMENTS", "description": "Greets"}},'
+      echo "$BASH_THEN_TEXT" ;;
+    task-subagent)
+      echo '[{"tool":"task","args":{"description":"Sub task","prompt":"SUBAGENT: say hi","subagent_type":"general"},"unless":"SUBAGENT: say hi"},
+             {"text":"Subagent says hi.","match":"SUBAGENT: say hi"},
+             {"text":"The sub task finished.","unless":"SUBAGENT: say hi"}]' ;;
+    serve-permission-plugin-reply) MODE=serve; PERMISSION='{"bash":"ask"}'; PERMREPLY=once; echo "$TOUCH_THEN_TEXT" ;;
+    serve-permission-http-reply) MODE=serve; PERMISSION='{"bash":"ask"}'; echo "$TOUCH_THEN_TEXT" ;;
+    serve-reprompt-delete) MODE=serve; REPROMPT="continue please"
+      echo '[{"tool":"bash","args":{"command":"echo hello","description":"Say hello"}},{"text":"Done: hello."},{"text":"Continued after the re-prompt."}]' ;;
+    *) echo "unknown scenario $s" >&2; return 1 ;;
+  esac > "$D/script.json"
+}
+
+# --- inside the namespace --------------------------------------------------------------------
+inside() {  # $1 = run dir; MODE/RUNFLAGS/PERMISSION/EXTRA/PERMREPLY/REPROMPT/SCEN via env
+  local D="$1"
+  ip link set lo up
+  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
+  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
+    2> "$D/fake.stderr" &
+  FPID=$!
+  SPID=""
+  trap 'kill $FPID $SPID 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
+  local port; port=$(cat "$D/port")
+  local proxy="http://127.0.0.1:$port"
+  cat > "$D/proj/opencode.json" <<EOF
+{
+  "\$schema": "https://opencode.ai/config.json",
+  "model": "fake/fake-model",
+  "small_model": "fake/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "permission": $PERMISSION,$EXTRA
+  "provider": {
+    "fake": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Fake",
+      "options": {"baseURL": "$proxy/v1", "apiKey": "fake-key"},
+      "models": {"fake-model": {"name": "Fake model", "tool_call": true, "limit": {"context": 128000, "output": 4096}}}
+    }
+  }
+}
+EOF
+  cd "$D/proj"
+  local envs=(PATH="$PATH" TERM=dumb LANG=C.UTF-8 HOME="$D/home"
+    XDG_CONFIG_HOME="$D/xdg/config" XDG_DATA_HOME="$D/xdg/data" XDG_STATE_HOME="$D/xdg/state"
+    XDG_CACHE_HOME="$D/xdg/cache"
+    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
+    OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1
+    HTTPS_PROXY="$proxy" HTTP_PROXY="$proxy" https_proxy="$proxy" http_proxy="$proxy"
+    NO_PROXY=127.0.0.1,localhost,::1 no_proxy=127.0.0.1,localhost,::1
+    CAPTURE_LOGDIR="$D/hooklog" CAPTURE_HOOKLOG="$REPO/tests/e2e/hooklog.py"
+    CAPTURE_PERMISSION_REPLY="$PERMREPLY" CAPTURE_REPROMPT="$REPROMPT")
+  set +e
+  if [ "$MODE" = run ]; then
+    env -i "${envs[@]}" timeout 120 "$OPENCODE" run $RUNFLAGS --print-logs --log-level INFO go \
+      < /dev/null > "$D/stdout" 2> "$D/stderr"
+    echo $? > "$D/exit"
+  else
+    env -i "${envs[@]}" "$OPENCODE" serve --hostname 127.0.0.1 --port 0 --print-logs --log-level INFO \
+      < /dev/null > "$D/stdout" 2> "$D/stderr" &
+    SPID=$!
+    local url=""
+    for _ in $(seq 300); do
+      url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$D/stdout" | head -1)
+      [ -n "$url" ] && break; sleep 0.1
+    done
+    echo "server at ${url:-NONE}"
+    [ -n "$url" ] && timeout 180 python3 "$HERE/serve_client.py" "$url" "$D" "$SCEN"
+    echo $? > "$D/exit"
+    kill "$SPID"; wait "$SPID" 2>/dev/null
+  fi
+  sleep 1
+  set -e
+}
+
+if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
+
+# --- outside: install, prepare, run each scenario in its own namespace --------------------------
+[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
+if [ ! -x "$OPENCODE" ]; then
+  npm install --prefix "$PKGDIR" "opencode-ai@$OPENCODE_VERSION"
+fi
+OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-opencode.$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$OUT"
+echo "$OPENCODE_VERSION" > "$OUT/client-version"
+for s in ${*:-$ALL_SCENARIOS}; do
+  D="$OUT/$s"
+  rm -rf "$D"
+  mkdir -p "$D"/{home,xdg/data,xdg/state,xdg/cache,proj,hooklog}
+  CFG="$D/xdg/config/opencode"
+  mkdir -p "$CFG/plugins" "$CFG/node_modules"
+  cp "$HERE/capture.js" "$CFG/plugins/capture.js"
+  # startup-stall workaround: make OpenCode believe @opencode-ai/plugin is already installed
+  echo "{\"dependencies\":{\"@opencode-ai/plugin\":\"$OPENCODE_VERSION\"}}" > "$CFG/package.json"
+  echo "{\"lockfileVersion\":3,\"packages\":{\"\":{\"dependencies\":{\"@opencode-ai/plugin\":\"$OPENCODE_VERSION\"}}}}" \
+    > "$CFG/package-lock.json"
+  git -C "$D/proj" init -q
+  echo "# scratch project" > "$D/proj/README.md"
+  scenario "$s" "$D"
+  echo "== $s"
+  start=$(date +%s)
+  SCEN="$s" MODE="$MODE" RUNFLAGS="$RUNFLAGS" EXTRA="$EXTRA" PERMISSION="$PERMISSION" PERMREPLY="$PERMREPLY" \
+    REPROMPT="$REPROMPT" unshare -n "$0" --inside "$D"
+  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
+import json,sys
+print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
+done
+echo "results in $OUT"
