@@ -227,6 +227,37 @@ impl Args for SettingsArgs {
     }
 }
 
+/// `claude-hook`, `codex-hook`, `copilot-hook --event E` or `opencode-hook --event E` (also
+/// `--event=E` and `--event-name`), recognized without clap. Anything else — `--help`, a typo,
+/// an extra argument — returns `None` and goes through the full parser, so behaviour and help
+/// text stay those of the clap definitions above.
+pub(crate) fn hook_fast_path(
+    mut args: impl Iterator<Item = std::ffi::OsString>,
+) -> Option<(Provider, Option<String>)> {
+    let command = args.next()?;
+    let rest: Vec<String> = args.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
+    let provider = match command.to_str()? {
+        "claude-hook" => Provider::Claude,
+        "codex-hook" => Provider::Codex,
+        "copilot-hook" => Provider::Copilot,
+        "opencode-hook" => Provider::OpenCode,
+        _ => return None,
+    };
+    let event = match rest.as_slice() {
+        [] => None,
+        [flag, value] if flag == "--event" || flag == "--event-name" => Some(value.clone()),
+        [flag] => Some(
+            flag.strip_prefix("--event=")
+                .or_else(|| flag.strip_prefix("--event-name="))?
+                .to_owned(),
+        ),
+        _ => return None,
+    };
+    let needs_event = matches!(provider, Provider::Copilot | Provider::OpenCode);
+    (needs_event == event.is_some() && !event.as_deref().is_some_and(|e| e.starts_with('-')))
+        .then_some((provider, event))
+}
+
 /// Parses the command line; on `--help`, `--version` or a usage error, prints and returns the
 /// exit code.
 pub(crate) fn parse() -> Result<Cli, ExitCode> {
@@ -240,4 +271,38 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
 /// The clap definition, for help rendering.
 pub(crate) fn command() -> clap::Command {
     Cli::command()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fast(args: &[&str]) -> Option<(Provider, Option<String>)> {
+        hook_fast_path(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn only_exact_hook_invocations_take_the_fast_path() {
+        assert_eq!(fast(&["claude-hook"]), Some((Provider::Claude, None)));
+        assert_eq!(fast(&["codex-hook"]), Some((Provider::Codex, None)));
+        assert_eq!(
+            fast(&["copilot-hook", "--event", "agentStop"]),
+            Some((Provider::Copilot, Some("agentStop".into())))
+        );
+        assert_eq!(
+            fast(&["opencode-hook", "--event=session.idle"]),
+            Some((Provider::OpenCode, Some("session.idle".into())))
+        );
+        for slow in [
+            &["claude-hook", "--help"][..],
+            &["copilot-hook"],
+            &["copilot-hook", "--event"],
+            &["copilot-hook", "--event", "--help"],
+            &["claude-hook", "--event", "x"],
+            &["status"],
+            &[],
+        ] {
+            assert_eq!(fast(slow), None, "{slow:?}");
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
-mod hook;
+pub(crate) mod hook;
 mod hook_events;
 mod server;
 mod session;
