@@ -63,12 +63,22 @@ pub fn request(
     let mut line =
         serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
     line.push(b'\n');
-    stream.write_all(&line).map_err(io_err)?;
+    // A daemon that refuses us (another user's, say) answers and closes without reading: the
+    // write then fails, but its explanation is waiting to be read.
+    let written = stream.write_all(&line);
+    if let Err(e) = &written
+        && !matches!(
+            e.kind(),
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+        )
+    {
+        return Err(classify(&socket, written.unwrap_err(), timeout));
+    }
     let mut answer = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut answer)
-        .map_err(io_err)?;
+    let read = BufReader::new(&stream).read_line(&mut answer);
     if answer.is_empty() {
+        written.map_err(io_err)?;
+        read.map_err(io_err)?;
         return Err(ClientError::Protocol(
             "the daemon closed the connection without answering".into(),
         ));

@@ -30,11 +30,9 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // A closed pipe (`lidguard status | head`) is not an error worth reporting.
-            if err.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            // A closed pipe on stdout (`lidguard status | head`) is not an error worth
+            // reporting; a broken socket to the daemon is.
+            if output::is_stdout_closed(&err) {
                 return ExitCode::SUCCESS;
             }
             output::error(&format!("{err:#}"));

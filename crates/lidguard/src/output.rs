@@ -3,12 +3,28 @@
 
 use std::io::Write;
 
+/// stdout was closed by its reader (`lidguard status | head`): not worth reporting.
+#[derive(Debug, thiserror::Error)]
+#[error("stdout closed")]
+pub(crate) struct StdoutClosed;
+
+/// A closed pipe on stdout becomes [`StdoutClosed`], so it is never confused with a broken
+/// socket to the daemon.
+fn stdout_error(e: std::io::Error) -> std::io::Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::io::Error::other(StdoutClosed)
+    } else {
+        e
+    }
+}
+
 /// Writes `text` and a newline to stdout.
 pub(crate) fn line(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.write_all(b"\n")?;
-    out.flush()
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
 }
 
 /// Writes `value` as pretty JSON to stdout.
@@ -20,8 +36,18 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
 /// Writes text to stdout without a trailing newline (prompts).
 pub(crate) fn prompt(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// Whether an error only means that whoever read our stdout went away.
+pub(crate) fn is_stdout_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .is_some_and(|inner| inner.is::<StdoutClosed>())
+    })
 }
 
 /// Reports an error to the human at the terminal.

@@ -7,11 +7,10 @@
 //! observed into fixtures that have no `expect` yet; review the diff before committing.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::util::Home;
+use crate::util::{Home, hook_args, pipe};
 
 fn at(event: &Value) -> jiff::Timestamp {
     event["at"].as_str().unwrap().parse().unwrap()
@@ -98,29 +97,12 @@ impl LidHome {
     /// Runs one hook; returns its stdout and the normalized events the daemon recorded for it.
     fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<Value>) {
         let before = self.latest();
-        let mut args = vec![format!("{provider}-hook")];
-        if matches!(provider, "copilot" | "opencode") {
-            args.push("--event".into());
-            args.push(event.into());
-        }
+        let args = hook_args(provider, event);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = self.cmd(&args);
         // A fixed working directory: payloads without a session id derive one from it.
-        let mut child = self
-            .cmd(&args)
-            .current_dir("/")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        cmd.current_dir("/");
+        let out = pipe(cmd, stdin.as_bytes());
         assert!(out.status.success(), "hooks always exit 0");
         assert!(
             out.stderr.is_empty(),

@@ -1,8 +1,6 @@
-use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::util::Home;
+use crate::util::{Home, pipe};
 
 /// Runs `lidguard <args>` with `stdin`; returns (exit success, stdout, stderr).
 fn hook(
@@ -15,14 +13,7 @@ fn hook(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = pipe(cmd, stdin);
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

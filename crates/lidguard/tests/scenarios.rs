@@ -2,13 +2,11 @@
 //! real daemon, checking the session state `status --json` shows after the events that change
 //! it. The payloads are the conformance fixtures, in the order the agent sent them.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::util::Home;
+use crate::util::{Home, hook_args, pipe};
 
 fn fixture(provider: &str, name: &str) -> (String, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,24 +25,9 @@ fn fixture(provider: &str, name: &str) -> (String, String) {
 /// Sends one fixture through `lidguard <provider>-hook`; returns stdout.
 fn send(home: &Home, provider: &str, name: &str) -> String {
     let (event, stdin) = fixture(provider, name);
-    let mut args = vec![format!("{provider}-hook")];
-    if matches!(provider, "copilot" | "opencode") {
-        args.extend(["--event".to_owned(), event]);
-    }
+    let args = hook_args(provider, &event);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = home
-        .cmd(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = pipe(home.cmd(&args), stdin.as_bytes());
     assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap()
 }

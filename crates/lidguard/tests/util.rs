@@ -215,3 +215,27 @@ impl Drop for Agent {
         self.kill();
     }
 }
+
+/// The arguments of `lidguard <provider>-hook` for `event` (Copilot and OpenCode name it).
+pub(crate) fn hook_args(provider: &str, event: &str) -> Vec<String> {
+    let mut args = vec![format!("{provider}-hook")];
+    if matches!(provider, "copilot" | "opencode") {
+        args.extend(["--event".to_owned(), event.to_owned()]);
+    }
+    args
+}
+
+/// Runs `cmd` with `stdin` piped in; stdout and stderr are captured.
+pub(crate) fn pipe(mut cmd: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hook may exit before reading everything (it fails open on bad input).
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    child.wait_with_output().unwrap()
+}
