@@ -291,3 +291,27 @@ fn concurrent_hook_streams_lose_no_event() {
     assert_eq!(post["count"], 200);
     assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
 }
+
+#[test]
+fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
+    let home = Home::new();
+    // An "agent" process named `claude` (a copy of sh) runs the hook, as Claude Code does
+    // through `sh -c`.
+    let agent = home.path().join("claude");
+    std::fs::copy("/bin/sh", &agent).unwrap();
+    let payload = home.path().join("prompt.json");
+    std::fs::write(&payload, CLAUDE_PROMPT).unwrap();
+    let script = format!("{} claude-hook < {}", crate::util::BIN, payload.display());
+    let mut cmd = std::process::Command::new(&agent);
+    cmd.args(["-c", &format!("{script}; echo $$")])
+        .env("LIDGUARD_HOME", home.path())
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    let agent_pid: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let s = home.session("s1").unwrap();
+    assert_eq!(s["watchedPid"], agent_pid, "{s}");
+    // The agent has exited by now: orphan cleanup ends the session.
+    let out = home.ok(&["cleanup-orphans"]);
+    assert!(out.contains("cleaned up 1"), "{out}");
+}
