@@ -58,11 +58,34 @@ function decisionOf(text) {
   }
 }
 
-export const LidguardOpenCodePlugin = async ({ client, directory }) => {
+export const LidguardOpenCodePlugin = async ({ client, directory, serverUrl }) => {
   // sessionID -> the last complete assistant text part, for end-of-turn events.
   const lastText = new Map();
   const forward = (eventName, hook, input, output, extra = {}) =>
     runHook(eventName, { hook, input, output, directory, ...extra });
+
+  // Verified with OpenCode 1.18.33: `POST /permission/{id}/reply` takes a message, which the
+  // model then reads as feedback and carries on; the V1 SDK has no method for it, so it is called
+  // directly. The SDK's `postSessionIdPermissionsPermissionId` (no message; the turn then ends)
+  // is the fallback when the server cannot be reached that way.
+  const answerPermission = async (props, decision) => {
+    const reply = decision.status === "allow" ? "once" : "reject";
+    try {
+      const url = new URL(`permission/${encodeURIComponent(props.id)}/reply`, serverUrl);
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ reply, message: decision.message }),
+      });
+      if (response.ok) return;
+    } catch {}
+    try {
+      await client.postSessionIdPermissionsPermissionId({
+        path: { id: props.sessionID, permissionID: props.id },
+        body: { response: reply },
+      });
+    } catch {}
+  };
 
   return {
     "chat.message": async (input, output) => {
@@ -99,16 +122,8 @@ export const LidguardOpenCodePlugin = async ({ client, directory }) => {
       const reply = await forward(type, "event", { event }, null, extra);
       if (type === "permission.asked") {
         const decision = decisionOf(reply);
-        if (decision) {
-          // The V1 SDK's call for POST /session/{id}/permissions/{permissionID} (verified with
-          // OpenCode 1.18.33); not awaited, so the event loop is never held up by it.
-          client
-            .postSessionIdPermissionsPermissionId({
-              path: { id: props.sessionID, permissionID: props.id },
-              body: { response: decision.status === "allow" ? "once" : "reject" },
-            })
-            .catch(() => {});
-        }
+        // Not awaited: the event loop is never held up by the reply.
+        if (decision) answerPermission(props, decision);
       }
     },
   };
