@@ -15,6 +15,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod install;
 pub mod opencode;
 pub mod owner;
 

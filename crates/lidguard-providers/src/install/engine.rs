@@ -1,0 +1,566 @@
+//! The JSON edit engine shared by the Claude, Codex and Copilot installers.
+//!
+//! All three keep hooks under a top-level `hooks` object keyed by event name, each event an
+//! array. Claude and Codex nest handlers inside matcher groups (`{"matcher"?, "hooks": [..]}`);
+//! Copilot lists handlers directly. Edits go through `jsonc-parser`'s CST, property by
+//! property, so everything not edited keeps its exact text.
+
+use std::collections::HashSet;
+
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
+use serde_json::Value;
+
+use super::{Change, ForeignHook, HookCommand, HookSource, HookStatus, InstallError, InstallState};
+
+/// Where handlers sit under `hooks.<Event>`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// `[{"matcher"?, "hooks": [handler, ..]}, ..]` (Claude, Codex).
+    Nested,
+    /// `[handler, ..]` (Copilot).
+    Flat,
+}
+
+/// A handler lidguard writes, keys in the order written.
+pub(crate) type Handler = Vec<(String, CstInputValue)>;
+
+/// One provider's hook file.
+pub(crate) struct Spec {
+    /// The file in words, for parse errors.
+    pub(crate) what: &'static str,
+    /// The subcommand that marks lidguard's entries.
+    pub(crate) subcommand: &'static str,
+    /// The events lidguard needs, in the order they are added.
+    pub(crate) events: &'static [&'static str],
+    /// Nested or flat.
+    pub(crate) layout: Layout,
+    /// The handler for one event.
+    pub(crate) handler: fn(&HookCommand, &str, u32) -> Handler,
+    /// Whether another tool's handler of this type on this event can block, continue or
+    /// answer what lidguard answers.
+    pub(crate) conflicts: fn(event: &str, handler_type: &str) -> bool,
+    /// Top-level keys the agent accepts, when it refuses files with others (Codex).
+    pub(crate) root_keys: Option<&'static [&'static str]>,
+}
+
+/// A parsed config file.
+pub(crate) struct Doc {
+    root: CstRootNode,
+    bom: bool,
+}
+
+impl Doc {
+    /// Parses `text`; a missing or blank file is an empty object.
+    pub(crate) fn parse(text: Option<&str>, what: &str) -> Result<Self, InstallError> {
+        let text = text.unwrap_or_default();
+        // Windows editors may start the file with a BOM; the parser does not accept one.
+        let (bom, body) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let body = if body.trim().is_empty() { "{}\n" } else { body };
+        let root = CstRootNode::parse(body, &parse_options()).map_err(|e| InstallError::Parse {
+            what: what.to_owned(),
+            line: e.line_display(),
+            column: e.column_display(),
+            message: e.kind().to_string(),
+        })?;
+        Ok(Self { root, bom })
+    }
+
+    /// The top-level object (created when the file holds only comments).
+    pub(crate) fn object(&self) -> Result<CstObject, InstallError> {
+        match self.root.value() {
+            None => Ok(self.root.object_value_or_set()),
+            Some(value) => value
+                .as_object()
+                .ok_or_else(|| shape("(top level)", "is not a JSON object")),
+        }
+    }
+
+    /// The file's text now.
+    pub(crate) fn text(&self) -> String {
+        let bom = if self.bom { "\u{feff}" } else { "" };
+        format!("{bom}{}", self.root)
+    }
+
+    /// `Unchanged` when the text is still `before`.
+    pub(crate) fn change_from(&self, before: Option<&str>) -> Change {
+        let new_text = self.text();
+        if before == Some(new_text.as_str()) {
+            Change::Unchanged
+        } else {
+            Change::Changed { new_text }
+        }
+    }
+}
+
+/// What the agents accept: JSON plus comments and trailing commas (JSONC). The JSON5 extras
+/// are refused — a file using them is not one these agents read.
+fn parse_options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+pub(crate) fn shape(path: &str, message: &str) -> InstallError {
+    InstallError::Shape {
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// The text of an install into a missing file (which always parses and always changes).
+pub(crate) fn fresh(change: Result<Change, InstallError>) -> String {
+    match change {
+        Ok(Change::Changed { new_text }) => new_text,
+        other => unreachable!("install into a missing file gave {other:?}"),
+    }
+}
+
+/// Installs into a missing, blank or existing file.
+pub(crate) fn install(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<Change, InstallError> {
+    let doc = Doc::parse(existing, spec.what)?;
+    install_into(&doc.object()?, spec, cmd, timeout)?;
+    Ok(doc.change_from(existing))
+}
+
+/// Removes lidguard's entries.
+pub(crate) fn remove(
+    existing: &str,
+    spec: &Spec,
+    cmd: &HookCommand,
+) -> Result<Change, InstallError> {
+    let doc = Doc::parse(Some(existing), spec.what)?;
+    Ok(if remove_from(&doc.object()?, spec, cmd) {
+        doc.change_from(Some(existing))
+    } else {
+        Change::Unchanged
+    })
+}
+
+/// Makes lidguard's entries in `root` exactly one canonical handler per required event.
+///
+/// The first lidguard handler of an event that runs for every matcher is kept in place and
+/// corrected; any other lidguard handler is removed (with its group when that leaves the group
+/// empty). An event without a kept handler gets a new group (or handler) at the end.
+pub(crate) fn install_into(
+    root: &CstObject,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<(), InstallError> {
+    check_root_keys(root, spec)?;
+    let hooks = match root.get("hooks") {
+        None => root.object_value_or_set("hooks"),
+        Some(prop) => prop
+            .object_value()
+            .ok_or_else(|| shape("hooks", "is not an object"))?,
+    };
+    for event in spec.events {
+        if hooks.get(event).is_some_and(|p| p.array_value().is_none()) {
+            return Err(shape(&format!("hooks.{event}"), "is not an array"));
+        }
+    }
+    let mut kept = HashSet::new();
+    for site in sites(&hooks, spec.layout)
+        .into_iter()
+        .filter(|s| s.is_ours(spec, cmd))
+    {
+        let required = spec.events.contains(&site.event.as_str());
+        if required && site.runs_always() && kept.insert(site.event.clone()) {
+            let want = (spec.handler)(cmd, &site.event, timeout);
+            if site.value != to_value(&want) {
+                conform(&site.handler, &want);
+            }
+        } else {
+            // Keep the event array of a required event: the new entry goes into it, in place.
+            site.remove(!required);
+        }
+    }
+    for event in spec.events.iter().filter(|e| !kept.contains(**e)) {
+        let handler = CstInputValue::Object((spec.handler)(cmd, event, timeout));
+        let entry = match spec.layout {
+            Layout::Nested => CstInputValue::Object(vec![(
+                "hooks".to_owned(),
+                CstInputValue::Array(vec![handler]),
+            )]),
+            Layout::Flat => handler,
+        };
+        hooks.array_value_or_set(event).append(entry);
+    }
+    Ok(())
+}
+
+/// Removes every lidguard handler; returns whether there was one.
+pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand) -> bool {
+    let Some(hooks_prop) = root.get("hooks") else {
+        return false;
+    };
+    let Some(hooks) = hooks_prop.object_value() else {
+        return false;
+    };
+    let mut removed = false;
+    for site in sites(&hooks, spec.layout)
+        .into_iter()
+        .filter(|s| s.is_ours(spec, cmd))
+    {
+        site.remove(true);
+        removed = true;
+    }
+    if removed && hooks.properties().is_empty() {
+        hooks_prop.remove();
+    }
+    removed
+}
+
+/// Compares the file with what install would write.
+pub(crate) fn status(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<HookStatus, InstallError> {
+    let mut status = HookStatus::missing(spec.events);
+    let Some(text) = existing.filter(|t| !t.trim().is_empty()) else {
+        return Ok(status);
+    };
+    let doc = Doc::parse(Some(text), spec.what)?;
+    let root = doc.object()?;
+    if let Err(InstallError::Shape { path, message }) = check_root_keys(&root, spec) {
+        status.drift.push(format!("{path}: {message}"));
+    }
+    let hooks = match root.get("hooks") {
+        None => None,
+        Some(prop) => {
+            if prop.object_value().is_none() {
+                status.drift.push("hooks: is not an object".to_owned());
+            }
+            prop.object_value()
+        }
+    };
+    let all = hooks
+        .as_ref()
+        .map(|h| sites(h, spec.layout))
+        .unwrap_or_default();
+    let (ours, theirs): (Vec<_>, Vec<_>) = all.into_iter().partition(|s| s.is_ours(spec, cmd));
+    status.missing_events.clear();
+    for event in spec.events {
+        let mine: Vec<&Site> = ours.iter().filter(|s| s.event == *event).collect();
+        if mine.is_empty() {
+            status.missing_events.push((*event).to_owned());
+            if let Some(h) = &hooks
+                && h.get(event).is_some_and(|p| p.array_value().is_none())
+            {
+                status.drift.push(format!("hooks.{event}: is not an array"));
+            }
+            continue;
+        }
+        match mine.iter().find(|s| s.runs_always()) {
+            Some(site) => {
+                let want = to_value(&(spec.handler)(cmd, event, timeout));
+                status.drift.extend(differences(event, &site.value, &want));
+            }
+            None => status.drift.push(format!(
+                "{event}: lidguard's hook runs only for matcher {}",
+                mine[0]
+                    .matcher
+                    .as_ref()
+                    .map_or_else(String::new, Value::to_string)
+            )),
+        }
+        if mine.len() > 1 {
+            status.drift.push(format!(
+                "{event}: lidguard's hook is there {} times",
+                mine.len()
+            ));
+        }
+    }
+    for site in ours
+        .iter()
+        .filter(|s| !spec.events.contains(&s.event.as_str()))
+    {
+        status.drift.push(format!(
+            "{}: lidguard's hook on an event lidguard does not use",
+            site.event
+        ));
+    }
+    status.foreign_hooks = foreign(&theirs, spec, HookSource::Config);
+    status.state = if ours.is_empty() {
+        status.missing_events = spec.events.iter().map(|e| (*e).to_owned()).collect();
+        InstallState::Missing
+    } else if status.missing_events.is_empty() && status.drift.is_empty() {
+        InstallState::Installed
+    } else {
+        InstallState::Drifted
+    };
+    Ok(status)
+}
+
+/// Refuses top-level keys the agent refuses (Codex: only `description` and `hooks`).
+fn check_root_keys(root: &CstObject, spec: &Spec) -> Result<(), InstallError> {
+    let Some(allowed) = spec.root_keys else {
+        return Ok(());
+    };
+    for prop in root.properties() {
+        let name = prop.decoded_name().unwrap_or_default();
+        if !allowed.contains(&name.as_str()) {
+            return Err(shape(
+                &name,
+                &format!(
+                    "{} may hold only {} at the top level (otherwise the agent ignores the \
+                     whole file); remove this key",
+                    spec.what,
+                    allowed.join(" and ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The other tools' handlers among `sites` that conflict with lidguard's.
+pub(crate) fn foreign(sites: &[Site], spec: &Spec, source: HookSource) -> Vec<ForeignHook> {
+    sites
+        .iter()
+        .filter(|s| (spec.conflicts)(&s.event, s.handler_type()))
+        .map(|s| ForeignHook {
+            event: s.event.clone(),
+            matcher: s
+                .matcher
+                .as_ref()
+                .or(s.value.get("matcher"))
+                .map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_owned)),
+            handler_type: s.handler_type().to_owned(),
+            summary: s.summary(),
+            source,
+        })
+        .collect()
+}
+
+/// One handler in the file, with the containers it sits in.
+pub(crate) struct Site {
+    pub(crate) event: String,
+    event_prop: CstObjectProp,
+    array: CstArray,
+    /// The matcher group and its `hooks` array (nested layout only).
+    group: Option<(CstObject, CstArray)>,
+    /// The group's matcher (nested layout only).
+    matcher: Option<Value>,
+    handler: CstObject,
+    pub(crate) value: Value,
+}
+
+/// Every handler object under `hooks`, in file order. Anything that is not an object where a
+/// group or handler should be cannot be lidguard's and is left alone.
+pub(crate) fn sites(hooks: &CstObject, layout: Layout) -> Vec<Site> {
+    let mut out = Vec::new();
+    for event_prop in hooks.properties() {
+        let (Some(event), Some(array)) = (event_prop.decoded_name(), event_prop.array_value())
+        else {
+            continue;
+        };
+        for element in array.elements() {
+            let Some(object) = element.as_object() else {
+                continue;
+            };
+            let site = |group, matcher, handler: CstObject| Site {
+                event: event.clone(),
+                event_prop: event_prop.clone(),
+                array: array.clone(),
+                group,
+                matcher,
+                value: handler.to_serde_value().unwrap_or(Value::Null),
+                handler,
+            };
+            match layout {
+                Layout::Flat => out.push(site(None, None, object)),
+                Layout::Nested => {
+                    let Some(inner) = object.array_value("hooks") else {
+                        continue;
+                    };
+                    let matcher = object
+                        .get("matcher")
+                        .and_then(|p| p.value())
+                        .and_then(|v| v.to_serde_value());
+                    for handler in inner.elements().iter().filter_map(CstNode::as_object) {
+                        out.push(site(
+                            Some((object.clone(), inner.clone())),
+                            matcher.clone(),
+                            handler,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Site {
+    pub(crate) fn is_ours(&self, spec: &Spec, cmd: &HookCommand) -> bool {
+        cmd.is_ours(&command_text(&self.value), spec.subcommand)
+    }
+
+    /// Whether the group's matcher lets the handler run for every occurrence of the event
+    /// (absent, `""` or `"*"` in both Claude and Codex). A flat handler's own matcher is part
+    /// of its value and so compared with the canonical handler instead.
+    fn runs_always(&self) -> bool {
+        match &self.matcher {
+            None => true,
+            Some(Value::String(m)) => m.is_empty() || m == "*",
+            Some(_) => false,
+        }
+    }
+
+    fn handler_type(&self) -> &str {
+        self.value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("command")
+    }
+
+    fn summary(&self) -> String {
+        let text = |key: &str| {
+            self.value
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        ["command", "bash", "powershell", "url", "prompt"]
+            .iter()
+            .find_map(|k| text(k))
+            .or_else(|| Some(format!("{} {}", text("server")?, text("tool")?)))
+            .unwrap_or_else(|| self.value.to_string())
+    }
+
+    /// Removes the handler, then its group if that left the group empty, then (when `prune`)
+    /// the event's array if that left it empty.
+    fn remove(self, prune: bool) {
+        self.handler.remove();
+        if let Some((group, inner)) = self.group
+            && inner.elements().is_empty()
+        {
+            group.remove();
+        }
+        if prune && self.array.elements().is_empty() {
+            self.event_prop.remove();
+        }
+    }
+}
+
+/// Everything a handler would run, for the ownership test: the command fields of Claude, Codex
+/// and Copilot handlers and the exec form's arguments.
+fn command_text(handler: &Value) -> String {
+    let mut parts: Vec<&str> = [
+        "command",
+        "bash",
+        "powershell",
+        "commandWindows",
+        "command_windows",
+        "exec",
+    ]
+    .iter()
+    .filter_map(|k| handler.get(k).and_then(Value::as_str))
+    .collect();
+    if let Some(args) = handler.get("args").and_then(Value::as_array) {
+        parts.extend(args.iter().filter_map(Value::as_str));
+    }
+    parts.join(" ")
+}
+
+/// Rewrites only the properties of `object` that differ from `want`, so a handler keeps its
+/// layout (one line or several) and key order.
+fn conform(object: &CstObject, want: &Handler) {
+    for prop in object.properties() {
+        let name = prop.decoded_name().unwrap_or_default();
+        if !want.iter().any(|(k, _)| *k == name) {
+            prop.remove();
+        }
+    }
+    for (key, value) in want {
+        match object.get(key) {
+            Some(prop) => {
+                if prop.value().and_then(|v| v.to_serde_value()) != Some(value_of(value)) {
+                    prop.set_value(value.clone());
+                }
+            }
+            None => {
+                object.append(key, value.clone());
+            }
+        }
+    }
+}
+
+/// What differs between a lidguard handler found and the one install writes, one line each.
+fn differences(event: &str, found: &Value, want: &Value) -> Vec<String> {
+    let (Some(found), Some(want)) = (found.as_object(), want.as_object()) else {
+        return vec![format!("{event}: not an object")];
+    };
+    let mut out = Vec::new();
+    for (key, expected) in want {
+        let actual = found.get(key);
+        if actual == Some(expected) {
+            continue;
+        }
+        let show = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        out.push(match (key.as_str(), actual) {
+            ("command" | "bash" | "powershell", Some(actual)) => {
+                format!(
+                    "{event}: runs {}, expected {}",
+                    show(actual),
+                    show(expected)
+                )
+            }
+            ("timeout" | "timeoutSec", Some(actual)) => {
+                format!(
+                    "{event}: timeout {}, expected {}",
+                    show(actual),
+                    show(expected)
+                )
+            }
+            (_, Some(actual)) => format!("{event}: {key} is {actual}, expected {expected}"),
+            (_, None) => format!("{event}: no {key}, expected {expected}"),
+        });
+    }
+    for (key, actual) in found.iter().filter(|(k, _)| !want.contains_key(*k)) {
+        out.push(format!("{event}: unexpected {key} {actual}"));
+    }
+    out
+}
+
+/// The JSON value of a CST input (for comparing with what is in the file).
+pub(crate) fn to_value(handler: &Handler) -> Value {
+    Value::Object(
+        handler
+            .iter()
+            .map(|(k, v)| (k.clone(), value_of(v)))
+            .collect(),
+    )
+}
+
+fn value_of(v: &CstInputValue) -> Value {
+    match v {
+        CstInputValue::Null => Value::Null,
+        CstInputValue::Bool(b) => Value::Bool(*b),
+        CstInputValue::Number(n) => serde_json::from_str(n).unwrap_or(Value::Null),
+        CstInputValue::String(s) => Value::String(s.clone()),
+        CstInputValue::Array(items) => Value::Array(items.iter().map(value_of).collect()),
+        CstInputValue::Object(props) => to_value(props),
+    }
+}

@@ -1,0 +1,217 @@
+//! Writing, checking and removing lidguard's hook entries in each agent's own config.
+//!
+//! Everything here is pure: the caller reads the file (or passes `None` when it does not
+//! exist), gets back a [`Change`], and does the atomic write, backup or delete itself.
+//!
+//! **Ownership.** A hook entry is lidguard's when its command mentions lidguard — the word
+//! `lidguard` (any case) or the program of the [`HookCommand`] in use — *and* carries the
+//! provider's subcommand as a whole word (`claude-hook`, `codex-hook`, `copilot-hook`,
+//! `opencode-hook`). Install makes lidguard's entries exactly the canonical set (one per
+//! required event, with the given command and timeout) and touches nothing else; remove deletes
+//! lidguard's entries and nothing else.
+//!
+//! **Formatting.** JSON and JSONC files are edited through a concrete syntax tree
+//! (`jsonc-parser`'s `cst`), never re-serialized: key order, indentation, newline style,
+//! trailing commas and comments stay as the user wrote them. Removing what install added gives
+//! back the same bytes whenever the file was multi-line (a single-line container that install
+//! expanded stays expanded; the content is the same).
+//!
+//! **Empty containers.** Remove deletes a matcher group, an event array or the `hooks` object
+//! when removing lidguard's entries left it empty. It cannot know whether such a container was
+//! there, empty, before install (`"Stop": []`); one that was already empty is never touched.
+
+mod engine;
+
+pub mod claude;
+pub mod codex;
+pub mod copilot;
+pub mod opencode;
+
+/// The shell that runs the hook command, which decides how the program is quoted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookShell {
+    /// `sh`/`bash` (Claude's default on Linux and macOS, Copilot's `bash` key, Codex's shell).
+    Posix,
+    /// PowerShell (Codex's session shell and Copilot's `powershell` key on Windows; Claude
+    /// entries then carry `"shell": "powershell"`, because its own default there is Git Bash
+    /// when installed and PowerShell otherwise).
+    PowerShell,
+}
+
+impl HookShell {
+    /// The shell hooks run in on the platform this was built for.
+    pub const NATIVE: HookShell = if cfg!(windows) {
+        HookShell::PowerShell
+    } else {
+        HookShell::Posix
+    };
+}
+
+/// How hook entries invoke lidguard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookCommand {
+    /// An absolute path to the executable, or `lidguard` when it is found on `PATH`.
+    pub program: String,
+    /// How the program is quoted in command strings.
+    pub shell: HookShell,
+}
+
+impl HookCommand {
+    /// `program` run by this platform's shell.
+    pub fn new(program: impl Into<String>) -> Self {
+        Self {
+            program: program.into(),
+            shell: HookShell::NATIVE,
+        }
+    }
+
+    /// The command line `<program> <subcommand>`, the program quoted when the shell would
+    /// otherwise split or expand it.
+    pub fn render(&self, subcommand: &str) -> String {
+        match self.shell {
+            HookShell::Posix if is_plain(&self.program, "_-.,/+:@%=") => {
+                format!("{} {subcommand}", self.program)
+            }
+            HookShell::Posix => {
+                format!("'{}' {subcommand}", self.program.replace('\'', r"'\''"))
+            }
+            HookShell::PowerShell if is_plain(&self.program, "_-.\\/:") => {
+                format!("{} {subcommand}", self.program)
+            }
+            // A quoted string alone is an expression in PowerShell; `&` makes it a call.
+            HookShell::PowerShell => {
+                format!("& '{}' {subcommand}", self.program.replace('\'', "''"))
+            }
+        }
+    }
+
+    /// Whether `command` is one of lidguard's entries for `subcommand` (see the module docs).
+    pub fn is_ours(&self, command: &str, subcommand: &str) -> bool {
+        let lower = command.to_ascii_lowercase();
+        let names_us = lower.contains("lidguard")
+            || (!self.program.is_empty() && command.contains(self.program.as_str()));
+        names_us && has_word(&lower, subcommand)
+    }
+}
+
+/// Safe to leave unquoted: non-empty, and only ASCII letters, digits and `extra`.
+fn is_plain(program: &str, extra: &str) -> bool {
+    !program.is_empty()
+        && program
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+}
+
+/// `word` occurs in `text` not glued to other word characters (`claude-hooks.sh` is not
+/// `claude-hook`).
+fn has_word(text: &str, word: &str) -> bool {
+    let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
+    text.match_indices(word).any(|(at, _)| {
+        !glued(text[..at].chars().next_back()) && !glued(text[at + word.len()..].chars().next())
+    })
+}
+
+/// What to do with the config file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing to write: the file already is what was asked for.
+    Unchanged,
+    /// Write this text (atomically).
+    Changed {
+        /// The whole new file.
+        new_text: String,
+    },
+    /// Delete the file: it is lidguard's own and has nothing left in it.
+    Delete,
+}
+
+/// Why a config could not be changed; nothing was changed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InstallError {
+    /// The file is not valid JSON (comments and trailing commas are accepted).
+    #[error("{what} does not parse: {message} at line {line}, column {column}")]
+    Parse {
+        /// Which file, in words ("Claude Code settings").
+        what: String,
+        /// 1-based.
+        line: usize,
+        /// 1-based, in characters.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file parses but something lidguard must write into has another shape, or the file
+    /// is one lidguard must not overwrite.
+    #[error("{path}: {message}")]
+    Shape {
+        /// Where: a dotted JSON path (`hooks.PreToolUse`) or a file name.
+        path: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+/// Whether lidguard's hooks are installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstallState {
+    /// No lidguard entry at all.
+    Missing,
+    /// Exactly what install would write: install would change nothing.
+    Installed,
+    /// lidguard entries exist but differ (see `missing_events` and `drift`); install fixes it.
+    Drifted,
+}
+
+/// What `status` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookStatus {
+    /// The verdict.
+    pub state: InstallState,
+    /// Required events without a lidguard entry (all of them when `Missing`).
+    pub missing_events: Vec<String>,
+    /// Each difference from what install writes, one line each
+    /// (`PreToolUse: timeout 10, expected 30`).
+    pub drift: Vec<String>,
+    /// Other tools' hooks on events where they can block, continue or answer what lidguard
+    /// answers (see the README: such hooks must not run next to lidguard's).
+    pub foreign_hooks: Vec<ForeignHook>,
+    /// Facts that do not change the verdict but may stop the hooks from running
+    /// (`disableAllHooks is true`, an unreadable Copilot `settings.json`).
+    pub warnings: Vec<String>,
+}
+
+impl HookStatus {
+    fn missing(events: &[&str]) -> Self {
+        Self {
+            state: InstallState::Missing,
+            missing_events: events.iter().map(|e| (*e).to_owned()).collect(),
+            drift: Vec::new(),
+            foreign_hooks: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Another tool's hook on an event that can block or answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignHook {
+    /// The event it is registered on, as spelled in the file.
+    pub event: String,
+    /// Its matcher, when it has one.
+    pub matcher: Option<String>,
+    /// The handler type (`command` when the entry names none).
+    pub handler_type: String,
+    /// What it runs: the command, URL, prompt, or `server tool` of an MCP tool hook.
+    pub summary: String,
+    /// The file it was found in.
+    pub source: HookSource,
+}
+
+/// Which file a [`ForeignHook`] was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookSource {
+    /// The config file the status was asked about.
+    Config,
+    /// Copilot's `settings.json` (inline hooks).
+    CopilotSettings,
+}

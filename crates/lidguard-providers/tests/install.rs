@@ -1,0 +1,807 @@
+//! Hook installers: install, remove and status against missing, realistic and broken files.
+
+use lidguard_providers::install::{
+    Change, HookCommand, HookShell, HookSource, InstallError, InstallState, claude, codex, copilot,
+    opencode,
+};
+use serde_json::{Value, json};
+
+fn posix(program: &str) -> HookCommand {
+    HookCommand {
+        program: program.to_owned(),
+        shell: HookShell::Posix,
+    }
+}
+
+fn lidguard() -> HookCommand {
+    posix("/usr/local/bin/lidguard")
+}
+
+fn changed(change: Result<Change, InstallError>) -> String {
+    match change {
+        Ok(Change::Changed { new_text }) => new_text,
+        other => panic!("expected a change, got {other:?}"),
+    }
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// A Claude/Codex settings value the way the capture drivers wrote it
+/// (tests/e2e/capture/{claude,codex}/capture.py: `{"hooks": [{"type", "command", "timeout": 30}]}`
+/// per event, no matcher).
+fn capture_shape(events: &[&str], command: &str, timeout: u32) -> Value {
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| {
+            let handler = json!({"type": "command", "command": command, "timeout": timeout});
+            ((*e).to_owned(), json!([{"hooks": [handler]}]))
+        })
+        .collect();
+    json!({ "hooks": hooks })
+}
+
+// ---- commands and ownership ---------------------------------------------------------------
+
+#[test]
+fn commands_are_quoted_only_when_the_shell_needs_it() {
+    assert_eq!(
+        lidguard().render("claude-hook"),
+        "/usr/local/bin/lidguard claude-hook"
+    );
+    assert_eq!(
+        posix("lidguard").render("codex-hook"),
+        "lidguard codex-hook"
+    );
+    assert_eq!(
+        posix("/opt/my tools/lidguard").render("claude-hook"),
+        "'/opt/my tools/lidguard' claude-hook"
+    );
+    assert_eq!(
+        posix("/opt/it's/lidguard").render("x"),
+        r"'/opt/it'\''s/lidguard' x"
+    );
+    assert_eq!(
+        posix("/home/me/$bin/lidguard").render("x"),
+        "'/home/me/$bin/lidguard' x"
+    );
+    let ps = |p: &str| HookCommand {
+        program: p.to_owned(),
+        shell: HookShell::PowerShell,
+    };
+    assert_eq!(
+        ps(r"C:\tools\lidguard.exe").render("codex-hook"),
+        r"C:\tools\lidguard.exe codex-hook"
+    );
+    assert_eq!(
+        ps(r"C:\Program Files\lidguard\lidguard.exe").render("codex-hook"),
+        r"& 'C:\Program Files\lidguard\lidguard.exe' codex-hook"
+    );
+    assert_eq!(
+        ps(r"C:\O'Neil\lidguard.exe").render("x"),
+        r"& 'C:\O''Neil\lidguard.exe' x"
+    );
+}
+
+#[test]
+fn ownership_needs_lidguard_and_the_subcommand_as_a_word() {
+    let cmd = posix("/opt/lg/bin/lg");
+    assert!(cmd.is_ours("lidguard claude-hook", "claude-hook"));
+    assert!(cmd.is_ours("\"C:\\LidGuard\\LIDGUARD.EXE\" CLAUDE-HOOK", "claude-hook"));
+    assert!(
+        cmd.is_ours("/opt/lg/bin/lg claude-hook", "claude-hook"),
+        "our program path"
+    );
+    assert!(cmd.is_ours("'/x y/lidguard' claude-hook; true", "claude-hook"));
+    assert!(
+        !cmd.is_ours("/opt/lg/bin/lg codex-hook", "claude-hook"),
+        "another provider's"
+    );
+    assert!(
+        !cmd.is_ours("~/bin/lidguard-claude-hooks.sh", "claude-hook"),
+        "not a whole word"
+    );
+    assert!(
+        !cmd.is_ours("my-claude-hook --x", "claude-hook"),
+        "no lidguard"
+    );
+    assert!(!cmd.is_ours("other claude-hook", "claude-hook"));
+}
+
+// ---- Claude --------------------------------------------------------------------------------
+
+#[test]
+fn claude_fresh_install_has_the_shape_claude_accepted_in_the_captures() {
+    let text = changed(claude::install(None, &lidguard(), 30));
+    assert_eq!(
+        parse(&text),
+        capture_shape(
+            claude::REQUIRED_EVENTS,
+            "/usr/local/bin/lidguard claude-hook",
+            30
+        )
+    );
+    assert!(
+        text.starts_with("{\n  \"hooks\": {\n    \"UserPromptSubmit\": [\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("}\n"));
+    // An empty or blank file is a missing one; the snippet is that same text.
+    assert_eq!(changed(claude::install(Some(""), &lidguard(), 30)), text);
+    assert_eq!(
+        changed(claude::install(Some("  \n"), &lidguard(), 30)),
+        text
+    );
+    assert_eq!(claude::snippet(&lidguard(), 30), text);
+    // The ask-before-sleep timeout goes into every entry.
+    let long = parse(&changed(claude::install(None, &lidguard(), 490)));
+    assert_eq!(long["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 490);
+}
+
+#[test]
+fn claude_windows_entries_name_powershell() {
+    let cmd = HookCommand {
+        program: r"C:\Program Files\lidguard\lidguard.exe".to_owned(),
+        shell: HookShell::PowerShell,
+    };
+    let value = parse(&changed(claude::install(None, &cmd, 30)));
+    assert_eq!(
+        value["hooks"]["Stop"][0]["hooks"][0],
+        json!({"type": "command",
+               "command": r"& 'C:\Program Files\lidguard\lidguard.exe' claude-hook",
+               "shell": "powershell", "timeout": 30})
+    );
+}
+
+/// A user's settings: comments, 4-space indentation, one-line handlers, unknown keys, a
+/// foreign PreToolUse matcher group, and a Stop group where the user's own command sits next
+/// to an old lidguard entry.
+const CLAUDE_USER: &str = r#"{
+    // Claude Code user settings
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    { "type": "command", "command": "~/bin/guard.sh" }
+                ]
+            }
+        ],
+        "Stop": [
+            {
+                "hooks": [
+                    { "type": "command", "command": "notify-send done" },
+                    { "type": "command", "command": "/old/lidguard claude-hook", "timeout": 10 }
+                ]
+            }
+        ]
+    },
+    "statusLine": { "type": "command", "command": "echo hi" } // trailing comment
+}
+"#;
+
+#[test]
+fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
+    let cmd = lidguard();
+    let installed = changed(claude::install(Some(CLAUDE_USER), &cmd, 30));
+    // The old entry is corrected in place, next to the user's command, keeping its one line.
+    assert!(installed.contains(
+        "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/usr/local/bin/lidguard claude-hook\", \"timeout\": 30 }\n"
+    ), "{installed}");
+    // Comments, unknown keys and the foreign group are untouched.
+    assert!(installed.starts_with(
+        "{\n    // Claude Code user settings\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [\n                    { \"type\": \"command\", \"command\": \"~/bin/guard.sh\" }\n                ]\n            },\n            {\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n"
+    ), "{installed}");
+    assert!(installed.ends_with(
+        "    },\n    \"statusLine\": { \"type\": \"command\", \"command\": \"echo hi\" } // trailing comment\n}\n"
+    ));
+    let value = parse(&strip_comments(&installed));
+    assert_eq!(value["model"], "opus");
+    assert_eq!(
+        value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "~/bin/guard.sh"
+    );
+    for event in claude::REQUIRED_EVENTS {
+        let ours: Vec<&Value> = value["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+            .filter(|h| h["command"] == "/usr/local/bin/lidguard claude-hook")
+            .collect();
+        assert_eq!(
+            ours,
+            [
+                &json!({"type": "command", "command": "/usr/local/bin/lidguard claude-hook", "timeout": 30})
+            ],
+            "{event}"
+        );
+    }
+    // Install twice = install once; status agrees.
+    assert_eq!(
+        claude::install(Some(&installed), &cmd, 30),
+        Ok(Change::Unchanged)
+    );
+    let status = claude::status(Some(&installed), &cmd, 30).unwrap();
+    assert_eq!(status.state, InstallState::Installed, "{status:?}");
+
+    // Remove takes out exactly lidguard's entries: the user's Stop group stays, with its command.
+    let removed = changed(claude::remove(&installed, &cmd));
+    assert_eq!(removed, CLAUDE_USER.replace(
+        "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/old/lidguard claude-hook\", \"timeout\": 10 }\n",
+        "                    { \"type\": \"command\", \"command\": \"notify-send done\" }\n",
+    ));
+    assert_eq!(claude::remove(&removed, &cmd), Ok(Change::Unchanged));
+}
+
+#[test]
+fn claude_install_then_remove_gives_back_the_same_bytes() {
+    let without_ours = changed(claude::remove(CLAUDE_USER, &lidguard()));
+    for original in [
+        without_ours.as_str(),
+        "{}",
+        "{}\n",
+        "{\n\t\"theme\": \"dark\",\n}\n",
+        "{\r\n  \"hooks\": {\r\n    \"Stop\": [\r\n      { \"hooks\": [ { \"type\": \"command\", \"command\": \"x\" } ] }\r\n    ]\r\n  }\r\n}\r\n",
+        "\u{feff}{\n  \"a\": 1\n}\n",
+        "// only a comment\n{\n  /* block */ \"hooks\": {\n    \"Stop\": [\n      { \"matcher\": \"\", \"hooks\": [] } // empty\n    ]\n  }\n}",
+    ] {
+        let installed = changed(claude::install(Some(original), &lidguard(), 30));
+        assert_eq!(
+            changed(claude::remove(&installed, &lidguard())),
+            original,
+            "{installed}"
+        );
+    }
+}
+
+#[test]
+fn claude_single_line_containers_come_back_expanded_but_equal() {
+    // The CST expands a one-line container it inserts into, and removal cannot know it was
+    // one line before: the content comes back, the layout does not.
+    let original = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}"#;
+    let installed = changed(claude::install(Some(original), &lidguard(), 30));
+    let removed = changed(claude::remove(&installed, &lidguard()));
+    assert_ne!(removed, original);
+    assert_eq!(parse(&removed), parse(original));
+}
+
+#[test]
+fn claude_keeps_newline_style_and_bom() {
+    let crlf = "{\r\n  \"model\": \"opus\"\r\n}\r\n";
+    let installed = changed(claude::install(Some(crlf), &lidguard(), 30));
+    assert!(
+        !installed.replace("\r\n", "").contains('\n'),
+        "{installed:?}"
+    );
+    let bom = changed(claude::install(Some("\u{feff}{}\n"), &lidguard(), 30));
+    assert!(bom.starts_with("\u{feff}{\n"));
+    assert_eq!(
+        claude::install(Some(&bom), &lidguard(), 30),
+        Ok(Change::Unchanged)
+    );
+}
+
+#[test]
+fn claude_status_names_each_drift() {
+    let cmd = lidguard();
+    assert_eq!(
+        claude::status(None, &cmd, 30).unwrap().state,
+        InstallState::Missing
+    );
+    let missing = claude::status(Some(r#"{"model": "x"}"#), &cmd, 30).unwrap();
+    assert_eq!(missing.state, InstallState::Missing);
+    assert_eq!(missing.missing_events.len(), claude::REQUIRED_EVENTS.len());
+
+    let mut value = capture_shape(
+        claude::REQUIRED_EVENTS,
+        "/usr/local/bin/lidguard claude-hook",
+        30,
+    );
+    let hooks = value["hooks"].as_object_mut().unwrap();
+    hooks["PreToolUse"][0]["hooks"][0]["timeout"] = json!(10);
+    hooks["Stop"][0]["hooks"][0]["command"] = json!("/old/path/lidguard claude-hook");
+    hooks["Notification"][0]["hooks"][0]["statusMessage"] = json!("Starting LidGuard");
+    hooks["Elicitation"][0]["matcher"] = json!("my-server");
+    hooks.remove("SessionEnd");
+    hooks["SubagentStop"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": "lidguard claude-hook"}]}));
+    hooks.insert(
+        "SessionStart".into(),
+        json!([{"hooks": [{"type": "command", "command": "lidguard claude-hook"}]}]),
+    );
+    let text = serde_json::to_string_pretty(&value).unwrap();
+
+    let status = claude::status(Some(&text), &cmd, 30).unwrap();
+    assert_eq!(status.state, InstallState::Drifted);
+    assert_eq!(status.missing_events, ["SessionEnd"]);
+    assert_eq!(
+        status.drift,
+        [
+            "PreToolUse: timeout 10, expected 30",
+            "SubagentStop: lidguard's hook is there 2 times",
+            "Stop: runs /old/path/lidguard claude-hook, expected /usr/local/bin/lidguard claude-hook",
+            "Elicitation: lidguard's hook runs only for matcher \"my-server\"",
+            "Notification: unexpected statusMessage \"Starting LidGuard\"",
+            "SessionStart: lidguard's hook on an event lidguard does not use",
+        ]
+    );
+    // Install fixes every one of them, and the result is the capture shape again.
+    let fixed = changed(claude::install(Some(&text), &cmd, 30));
+    let mut expected = capture_shape(
+        claude::REQUIRED_EVENTS,
+        "/usr/local/bin/lidguard claude-hook",
+        30,
+    );
+    // The matcher group lidguard's entry left stays only if something else is in it: it was
+    // lidguard's alone, so it goes, and a new matcher-less group takes its place.
+    expected["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("SessionStart");
+    assert_eq!(
+        parse(&fixed)["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>()
+            .len(),
+        claude::REQUIRED_EVENTS.len()
+    );
+    assert_eq!(parse(&fixed), expected);
+    assert_eq!(
+        claude::status(Some(&fixed), &cmd, 30).unwrap().state,
+        InstallState::Installed
+    );
+    // A newer timeout is drift too: install writes the exact value.
+    assert_eq!(
+        claude::status(Some(&fixed), &cmd, 490).unwrap().drift.len(),
+        claude::REQUIRED_EVENTS.len()
+    );
+}
+
+#[test]
+fn claude_entry_under_a_matcher_moves_out_and_the_users_handler_stays() {
+    let text = r#"{"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "lidguard claude-hook", "timeout": 30},
+        {"type": "command", "command": "audit.sh"}]}]}}"#;
+    let value = parse(&changed(claude::install(Some(text), &lidguard(), 30)));
+    assert_eq!(
+        value["hooks"]["PermissionRequest"],
+        json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
+               {"hooks": [{"type": "command", "command": "/usr/local/bin/lidguard claude-hook", "timeout": 30}]}])
+    );
+}
+
+#[test]
+fn claude_reports_conflicting_foreign_hooks() {
+    let text = r#"{"hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "keep-going.sh"}]}],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "fmt.sh"}]},
+            {"matcher": "Edit", "hooks": [{"type": "prompt", "prompt": "Is this edit safe?"}]}],
+        "PermissionRequest": [{"hooks": [{"type": "http", "url": "https://approve.example/x"}]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "log.sh"}]}]
+    }}"#;
+    let status = claude::status(Some(text), &lidguard(), 30).unwrap();
+    let found: Vec<(&str, Option<&str>, &str, &str)> = status
+        .foreign_hooks
+        .iter()
+        .map(|f| {
+            (
+                f.event.as_str(),
+                f.matcher.as_deref(),
+                f.handler_type.as_str(),
+                f.summary.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("Stop", None, "command", "keep-going.sh"),
+            ("PreToolUse", Some("Edit"), "prompt", "Is this edit safe?"),
+            (
+                "PermissionRequest",
+                None,
+                "http",
+                "https://approve.example/x"
+            ),
+        ]
+    );
+    assert!(
+        status
+            .foreign_hooks
+            .iter()
+            .all(|f| f.source == HookSource::Config)
+    );
+}
+
+#[test]
+fn claude_warns_when_all_hooks_are_disabled() {
+    let status = claude::status(Some(r#"{"disableAllHooks": true}"#), &lidguard(), 30).unwrap();
+    assert_eq!(status.warnings.len(), 1, "{status:?}");
+    assert!(
+        claude::status(Some(r#"{"disableAllHooks": false}"#), &lidguard(), 30)
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+}
+
+#[test]
+fn unparsable_files_are_errors_with_a_position() {
+    let cmd = lidguard();
+    let err =
+        claude::install(Some("{\n  \"hooks\": {\n    \"Stop\": [\n}\n"), &cmd, 30).unwrap_err();
+    let InstallError::Parse {
+        what, line, column, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (what.as_str(), *line, *column),
+        ("Claude Code settings", 4, 1)
+    );
+    assert!(
+        err.to_string()
+            .starts_with("Claude Code settings does not parse: "),
+        "{err}"
+    );
+    // JSON5 extras are not JSON the agents read.
+    for bad in ["{'a': 1}", "{a: 1}", "{\"a\": 0x10}", "{} {}", "{\"a\": 1"] {
+        assert!(
+            matches!(
+                claude::install(Some(bad), &cmd, 30),
+                Err(InstallError::Parse { .. })
+            ),
+            "{bad}"
+        );
+        assert!(
+            matches!(claude::remove(bad, &cmd), Err(InstallError::Parse { .. })),
+            "{bad}"
+        );
+        assert!(
+            matches!(
+                claude::status(Some(bad), &cmd, 30),
+                Err(InstallError::Parse { .. })
+            ),
+            "{bad}"
+        );
+        assert!(
+            matches!(
+                codex::install(Some(bad), &cmd, 30),
+                Err(InstallError::Parse { .. })
+            ),
+            "{bad}"
+        );
+        assert!(
+            matches!(
+                copilot::install(Some(bad), &cmd, 30),
+                Err(InstallError::Parse { .. })
+            ),
+            "{bad}"
+        );
+    }
+    // Comments and trailing commas are fine.
+    assert!(claude::install(Some("{ // c\n \"a\": [1,],\n}"), &cmd, 30).is_ok());
+}
+
+#[test]
+fn shape_errors_name_the_path() {
+    let cmd = lidguard();
+    let shape = |r: Result<Change, InstallError>| match r {
+        Err(InstallError::Shape { path, .. }) => path,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(shape(claude::install(Some("[]"), &cmd, 30)), "(top level)");
+    assert_eq!(
+        shape(claude::install(Some(r#"{"hooks": []}"#), &cmd, 30)),
+        "hooks"
+    );
+    assert_eq!(
+        shape(claude::install(
+            Some(r#"{"hooks": {"PreToolUse": {}}}"#),
+            &cmd,
+            30
+        )),
+        "hooks.PreToolUse"
+    );
+    let err = claude::install(Some(r#"{"hooks": {"Stop": null}}"#), &cmd, 30).unwrap_err();
+    assert_eq!(err.to_string(), "hooks.Stop: is not an array");
+    // Status reports what install would refuse.
+    let status = claude::status(Some(r#"{"hooks": {"Stop": 1}}"#), &cmd, 30).unwrap();
+    assert_eq!(status.drift, ["hooks.Stop: is not an array"]);
+    // Remove has nothing to remove from such a file and leaves it alone.
+    assert_eq!(
+        claude::remove(r#"{"hooks": []}"#, &cmd),
+        Ok(Change::Unchanged)
+    );
+}
+
+// ---- Codex ---------------------------------------------------------------------------------
+
+#[test]
+fn codex_fresh_install_has_the_shape_codex_accepted_in_the_captures() {
+    let text = changed(codex::install(None, &lidguard(), 30));
+    assert_eq!(
+        parse(&text),
+        capture_shape(
+            codex::REQUIRED_EVENTS,
+            "/usr/local/bin/lidguard codex-hook",
+            30
+        )
+    );
+    assert_eq!(codex::snippet(&lidguard(), 30), text);
+    assert_eq!(
+        codex::status(Some(&text), &lidguard(), 30).unwrap().state,
+        InstallState::Installed
+    );
+}
+
+#[test]
+fn codex_refuses_top_level_keys_codex_refuses() {
+    let text = r#"{"$schema": "https://example.invalid/s.json", "hooks": {}}"#;
+    let err = codex::install(Some(text), &lidguard(), 30).unwrap_err();
+    assert!(
+        matches!(&err, InstallError::Shape { path, .. } if path == "$schema"),
+        "{err:?}"
+    );
+    let status = codex::status(Some(text), &lidguard(), 30).unwrap();
+    assert_eq!(status.drift.len(), 1);
+    assert!(status.drift[0].starts_with("$schema: "), "{status:?}");
+    // `description` is allowed and kept.
+    let text = "{\n  \"description\": \"team hooks\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./ci-check.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    let installed = changed(codex::install(Some(text), &lidguard(), 30));
+    assert_eq!(parse(&installed)["description"], "team hooks");
+    assert_eq!(changed(codex::remove(&installed, &lidguard())), text);
+    let status = codex::status(Some(&installed), &lidguard(), 30).unwrap();
+    assert_eq!(status.state, InstallState::Installed);
+    assert_eq!(
+        status.foreign_hooks.len(),
+        1,
+        "the Stop hook can keep Codex going"
+    );
+}
+
+#[test]
+fn codex_remove_of_a_fresh_install_leaves_an_empty_object() {
+    let text = changed(codex::install(None, &lidguard(), 30));
+    assert_eq!(changed(codex::remove(&text, &lidguard())), "{}\n");
+}
+
+// ---- Copilot -------------------------------------------------------------------------------
+
+#[test]
+fn copilot_fresh_file_has_the_shape_copilot_accepted_in_the_captures() {
+    let text = changed(copilot::install(None, &lidguard(), 30));
+    // tests/e2e/capture/copilot/run.sh write_hooks: {"version":1,"hooks":{ev:[{type,bash,timeoutSec}]}}
+    let hooks: serde_json::Map<String, Value> = copilot::REQUIRED_EVENTS
+        .iter()
+        .map(|e| {
+            let bash = format!("/usr/local/bin/lidguard copilot-hook --event {e}");
+            (
+                (*e).to_owned(),
+                json!([{"type": "command", "bash": bash, "timeoutSec": 30}]),
+            )
+        })
+        .collect();
+    assert_eq!(parse(&text), json!({"version": 1, "hooks": hooks}));
+    assert!(
+        text.starts_with("{\n  \"version\": 1,\n  \"hooks\": {\n"),
+        "{text}"
+    );
+    assert_eq!(copilot::snippet(&lidguard(), 30), text);
+    assert_eq!(
+        copilot::install(Some(&text), &lidguard(), 30),
+        Ok(Change::Unchanged)
+    );
+    assert_eq!(copilot::remove(&text, &lidguard()), Ok(Change::Delete));
+    let status = copilot::status(Some(&text), None, &lidguard(), 30).unwrap();
+    assert_eq!(status.state, InstallState::Installed);
+}
+
+#[test]
+fn copilot_windows_uses_the_powershell_key() {
+    let cmd = HookCommand {
+        program: r"C:\lidguard\lidguard.exe".to_owned(),
+        shell: HookShell::PowerShell,
+    };
+    let value = parse(&changed(copilot::install(None, &cmd, 30)));
+    assert_eq!(
+        value["hooks"]["agentStop"],
+        json!([{"type": "command", "powershell": r"C:\lidguard\lidguard.exe copilot-hook --event agentStop", "timeoutSec": 30}])
+    );
+}
+
+#[test]
+fn copilot_keeps_hand_added_entries_and_fixes_drift() {
+    let text = r#"{
+  "version": 1,
+  "hooks": {
+    "agentStop": [
+      { "type": "command", "bash": "lidguard copilot-hook --event agentStop", "timeoutSec": 10, "matcher": "x" },
+      { "type": "command", "bash": "./my-stop.sh" }
+    ]
+  }
+}
+"#;
+    let cmd = lidguard();
+    let status = copilot::status(Some(text), None, &cmd, 30).unwrap();
+    assert_eq!(status.state, InstallState::Drifted);
+    assert_eq!(
+        status.drift,
+        [
+            "agentStop: runs lidguard copilot-hook --event agentStop, expected /usr/local/bin/lidguard copilot-hook --event agentStop",
+            "agentStop: timeout 10, expected 30",
+            "agentStop: unexpected matcher \"x\"",
+        ]
+    );
+    assert_eq!(status.foreign_hooks.len(), 1);
+    assert_eq!(status.foreign_hooks[0].summary, "./my-stop.sh");
+    let installed = changed(copilot::install(Some(text), &cmd, 30));
+    assert!(installed.contains(
+        "      { \"type\": \"command\", \"bash\": \"/usr/local/bin/lidguard copilot-hook --event agentStop\", \"timeoutSec\": 30 },\n      { \"type\": \"command\", \"bash\": \"./my-stop.sh\" }\n"
+    ), "{installed}");
+    let removed = changed(copilot::remove(&installed, &cmd));
+    assert_eq!(
+        parse(&removed),
+        json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./my-stop.sh"}]}})
+    );
+}
+
+#[test]
+fn copilot_version_must_be_one() {
+    let err =
+        copilot::install(Some(r#"{"version": 2, "hooks": {}}"#), &lidguard(), 30).unwrap_err();
+    assert!(
+        matches!(&err, InstallError::Shape { path, .. } if path == "version"),
+        "{err:?}"
+    );
+    // A file without a version gets one, first.
+    let text = changed(copilot::install(Some("{\"hooks\": {}}"), &lidguard(), 30));
+    assert!(text.starts_with("{\n  \"version\": 1,"), "{text}");
+    let status = copilot::status(Some(r#"{"hooks": {}}"#), None, &lidguard(), 30).unwrap();
+    assert_eq!(status.drift, ["version: missing, expected 1"]);
+}
+
+#[test]
+fn copilot_status_reports_inline_settings_hooks() {
+    let file = copilot::snippet(&lidguard(), 30);
+    let settings = r#"{
+        "model": "gpt-5",
+        "hooks": {
+            "agentStop": [{"type": "command", "bash": "./continue.sh"}],
+            "Stop": [{"type": "command", "command": "./pascal-stop.sh"}],
+            "postToolUse": [{"type": "command", "bash": "./log.sh"}],
+            "preToolUse": [{"type": "command", "bash": "lidguard copilot-hook --event preToolUse"}]
+        }
+    }"#;
+    let status = copilot::status(Some(&file), Some(settings), &lidguard(), 30).unwrap();
+    assert_eq!(status.state, InstallState::Installed);
+    let found: Vec<(&str, &str, HookSource)> = status
+        .foreign_hooks
+        .iter()
+        .map(|f| (f.event.as_str(), f.summary.as_str(), f.source))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("agentStop", "./continue.sh", HookSource::CopilotSettings),
+            ("Stop", "./pascal-stop.sh", HookSource::CopilotSettings),
+        ]
+    );
+    assert_eq!(
+        status.warnings,
+        ["settings.json also runs lidguard on preToolUse: the event reaches lidguard twice"]
+    );
+    let broken = copilot::status(Some(&file), Some("{"), &lidguard(), 30).unwrap();
+    assert_eq!(broken.warnings.len(), 1);
+    assert!(
+        broken.warnings[0].starts_with("settings.json not checked"),
+        "{broken:?}"
+    );
+}
+
+// ---- OpenCode ------------------------------------------------------------------------------
+
+#[test]
+fn opencode_plugin_install_status_remove() {
+    let cmd = posix("/opt/lidguard bin/lidguard");
+    let text = changed(opencode::install(None, &cmd));
+    assert!(text.contains(r#"["/opt/lidguard bin/lidguard","opencode-hook"]"#));
+    assert_eq!(text, opencode::plugin_text(&cmd));
+    assert_eq!(opencode::install(Some(&text), &cmd), Ok(Change::Unchanged));
+    assert_eq!(
+        opencode::status(Some(&text), &cmd).state,
+        InstallState::Installed
+    );
+    assert_eq!(opencode::status(None, &cmd).state, InstallState::Missing);
+    assert_eq!(opencode::remove(&text), Ok(Change::Delete));
+    // An empty file at the path is as good as none.
+    assert_eq!(changed(opencode::install(Some(""), &cmd)), text);
+}
+
+#[test]
+fn opencode_status_compares_version_and_command() {
+    let cmd = lidguard();
+    let current = opencode::plugin_text(&cmd);
+    let other_path = opencode::plugin_text(&posix("/old/lidguard"));
+    let status = opencode::status(Some(&other_path), &cmd);
+    assert_eq!(status.state, InstallState::Drifted);
+    assert_eq!(
+        status.drift,
+        [
+            r#"runs ["/old/lidguard","opencode-hook"], expected ["/usr/local/bin/lidguard","opencode-hook"]"#
+        ]
+    );
+
+    let old_version: String = current
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.contains("plugin version:") {
+                "// lidguard OpenCode plugin version: 0\n"
+            } else {
+                l
+            }
+        })
+        .collect();
+    assert_ne!(old_version, current);
+    let status = opencode::status(Some(&old_version), &cmd);
+    assert_eq!(status.state, InstallState::Drifted);
+    assert!(
+        status.drift[0].starts_with("plugin version 0"),
+        "{status:?}"
+    );
+    assert_eq!(
+        changed(opencode::install(Some(&old_version), &cmd)),
+        current
+    );
+
+    let edited = current.replace("windowsHide", "windowsHide ");
+    let status = opencode::status(Some(&edited), &cmd);
+    assert_eq!(status.drift.len(), 1);
+    assert!(
+        status.drift[0].starts_with("the plugin differs"),
+        "{status:?}"
+    );
+
+    // The reference implementation's plugin carries the same marker in other case: it is
+    // replaced.
+    let reference = "// <LidGuard OpenCode plugin start>\n// LidGuard OpenCode plugin version: 2\nexport default {};\n// <LidGuard OpenCode plugin end>\n";
+    assert_eq!(changed(opencode::install(Some(reference), &cmd)), current);
+    assert_eq!(opencode::remove(reference), Ok(Change::Delete));
+}
+
+#[test]
+fn opencode_never_touches_a_users_own_lidguard_js() {
+    let cmd = lidguard();
+    let mine = "// my own plugin\nexport const Mine = async () => ({});\n";
+    assert!(matches!(
+        opencode::install(Some(mine), &cmd),
+        Err(InstallError::Shape { .. })
+    ));
+    assert!(matches!(
+        opencode::remove(mine),
+        Err(InstallError::Shape { .. })
+    ));
+    let status = opencode::status(Some(mine), &cmd);
+    assert_eq!(status.state, InstallState::Missing);
+    assert_eq!(status.drift.len(), 1);
+}
+
+/// The test files above use `//` comments in JSONC; serde_json needs them gone.
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(at) if !l[..at].contains('"') || l[..at].matches('"').count() % 2 == 0 => &l[..at],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
