@@ -157,6 +157,8 @@ struct Runtime {
     /// Why the last acquisition failed.
     power_error: Option<String>,
     last_attempt: Option<std::time::Instant>,
+    /// Where the lid, displays and temperatures are read (overridable for tests and debugging;
+    /// processes are always read from the real `/proc`).
     roots: Roots,
     started_at: Timestamp,
     settings_error: Option<String>,
@@ -190,7 +192,7 @@ impl Runtime {
             let alive = session
                 .as_ref()
                 .and_then(|s| s.watched_pid)
-                .is_some_and(|pid| lidguard_platform::process::is_alive(&self.roots, pid));
+                .is_some_and(|pid| lidguard_platform::process::is_alive(&Roots::system(), pid));
             match session {
                 Some(session) if alive => kept.push(session),
                 _ => {
@@ -321,7 +323,7 @@ impl Runtime {
                     .sessions()
                     .filter(|s| {
                         s.watched_pid.is_some_and(|pid| {
-                            !lidguard_platform::process::is_alive(&self.roots, pid)
+                            !lidguard_platform::process::is_alive(&Roots::system(), pid)
                         })
                     })
                     .map(|s| s.key.clone())

@@ -356,3 +356,38 @@ fn many_concurrent_clients_are_all_answered() {
         1 + 8 * 12
     );
 }
+
+#[test]
+fn a_fake_proc_root_for_the_lid_never_hides_live_agent_processes() {
+    let home = Home::new();
+    let fake_proc = home.path().join("proc");
+    std::fs::create_dir_all(fake_proc.join("acpi/button/lid/LID0")).unwrap();
+    std::fs::write(
+        fake_proc.join("acpi/button/lid/LID0/state"),
+        "state: closed\n",
+    )
+    .unwrap();
+    let agent = Agent::spawn();
+    let out = home
+        .cmd(&[
+            "start",
+            "--provider",
+            "claude",
+            "--session",
+            "s",
+            "--parent-pid",
+            &agent.pid().to_string(),
+        ])
+        .env("LIDGUARD_PROC_ROOT", &fake_proc)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        home.status()["lid"],
+        "Closed",
+        "the lid comes from the fake root"
+    );
+    let out = home.ok(&["cleanup-orphans"]);
+    assert!(out.contains("no orphaned session"), "{out}");
+    assert!(home.session("s").is_some());
+}

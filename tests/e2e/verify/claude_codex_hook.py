@@ -6,9 +6,10 @@ Usage (as the agent's hook command):  claude_codex_hook.py <logdir> <lidguard bi
 Runs `<lidguard> <subcommand>` with the agent's stdin and environment, copies lidguard's stdout
 to the agent byte for byte and exits with lidguard's exit code, so the agent sees exactly what
 lidguard printed. It also appends one JSON line to <logdir>/hooks.jsonl:
-{t, event, stdin, stdout, stderr, rc, ms, status}. `status` is `lidguard status --json` (only
+{t, event, stdin, stdout, stderr, rc, ms, status, t_end}. `status` is `lidguard status --json` (only
 `running`, `lid`, `externalDisplays`, `sessions`) taken right after lidguard handled the event,
-while the agent is still blocked on the hook, so it is the session state at that exact point.
+while the agent is still blocked on the hook, so it is the session state at that exact point;
+`ms` is lidguard's own run time, `t_end` when this wrapper hands the answer back.
 The record has the `event` and `stdin` fields that tests/e2e/capture/claude/common.py's HookLog
 reads. lidguard walks up the process tree to find the agent, so one extra process between
 them (this script) changes nothing.
@@ -39,7 +40,7 @@ def main():
         status = {"error": repr(e)}
     rec = {"t": t0, "event": event or "unknown", "stdin": raw.decode(errors="replace"),
            "stdout": p.stdout.decode(errors="replace"), "stderr": p.stderr.decode(errors="replace")[-2000:],
-           "rc": p.returncode, "ms": ms, "status": status}
+           "rc": p.returncode, "ms": ms, "status": status, "t_end": time.time()}
     os.makedirs(logdir, exist_ok=True)
     fd = os.open(os.path.join(logdir, "hooks.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -111,7 +111,9 @@ fn handle(
 
 /// The agent process: the first ancestor of this hook that the provider's rules accept.
 fn find_owner(provider: Provider) -> Option<u32> {
-    let chain = ancestry(&Roots::from_env(), std::process::id(), owner::MAX_DEPTH);
+    // Always the real /proc: LIDGUARD_PROC_ROOT only relocates the lid, display and thermal
+    // sources, never the process tree the hook runs in.
+    let chain = ancestry(&Roots::system(), std::process::id(), owner::MAX_DEPTH);
     owner::find_owner(
         provider,
         chain

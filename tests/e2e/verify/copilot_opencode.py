@@ -1,0 +1,932 @@
+#!/usr/bin/env python3
+"""Verify lidguard against the REAL GitHub Copilot CLI and OpenCode (offline, loopback only).
+
+Usage (as root; `tests/e2e/verify/run.sh copilot|opencode` builds lidguard first, then runs this):
+    copilot_opencode.py copilot|opencode|all [scenario ...] [--only NAME,...] [--out DIR]
+    copilot_opencode.py --list
+The output root defaults to $VERIFY_OUT, else /tmp/lidguard-verify-copilot-opencode.<ts>.
+
+Every scenario gets its own run directory with its own HOME, XDG dirs, client config, `git init`
+project, fake lid/display tree and LIDGUARD_HOME (so its own lidguard daemon, store and log). The
+whole run happens inside a private network namespace (`unshare -n`, only `lo` up): the fake model
+(tests/e2e/fakemodel_chat.py, 127.0.0.1 only), the clients, the lidguard hooks and the daemon the
+first prompt hook starts, and tmux for the Copilot TUI scenario. Proxy variables point at the fake
+as a second safety net. The script refuses to run if the namespace has any link besides `lo`.
+
+Hooks go through a recording shim (<run>/bin/lghook) that hands the hook's stdin to the real
+`target/debug/lidguard <provider>-hook --event <name>` unchanged (tee), and passes its stdout and
+exit code on unchanged, keeping a copy of stdin/stdout/exit code in <run>/hookout/ so the exact
+JSON lidguard printed can be checked. (VERIFY_NO_SHIM=1 runs lidguard directly; then the
+"printed exactly" checks are skipped.)
+
+Prints `PASS <check>` / `FAIL <check>: <why>` per check and finally `N passed, M failed`; exits 1 on
+any failure. Every process started is stopped by its pid (the lidguard daemon by the pid from
+`lidguard status --json`, a tmux server by its own `-L` socket and pid).
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+LIDGUARD = os.environ.get("LIDGUARD_BIN", os.path.join(REPO, "target", "debug", "lidguard"))
+FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel_chat.py")
+COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
+OPENCODE_VERSION = os.environ.get("OPENCODE_VERSION", "1.18.33")
+COPILOT = os.path.join(REPO, ".ci/cache/npm", f"@github+copilot@{COPILOT_VERSION}", "node_modules/.bin/copilot")
+COPILOT_XDG_CACHE = os.path.join(REPO, ".ci/cache/copilot-xdg-cache")
+OPENCODE = os.path.join(REPO, ".ci/cache/npm", f"opencode-ai@{OPENCODE_VERSION}",
+                        "node_modules/opencode-ai/bin/opencode.exe")
+PLUGIN_ASSET = os.path.join(REPO, "assets", "opencode", "lidguard.js")
+USE_SHIM = os.environ.get("VERIFY_NO_SHIM") != "1"
+
+COPILOT_EVENTS = ["sessionStart", "sessionEnd", "userPromptSubmitted", "preToolUse", "postToolUse",
+                  "postToolUseFailure", "permissionRequest", "agentStop", "subagentStart",
+                  "subagentStop", "errorOccurred", "notification"]
+
+NOPROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never use a proxy
+
+RESULTS = []  # (ok, name, detail)
+STARTED = []  # Popen objects started by this script (stopped by pid at the end)
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def check(name, ok, detail=""):
+    RESULTS.append((bool(ok), name, detail))
+    say(f"PASS {name}" if ok else f"FAIL {name}: {detail}")
+    return bool(ok)
+
+
+# --- processes -----------------------------------------------------------------------------------
+
+def stop_pid(pid, group=False, wait=3.0):
+    """SIGTERM then SIGKILL one pid (or the process group we created with it as leader)."""
+    if not pid:
+        return
+    kill = os.killpg if group else os.kill
+    try:
+        kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    end = time.time() + wait
+    while time.time() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:  # reap our own children
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    try:
+        kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_popen(p):
+    if p is None:
+        return
+    if p.poll() is None:
+        stop_pid(p.pid, group=True)
+    try:
+        p.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def spawn(args, **kw):
+    p = subprocess.Popen(args, start_new_session=True, **kw)
+    STARTED.append(p)
+    return p
+
+
+# --- a run directory ---------------------------------------------------------------------------
+
+class Run:
+    def __init__(self, root, name, lid="closed", decision="deny"):
+        self.name = name
+        self.d = os.path.join(root, name)
+        shutil.rmtree(self.d, ignore_errors=True)
+        for sub in ("home", "xdg/config", "xdg/data", "xdg/state", "xdg/cache", "proj", "hookout",
+                    "bin", "logs", "proc/acpi/button/lid/LID0", "sys/class/drm/card0-eDP-1"):
+            os.makedirs(os.path.join(self.d, sub), exist_ok=True)
+        self.proj = os.path.join(self.d, "proj")
+        subprocess.run(["git", "-C", self.proj, "init", "-q"], check=True)
+        with open(os.path.join(self.proj, "README.md"), "w") as f:
+            f.write("# scratch project\n")
+        self.set_lid(lid)
+        with open(os.path.join(self.d, "sys/class/drm/card0-eDP-1/status"), "w") as f:
+            f.write("connected\n")  # the internal panel: not an external display
+        self.lgenv = {
+            "LIDGUARD_HOME": os.path.join(self.d, "lg"),
+            "LIDGUARD_PROC_ROOT": os.path.join(self.d, "proc"),
+            "LIDGUARD_SYS_ROOT": os.path.join(self.d, "sys"),
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent",
+            "LIDGUARD_LOG": "debug",
+        }
+        self.hook = LIDGUARD
+        if USE_SHIM:
+            self.hook = os.path.join(self.d, "bin", "lghook")
+            with open(self.hook, "w") as f:
+                f.write(f"""#!/bin/bash
+# Recording shim (verifier only): lidguard gets the hook's stdin unchanged; its stdout and exit
+# code are passed on unchanged; copies go to {self.d}/hookout/.
+out="{self.d}/hookout/$(date +%s%N)-$$.${{3:-unknown}}"
+tee "$out.in" | {LIDGUARD} "$@" > "$out.out"
+rc=${{PIPESTATUS[1]}}
+echo "$rc" > "$out.rc"
+cat "$out.out"
+exit "$rc"
+""")
+            os.chmod(self.hook, 0o755)
+        self.fake = None
+        self.port = None
+        self.lg("settings", "--closed-lid-permission-request-decision", decision)
+
+    def path(self, *p):
+        return os.path.join(self.d, *p)
+
+    def set_lid(self, state):
+        with open(self.path("proc/acpi/button/lid/LID0/state"), "w") as f:
+            f.write(f"state:      {state}\n")
+
+    # lidguard CLI with this run's isolated environment
+    def lg(self, *args):
+        env = dict(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=self.path("home"), **self.lgenv)
+        r = subprocess.run([LIDGUARD, *args], env=env, capture_output=True, text=True, timeout=30)
+        return r.stdout
+
+    def status(self):
+        try:
+            return json.loads(self.lg("status", "--json"))
+        except ValueError:
+            return {}
+
+    def sessions(self):
+        return self.status().get("sessions") or []
+
+    def events(self):
+        try:
+            return json.loads(self.lg("hook-events", "--json", "--count", "500"))
+        except ValueError:
+            return []
+
+    def stop_daemon(self):
+        pid = self.status().get("daemonPid")
+        if pid:
+            stop_pid(int(pid))
+
+    # the fake model
+    def start_fake(self, script):
+        with open(self.path("script.json"), "w") as f:
+            json.dump(script, f)
+        portfile = self.path("port")
+        self.fake = spawn([sys.executable, FAKE, "--port", "0", "--port-file", portfile,
+                           "--script", self.path("script.json"), "--log", self.path("model.jsonl")],
+                          stdout=subprocess.DEVNULL, stderr=open(self.path("fake.stderr"), "w"))
+        for _ in range(100):
+            if os.path.exists(portfile) and open(portfile).read().strip():
+                break
+            time.sleep(0.1)
+        self.port = int(open(portfile).read().strip())
+        return self.port
+
+    def model_requests(self):
+        try:
+            with open(self.path("model.jsonl")) as f:
+                return [json.loads(l) for l in f]
+        except OSError:
+            return []
+
+    def base_env(self):
+        proxy = f"http://127.0.0.1:{self.port}"
+        env = dict(PATH=os.environ.get("PATH", "/usr/bin:/bin"), LANG="C.UTF-8", HOME=self.path("home"),
+                   XDG_CONFIG_HOME=self.path("xdg/config"), XDG_DATA_HOME=self.path("xdg/data"),
+                   XDG_STATE_HOME=self.path("xdg/state"), XDG_CACHE_HOME=self.path("xdg/cache"),
+                   HTTPS_PROXY=proxy, HTTP_PROXY=proxy, https_proxy=proxy, http_proxy=proxy,
+                   NO_PROXY="127.0.0.1,localhost,::1", no_proxy="127.0.0.1,localhost,::1")
+        env.update(self.lgenv)
+        return env
+
+    # what the shim recorded: [{t, event, stdin, stdout, rc}] in call order
+    def hookout(self):
+        recs = []
+        for p in glob.glob(self.path("hookout", "*.out")):
+            base = p[:-4]
+            stamp, _, event = os.path.basename(base).partition(".")
+            rec = {"t": int(stamp.split("-")[0]) / 1e9, "event": event,
+                   "stdout": open(p).read(), "rc": None, "stdin": None}
+            try:
+                rec["rc"] = int(open(base + ".rc").read().strip())
+            except (OSError, ValueError):
+                pass
+            try:
+                rec["stdin"] = json.loads(open(base + ".in").read())
+            except (OSError, ValueError):
+                pass
+            recs.append(rec)
+        return sorted(recs, key=lambda r: r["t"])
+
+    def hook_names(self):
+        return [r["event"] for r in self.hookout()]
+
+    def wait_hook(self, event, count=1, timeout=60, pred=None):
+        end = time.time() + timeout
+        while time.time() < end:
+            recs = [r for r in self.hookout() if r["event"] == event and (pred is None or pred(r))]
+            if len(recs) >= count and all(r["rc"] is not None for r in recs):
+                return recs
+            time.sleep(0.2)
+        return None
+
+    def finish(self):
+        self.stop_daemon()
+        stop_popen(self.fake)
+
+
+def ev_summary(events):
+    return [f"{e.get('hookEvent')}:{e.get('kind')}:{e.get('outcome')}" for e in events]
+
+
+def session_of(sessions, provider):
+    return [s for s in sessions if s.get("provider") == provider]
+
+
+# --- Copilot -------------------------------------------------------------------------------------
+
+def copilot_prepare(run):
+    os.makedirs(run.path("copilot", "hooks"), exist_ok=True)
+    hooks = {ev: [{"type": "command", "bash": f"{run.hook} copilot-hook --event {ev}", "timeoutSec": 30}]
+             for ev in COPILOT_EVENTS}
+    with open(run.path("copilot", "hooks", "lidguard.json"), "w") as f:
+        json.dump({"version": 1, "hooks": hooks}, f, indent=1)
+
+
+def copilot_env(run):
+    env = run.base_env()
+    env.update(XDG_CACHE_HOME=COPILOT_XDG_CACHE, COPILOT_HOME=run.path("copilot"), COPILOT_OFFLINE="true",
+               COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{run.port}/v1", COPILOT_PROVIDER_API_KEY="fake-key",
+               COPILOT_MODEL="fake-model", COPILOT_AUTO_UPDATE="false")
+    return env
+
+
+def copilot_print(run, flags, prompt="run the scripted step", poll=None, timeout=120):
+    """`copilot -p`; while it runs, poll(run) is called every 0.25 s. Returns the exit code."""
+    env = copilot_env(run)
+    env["TERM"] = "dumb"
+    p = spawn([COPILOT, "-p", prompt, *flags, "--log-level", "all", "--log-dir", run.path("logs")],
+              cwd=run.proj, env=env, stdin=subprocess.DEVNULL,
+              stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
+    end = time.time() + timeout
+    while p.poll() is None and time.time() < end:
+        if poll:
+            poll(run)
+        time.sleep(0.25)
+    if p.poll() is None:
+        stop_popen(p)
+        return None
+    time.sleep(1.5)  # let fire-and-forget hooks land
+    if poll:
+        poll(run)
+    return p.returncode
+
+
+def no_session_left(run, provider, name):
+    left = session_of(run.sessions(), provider)
+    return check(name, not left, f"sessions left: {json.dumps(left)[:400]}")
+
+
+def copilot_bash_tool(root):
+    run = Run(root, "copilot-bash-tool", lid="open", decision="deny")
+    try:
+        copilot_prepare(run)
+        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"}},
+                        {"text": "Done: hello."}])
+        rc = copilot_print(run, ["--allow-all-tools"])
+        evs = [e for e in run.events() if e.get("provider") == "copilot"]
+        summ = ev_summary(evs)
+        check("copilot-bash-tool: copilot -p exit 0", rc == 0, f"exit {rc}")
+        kinds = [e.get("kind") for e in evs]
+        started = [e for e in evs if e.get("hookEvent") == "userPromptSubmitted" and e.get("outcome") == "started"]
+        check("copilot-bash-tool: userPromptSubmitted started the session", started, summ)
+        stopped = [e for e in evs if e.get("kind") in ("turn-stopped", "session-ended") and e.get("outcome") == "stopped"]
+        ok = (started and stopped and kinds.index("prompt-submitted") < kinds.index(stopped[0]["kind"])
+              and "tool-starting" in kinds and "tool-finished" in kinds)
+        check("copilot-bash-tool: hook-events prompt-submitted, tool-starting/finished, then turn-stopped/session-ended(stopped)",
+              ok, summ)
+        perm = [r for r in run.hookout() if r["event"] == "permissionRequest"] if USE_SHIM else []
+        if USE_SHIM:
+            check("copilot-bash-tool: permissionRequest with the lid open prints nothing",
+                  perm and all(r["stdout"] == "" and r["rc"] == 0 for r in perm), perm)
+        no_session_left(run, "copilot", "copilot-bash-tool: status --json has no session at the end")
+    finally:
+        run.finish()
+
+
+TOUCH = [{"tool": "bash", "args": {"command": "touch newfile.txt", "description": "Create a file"}},
+         {"text": "Finished the file step.", "delay": 4}]
+
+
+def tool_result_texts(run):
+    """The tool-result messages the model received."""
+    out = []
+    for r in run.model_requests():
+        for m in (r.get("body") or {}).get("messages") or []:
+            if m.get("role") == "tool":
+                c = m.get("content")
+                out.append(c if isinstance(c, str) else json.dumps(c))
+    return out
+
+
+def copilot_permission_allow(root):
+    run = Run(root, "copilot-permission-allow", lid="closed", decision="allow")
+    try:
+        copilot_prepare(run)
+        run.start_fake(TOUCH)
+        rc = copilot_print(run, [])  # no --allow-all-tools: Copilot itself would deny in -p
+        names = run.hook_names()
+        created = os.path.exists(os.path.join(run.proj, "newfile.txt"))
+        check("copilot-permission-allow: lidguard's allow makes the write command run (newfile.txt created)",
+              created and rc == 0, f"created={created} exit={rc} hooks={names} tool results={tool_result_texts(run)}")
+        if USE_SHIM:
+            perm = [r for r in run.hookout() if r["event"] == "permissionRequest"]
+            check('copilot-permission-allow: permissionRequest printed exactly {"behavior":"allow"}',
+                  perm and all(r["stdout"].strip() == '{"behavior":"allow"}' and r["rc"] == 0 for r in perm),
+                  [(r["stdout"], r["rc"]) for r in perm])
+            check("copilot-permission-allow: no permission_prompt notification, postToolUse fired",
+                  "postToolUse" in names and not any(
+                      r["event"] == "notification" and (r["stdin"] or {}).get("notification_type") == "permission_prompt"
+                      for r in run.hookout()), names)
+        evs = run.events()
+        dec = [e.get("decision") for e in evs if e.get("hookEvent") == "permissionRequest"]
+        check("copilot-permission-allow: hook-events records decision allowPermission (lid Closed)",
+              dec and all(d and d.get("action") == "allowPermission" for d in dec), dec)
+        no_session_left(run, "copilot", "copilot-permission-allow: no session at the end")
+    finally:
+        run.finish()
+
+
+def copilot_permission_deny(root):
+    run = Run(root, "copilot-permission-deny", lid="closed", decision="deny")
+    seen = []
+
+    def poll(r):
+        for s in session_of(r.sessions(), "copilot"):
+            if s.get("softLockReason"):
+                seen.append(s)
+
+    try:
+        copilot_prepare(run)
+        run.start_fake(TOUCH)
+        rc = copilot_print(run, [], poll=poll)
+        names = run.hook_names()
+        created = os.path.exists(os.path.join(run.proj, "newfile.txt"))
+        check("copilot-permission-deny: the write command did not run (Copilot's own -p denial)",
+              not created and rc == 0, f"created={created} exit={rc}")
+        if USE_SHIM:
+            perm = [r for r in run.hookout() if r["event"] == "permissionRequest"]
+            check("copilot-permission-deny: permissionRequest printed nothing (deny relies on Copilot's own prompt)",
+                  perm and all(r["stdout"] == "" and r["rc"] == 0 for r in perm),
+                  [(r["stdout"], r["rc"]) for r in perm])
+            notif = [r for r in run.hookout() if r["event"] == "notification"
+                     and (r["stdin"] or {}).get("notification_type") == "permission_prompt"]
+            check("copilot-permission-deny: Copilot's own flow fired notification(permission_prompt)", notif, names)
+        denied = [t for t in tool_result_texts(run) if "ermission denied" in t]
+        check("copilot-permission-deny: the model got Copilot's own permission-denied tool result", denied,
+              tool_result_texts(run))
+        check("copilot-permission-deny: status showed the session soft-locked with reason permission_prompt while it ran",
+              any(s.get("softLockReason") == "permission_prompt" for s in seen),
+              seen[:2] or "never seen soft-locked")
+        evs = run.events()
+        rec = [e for e in evs if e.get("kind") == "waiting-for-user"
+               and (e.get("event") or {}).get("stateReason", "permission_prompt") == "permission_prompt"]
+        check("copilot-permission-deny: hook-events has notification -> waiting-for-user (recorded)",
+              rec and rec[0].get("outcome") == "recorded", ev_summary(evs))
+        no_session_left(run, "copilot", "copilot-permission-deny: no session at the end (agentStop after the denial)")
+    finally:
+        run.finish()
+
+
+def copilot_async_shell(root):
+    run = Run(root, "copilot-async-shell", lid="open", decision="deny")
+    snaps = []  # (t, [copilot sessions])
+
+    def poll(r):
+        snaps.append((time.time(), session_of(r.sessions(), "copilot")))
+
+    try:
+        copilot_prepare(run)
+        run.start_fake([{"tool": "bash", "args": {"command": "sleep 6; echo bg-done", "description": "Background sleep",
+                                                  "mode": "async", "shellId": "bg2"}},
+                        {"text": "Waiting for the background shell."}])
+        rc = copilot_print(run, ["--allow-all-tools"], poll=poll)
+        recs = run.hookout()
+        names = [r["event"] for r in recs]
+        check("copilot-async-shell: copilot -p exit 0", rc == 0, f"exit {rc}")
+        first_end = next((r["t"] for r in recs if r["event"] in ("sessionEnd", "agentStop")), None)
+        notif = next((r for r in recs if r["event"] == "notification"
+                      and (r["stdin"] or {}).get("notification_type") == "shell_completed"), None)
+        check("copilot-async-shell: Copilot fired notification(shell_completed)", notif, names)
+        ends = [r for r in recs if r["event"] in ("sessionEnd", "agentStop")]
+        if first_end and notif:
+            window = [s for t, s in snaps if first_end < t < notif["t"]]
+            pending = [s for s in window if s and all(x.get("pendingProviderWork") for x in s)]
+            check("copilot-async-shell: after the turn's agentStop/sessionEnd the session stays with pendingProviderWork: true",
+                  pending and len(pending) >= max(1, len(window) - 2),
+                  f"{len(pending)}/{len(window)} snapshots pending; first={json.dumps(window[:1])[:400]}")
+            after = [r for r in ends if r["t"] > notif["t"]]
+            check("copilot-async-shell: another agentStop/sessionEnd after shell_completed", after, names)
+        else:
+            check("copilot-async-shell: after the turn's agentStop/sessionEnd the session stays with pendingProviderWork: true",
+                  False, f"no first stop or notification: {names}")
+        evs = [e for e in run.events() if e.get("provider") == "copilot"]
+        summ = ev_summary(evs)
+        deferred = [e for e in evs if e.get("outcome") == "stop-deferred"]
+        work_started = [e for e in evs if e.get("kind") == "work-started"]
+        work_finished = [e for e in evs if e.get("kind") == "work-finished"]
+        stopped = [e for e in evs if e.get("outcome") == "stopped"]
+        ok = deferred and work_started and work_finished and stopped and \
+            evs.index(deferred[0]) < evs.index(work_finished[0]) < evs.index(stopped[-1])
+        check("copilot-async-shell: hook-events work-started, stop-deferred, work-finished (shell_completed), then stopped",
+              ok, summ)
+        no_session_left(run, "copilot", "copilot-async-shell: no session at the end")
+    finally:
+        run.finish()
+
+
+class Tmux:
+    def __init__(self, run):
+        self.sock = f"lgv-{os.getpid()}-{run.name}"
+        self.run = run
+        self.pid = None
+
+    def t(self, *args, **kw):
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, **kw)
+
+    def start(self, cmdfile):
+        self.t("new-session", "-d", "-s", "v", "-x", "160", "-y", "45",
+               f"bash {cmdfile}; echo EXITED $? > {self.run.path('tui.exit')}; sleep 1")
+        r = self.t("display-message", "-p", "-t", "v", "#{pid}")
+        try:
+            self.pid = int(r.stdout.strip())
+        except ValueError:
+            self.pid = None
+
+    def screen(self):
+        return self.t("capture-pane", "-p", "-t", "v").stdout
+
+    def snap(self, name):
+        with open(self.run.path(f"screen-{name}.txt"), "w") as f:
+            f.write(self.screen())
+
+    def wait_screen(self, text, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            if text in self.screen():
+                return True
+            time.sleep(0.3)
+        return False
+
+    def send(self, text):
+        self.t("send-keys", "-t", "v", "-l", text)
+
+    def key(self, k):
+        self.t("send-keys", "-t", "v", k)
+
+    def stop(self):
+        self.t("kill-server")
+        if self.pid:
+            stop_pid(self.pid)
+
+
+def copilot_tui_ask_user(root):
+    run = Run(root, "copilot-tui-ask-user", lid="closed", decision="deny")
+    tm = Tmux(run)
+    try:
+        copilot_prepare(run)
+        run.start_fake([{"tool": "ask_user", "args": {"message": "Which colour?", "requestedSchema": {
+            "properties": {"colour": {"type": "string", "title": "Colour", "enum": ["red", "blue"]}},
+            "required": ["colour"]}}}, {"text": "Thanks, noted."}])
+        env = copilot_env(run)
+        env["TERM"] = "xterm-256color"
+        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
+            COPILOT, "--log-level", "all", "--log-dir", run.path("logs")]
+        with open(run.path("tui.cmd"), "w") as f:
+            f.write("cd " + json.dumps(run.proj) + " && exec " + " ".join(json.dumps(c) for c in cmd) + "\n")
+        tm.start(run.path("tui.cmd"))
+        if not tm.wait_screen("Do you trust the files"):
+            tm.snap("trust")
+            check("copilot-tui-ask-user: TUI started (folder trust dialog)", False, "no trust dialog within 60 s")
+            return
+        tm.key("Enter")
+        time.sleep(3)
+        tm.send("go")
+        time.sleep(0.3)
+        tm.key("Enter")
+        pre = run.wait_hook("preToolUse", timeout=60)
+        stop = run.wait_hook("agentStop", timeout=30)  # nobody touches the keyboard meanwhile
+        time.sleep(2)  # let the screen settle
+        tm.snap("after")
+        names = run.hook_names()
+        check("copilot-tui-ask-user: the turn ended without anyone answering (agentStop, no key pressed)", stop, names)
+        if USE_SHIM and pre:
+            outs = [r["stdout"].strip() for r in pre if (r["stdin"] or {}).get("toolName") == "ask_user"]
+            ok = False
+            if outs:
+                try:
+                    j = json.loads(outs[0])
+                    ok = list(j) == ["permissionDecision", "permissionDecisionReason"] and \
+                        j["permissionDecision"] == "deny" and j["permissionDecisionReason"]
+                except ValueError:
+                    pass
+            check('copilot-tui-ask-user: preToolUse(ask_user) printed exactly {"permissionDecision":"deny","permissionDecisionReason":"…"}',
+                  ok, outs)
+        elicit = [r for r in run.hookout() if r["event"] == "notification"
+                  and (r["stdin"] or {}).get("notification_type") == "elicitation_dialog"]
+        screen = open(run.path("screen-after.txt")).read()
+        check("copilot-tui-ask-user: no question dialog (no elicitation_dialog notification, screen has no 'Copilot needs information')",
+              not elicit and "needs information" not in screen, f"elicit={len(elicit)} screen tail={screen[-600:]!r}")
+        evs = run.events()
+        dec = [e.get("decision") for e in evs if e.get("hookEvent") == "preToolUse" and e.get("tool") == "ask_user"]
+        reason = (dec[0] or {}).get("message", "") if dec else ""
+        got = [t for t in tool_result_texts(run) if reason and reason[:40] in t]
+        check("copilot-tui-ask-user: the model received lidguard's deny reason as the ask_user result",
+              got, f"decision={dec} tool results={tool_result_texts(run)}")
+        tm.send("/exit")
+        time.sleep(0.3)
+        tm.key("Enter")
+        run.wait_hook("sessionEnd", timeout=20)
+        time.sleep(1.5)
+        no_session_left(run, "copilot", "copilot-tui-ask-user: no session after /exit")
+    finally:
+        tm.stop()
+        run.finish()
+
+
+# --- OpenCode ------------------------------------------------------------------------------------
+
+def opencode_prepare(run, permission):
+    cfg = run.path("xdg", "config", "opencode")
+    os.makedirs(os.path.join(cfg, "plugins"), exist_ok=True)
+    os.makedirs(os.path.join(cfg, "node_modules"), exist_ok=True)
+    with open(PLUGIN_ASSET) as f:
+        js = f.read()
+    assert "__LIDGUARD_COMMAND__" in js
+    js = js.replace("__LIDGUARD_COMMAND__", json.dumps([run.hook, "opencode-hook"], separators=(",", ":")))
+    with open(os.path.join(cfg, "plugins", "lidguard.js"), "w") as f:
+        f.write(js)
+    # startup-stall workaround: OpenCode believes @opencode-ai/plugin is installed already
+    with open(os.path.join(cfg, "package.json"), "w") as f:
+        json.dump({"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}, f)
+    with open(os.path.join(cfg, "package-lock.json"), "w") as f:
+        json.dump({"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}}}, f)
+    conf = {"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
+            "autoupdate": False, "share": "disabled", "permission": permission,
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                  "options": {"baseURL": f"http://127.0.0.1:{run.port}/v1", "apiKey": "fake-key"},
+                                  "models": {"fake-model": {"name": "Fake model", "tool_call": True,
+                                                            "limit": {"context": 128000, "output": 4096}}}}}}
+    with open(os.path.join(run.proj, "opencode.json"), "w") as f:
+        json.dump(conf, f, indent=1)
+
+
+def opencode_env(run):
+    env = run.base_env()
+    env.update(TERM="dumb", OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1",
+               OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_SHARE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
+    return env
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Serve:
+    """`opencode serve` plus a reader of its /event SSE stream."""
+
+    def __init__(self, run):
+        self.run = run
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc = spawn([OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(self.port),
+                           "--print-logs", "--log-level", "INFO"], cwd=run.proj, env=opencode_env(run),
+                          stdin=subprocess.DEVNULL, stdout=open(run.path("serve.stdout"), "w"),
+                          stderr=open(run.path("serve.stderr"), "w"))
+        self.events = []
+        self.lock = threading.Lock()
+        self.stream = None
+
+    def call(self, method, path, body=None, timeout=60):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with NOPROXY.open(req, timeout=timeout) as r:
+                status, text = r.status, r.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read().decode(errors="replace")
+        except Exception as e:  # noqa: BLE001
+            status, text = None, repr(e)
+        with open(self.run.path("api.jsonl"), "a") as f:
+            f.write(json.dumps({"t": time.time(), "method": method, "path": path, "body": body,
+                                "status": status, "response": text[:5000]}) + "\n")
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text
+
+    def wait_up(self, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                return False
+            st, _ = self.call("GET", "/session", timeout=2)
+            if st == 200:
+                return True
+            time.sleep(0.3)
+        return False
+
+    def _read_events(self):
+        try:
+            self.stream = NOPROXY.open(urllib.request.Request(self.base + "/event"), timeout=300)
+            with open(self.run.path("sse.jsonl"), "a") as log:
+                for raw in self.stream:
+                    line = raw.decode(errors="replace").strip()
+                    if not line.startswith("data:"):
+                        continue
+                    try:
+                        ev = json.loads(line[5:])
+                    except ValueError:
+                        continue
+                    ev["_t"] = time.time()
+                    log.write(json.dumps(ev) + "\n")
+                    log.flush()
+                    with self.lock:
+                        self.events.append(ev)
+        except Exception:  # noqa: BLE001 - the stream ends when the server stops
+            pass
+
+    def listen(self):
+        threading.Thread(target=self._read_events, daemon=True).start()
+        time.sleep(0.5)
+
+    def of(self, typ, sid=None):
+        with self.lock:
+            return [e for e in self.events if e.get("type") == typ
+                    and (sid is None or (e.get("properties") or {}).get("sessionID") == sid)]
+
+    def wait(self, typ, sid=None, timeout=30, count=1):
+        end = time.time() + timeout
+        while time.time() < end:
+            evs = self.of(typ, sid)
+            if len(evs) >= count:
+                return evs
+            time.sleep(0.2)
+        return None
+
+    def stop(self):
+        stop_popen(self.proc)
+
+
+def opencode_serve_permission(root, case):
+    """case: deny | allow | open."""
+    lid = "open" if case == "open" else "closed"
+    decision = "deny" if case == "open" else case
+    tag = f"opencode-serve-{case if case != 'open' else 'lid-open'}"
+    run = Run(root, tag, lid=lid, decision=decision)
+    srv = None
+    try:
+        run.start_fake(TOUCH)
+        opencode_prepare(run, {"bash": "ask"})
+        srv = Serve(run)
+        if not check(f"{tag}: opencode serve is up", srv.wait_up(), open(run.path("serve.stderr")).read()[-800:]):
+            return
+        srv.listen()
+        st, sess = srv.call("POST", "/session", {})
+        sid = sess["id"]
+        threading.Thread(target=srv.call, args=("POST", f"/session/{sid}/message",
+                                                {"parts": [{"type": "text", "text": "go"}]}, 120), daemon=True).start()
+        asked = srv.wait("permission.asked", sid, timeout=60)
+        if not check(f"{tag}: OpenCode asked permission.asked for bash", asked, [e.get("type") for e in srv.events][-20:]):
+            return
+        perm_id = asked[0]["properties"]["id"]
+        newfile = os.path.join(run.proj, "newfile.txt")
+        if case in ("deny", "allow"):
+            want = "reject" if case == "deny" else "once"
+            replied = srv.wait("permission.replied", sid, timeout=20)
+            reply = replied[0]["properties"].get("reply") if replied else None
+            check(f"{tag}: permission.replied with {want!r} arrived on the event stream (the plugin answered)",
+                  reply == want, f"reply={reply}")
+            srv.wait("session.idle", sid, timeout=30)
+            time.sleep(1)
+            created = os.path.exists(newfile)
+            check(f"{tag}: newfile.txt {'not ' if case == 'deny' else ''}created",
+                  created == (case == "allow"), f"created={created}")
+            st, msgs = srv.call("GET", f"/session/{sid}/message")
+            tool_parts = [p for m in (msgs if isinstance(msgs, list) else []) for p in m.get("parts", [])
+                          if p.get("type") == "tool"]
+            states = [(p.get("tool"), (p.get("state") or {}).get("status"), (p.get("state") or {}).get("error"))
+                      for p in tool_parts]
+            want_state = "error" if case == "deny" else "completed"
+            check(f"{tag}: the session's bash tool part is {want_state}",
+                  states and states[0][1] == want_state, states)
+            if USE_SHIM:
+                outs = [r["stdout"].strip() for r in run.hookout() if r["event"] == "permission.asked"]
+                ok = False
+                if outs:
+                    try:
+                        j = json.loads(outs[0])
+                        ok = (j == {"status": "allow"}) if case == "allow" else \
+                            (list(j) == ["status", "message"] and j["status"] == "deny" and j["message"])
+                    except ValueError:
+                        pass
+                check(f"{tag}: opencode-hook --event permission.asked printed "
+                      + ('{"status":"allow"}' if case == "allow" else '{"status":"deny","message":"…"}'), ok, outs)
+            evs = run.events()
+            dec = [e.get("decision") for e in evs if e.get("hookEvent") == "permission.asked" and e.get("decision")]
+            action = "denyPermission" if case == "deny" else "allowPermission"
+            check(f"{tag}: hook-events shows the decision {action}", dec and dec[0].get("action") == action,
+                  f"{dec} / {ev_summary(evs)}")
+            stopped = [e for e in evs if e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped"]
+            check(f"{tag}: session.idle stopped the session", stopped, ev_summary(evs))
+            if case == "deny":  # informational: where lidguard's deny message ends up (not a check)
+                msg = (dec[0] or {}).get("message", "") if dec else ""
+                calls = [r for r in run.model_requests() if r.get("served") != "fixed"]
+                seen = any(msg and msg[:40] in t for t in tool_result_texts(run))
+                say(f"INFO {tag}: model calls with tools: {len(calls)} (the turn "
+                    f"{'continued' if len(calls) > 1 else 'ended'} after the reject); lidguard's deny message "
+                    f"{'reached' if seen else 'did NOT reach'} the model; tool error: {states[0][2] if states else None!r}")
+        else:
+            time.sleep(5)  # nobody answers: no automatic reply may arrive
+            replied = srv.of("permission.replied", sid)
+            st, pending = srv.call("GET", "/permission")
+            still = [p for p in (pending if isinstance(pending, list) else []) if p.get("id") == perm_id]
+            check(f"{tag}: no automatic reply: no permission.replied after 5 s and GET /permission still lists it",
+                  not replied and still, f"replied={replied} pending={pending}")
+            if USE_SHIM:
+                outs = [r["stdout"] for r in run.hookout() if r["event"] == "permission.asked"]
+                check(f"{tag}: opencode-hook --event permission.asked printed nothing", outs and all(o == "" for o in outs), outs)
+            ses = session_of(run.sessions(), "opencode")
+            check(f"{tag}: status --json shows the session soft-locked with reason permission.asked",
+                  ses and ses[0].get("softLockReason") == "permission.asked", ses)
+            # the driver answers it now (reject), as the user would
+            srv.call("POST", f"/permission/{perm_id}/reply", {"reply": "reject"})
+            replied = srv.wait("permission.replied", sid, timeout=20)
+            srv.wait("session.idle", sid, timeout=30)
+            time.sleep(1)
+            check(f"{tag}: after the driver's reply the soft-lock clears and session.idle stops the session",
+                  replied and not session_of(run.sessions(), "opencode"),
+                  f"replied={bool(replied)} sessions={run.sessions()} events={ev_summary(run.events())}")
+            check(f"{tag}: newfile.txt not created (driver rejected)", not os.path.exists(newfile))
+        srv.call("DELETE", f"/session/{sid}")
+        srv.wait("session.deleted", sid, timeout=10)
+        time.sleep(0.5)
+        no_session_left(run, "opencode", f"{tag}: no session at the end")
+    finally:
+        if srv:
+            srv.stop()
+        run.finish()
+
+
+def opencode_run(root):
+    run = Run(root, "opencode-run", lid="open", decision="deny")
+    try:
+        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"}},
+                        {"text": "Done: hello."}])
+        opencode_prepare(run, {})
+        p = spawn([OPENCODE, "run", "--print-logs", "--log-level", "INFO", "go"], cwd=run.proj,
+                  env=opencode_env(run), stdin=subprocess.DEVNULL,
+                  stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
+        try:
+            rc = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            stop_popen(p)
+            rc = None
+        time.sleep(1.5)
+        check("opencode-run: opencode run exit 0", rc == 0, f"exit {rc}")
+        evs = [e for e in run.events() if e.get("provider") == "opencode"]
+        summ = ev_summary(evs)
+        started = [e for e in evs if e.get("hookEvent") == "chat.message" and e.get("outcome") == "started"]
+        check("opencode-run: chat.message started the session", started, summ)
+        kinds = [e.get("kind") for e in evs]
+        check("opencode-run: tool.execute.before/after recorded as tool-starting/tool-finished",
+              "tool-starting" in kinds and "tool-finished" in kinds, summ)
+        idle = [e for e in evs if e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped"]
+        check("opencode-run: session.idle ended the session (turn-stopped, outcome stopped)", idle, summ)
+        no_session_left(run, "opencode", "opencode-run: status --json has no session at the end")
+    finally:
+        run.finish()
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+COPILOT_SCENARIOS = [("copilot-bash-tool", copilot_bash_tool),
+                     ("copilot-permission-allow", copilot_permission_allow),
+                     ("copilot-permission-deny", copilot_permission_deny),
+                     ("copilot-async-shell", copilot_async_shell),
+                     ("copilot-tui-ask-user", copilot_tui_ask_user)]
+OPENCODE_SCENARIOS = [("opencode-serve-deny", lambda r: opencode_serve_permission(r, "deny")),
+                      ("opencode-serve-allow", lambda r: opencode_serve_permission(r, "allow")),
+                      ("opencode-serve-lid-open", lambda r: opencode_serve_permission(r, "open")),
+                      ("opencode-run", opencode_run)]
+
+
+def inside(args):
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines()
+    if not links or any(": lo:" not in l for l in links):
+        say("refusing: the network namespace has links besides lo:\n" + "\n".join(links))
+        sys.exit(2)
+    for path, what in ((LIDGUARD, "lidguard (cargo build -p lidguard)"), (FAKE, "fake model")):
+        if not os.path.exists(path):
+            say(f"missing {what}: {path}")
+            sys.exit(2)
+    scen = []
+    if args.which in ("copilot", "all"):
+        if not os.path.exists(COPILOT):
+            say(f"missing Copilot CLI {COPILOT} (tests/e2e/capture/copilot/run.sh bash-tool installs it)")
+            sys.exit(2)
+        scen += COPILOT_SCENARIOS
+    if args.which in ("opencode", "all"):
+        if not os.path.exists(OPENCODE):
+            say(f"missing OpenCode {OPENCODE} (tests/e2e/capture/opencode/run.sh bash-tool installs it)")
+            sys.exit(2)
+        scen += OPENCODE_SCENARIOS
+    want = set(args.names or []) | set((args.only or "").split(",")) - {""}
+    if want:
+        unknown = want - {s[0] for s in COPILOT_SCENARIOS + OPENCODE_SCENARIOS}
+        if unknown:
+            say(f"unknown scenario(s): {' '.join(sorted(unknown))} (see --list)")
+            sys.exit(2)
+        scen = [s for s in scen if s[0] in want]
+    os.makedirs(args.out, exist_ok=True)
+    say(f"# lidguard vs Copilot {COPILOT_VERSION} / OpenCode {OPENCODE_VERSION}; runs in {args.out}")
+    t0 = time.time()
+    for name, fn in scen:
+        say(f"== {name}")
+        t = time.time()
+        try:
+            fn(args.out)
+        except Exception as e:  # noqa: BLE001 - a crashed scenario is a failure, not an abort
+            import traceback
+            traceback.print_exc()
+            check(f"{name}: scenario ran", False, repr(e))
+        say(f"   ({time.time() - t:.1f} s)")
+    for p in STARTED:
+        stop_popen(p)
+    passed = sum(1 for ok, _, _ in RESULTS if ok)
+    failed = len(RESULTS) - passed
+    say(f"# total {time.time() - t0:.0f} s")
+    say(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not RESULTS else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("which", nargs="?", default="all", choices=["copilot", "opencode", "all"])
+    ap.add_argument("names", nargs="*", help="scenario names (default: all of the chosen client)")
+    ap.add_argument("--only", help="comma-separated scenario names")
+    ap.add_argument("--out", default=os.environ.get("VERIFY_OUT"))
+    ap.add_argument("--list", action="store_true", help="list the scenarios")
+    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.list:
+        for name, _ in COPILOT_SCENARIOS + OPENCODE_SCENARIOS:
+            say(name)
+        return
+    if args.inside:
+        inside(args)
+        return
+    if os.geteuid() != 0:
+        say("needs root (for unshare -n)")
+        sys.exit(2)
+    out = args.out or f"/tmp/lidguard-verify-copilot-opencode.{time.strftime('%Y%m%d-%H%M%S')}"
+    cmd = ["unshare", "-n", sys.executable, os.path.abspath(__file__), args.which, *args.names,
+           "--out", out, "--inside"]
+    if args.only:
+        cmd += ["--only", args.only]
+    os.execvp("unshare", cmd)
+
+
+if __name__ == "__main__":
+    main()
