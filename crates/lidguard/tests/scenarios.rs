@@ -190,3 +190,91 @@ fn codex_subagent_is_tracked_until_it_stops() {
     x("Stop");
     assert!(only_session(&home).is_none());
 }
+
+#[test]
+fn copilot_async_shell_defers_the_stop_until_its_completion_notice() {
+    let home = Home::new();
+    let p = |name: &str| send(&home, "copilot", &format!("async-shell-notify__{name}"));
+    p("userPromptSubmitted");
+    p("sessionStart");
+    assert_state(&home, "active", None, false);
+    p("preToolUse");
+    assert_eq!(
+        p("permissionRequest"),
+        "",
+        "Copilot asks for every tool: not answered"
+    );
+    p("postToolUse");
+    p("agentStop");
+    assert_state(&home, "active", None, true);
+    p("sessionEnd");
+    assert_state(&home, "active", None, true);
+    // Copilot's own turn for the completion: a notice, not a prompt.
+    p("userPromptSubmitted.2");
+    assert_state(&home, "active", None, true);
+    p("notification");
+    p("agentStop");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn copilot_permission_prompt_soft_locks_until_the_turn_ends() {
+    let home = Home::new();
+    let p = |name: &str| send(&home, "copilot", &format!("permission-denied__{name}"));
+    p("userPromptSubmitted");
+    p("preToolUse");
+    p("permissionRequest");
+    assert_state(&home, "active", None, false);
+    p("notification");
+    assert_state(&home, "softLocked", Some("permission_prompt"), false);
+    p("agentStop");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn opencode_question_waits_and_the_answer_resumes() {
+    let home = Home::new();
+    let o = |name: &str| send(&home, "opencode", &format!("serve-question__{name}"));
+    o("chat.message");
+    assert_state(&home, "active", None, false);
+    o("tool.execute.before");
+    o("question.asked");
+    assert_state(&home, "softLocked", Some("question.asked"), false);
+    o("question.replied");
+    assert_state(&home, "active", None, false);
+    o("tool.execute.after");
+    o("session.idle");
+    assert!(only_session(&home).is_none());
+}
+
+#[test]
+fn opencode_permission_waits_until_answered_and_an_api_error_ends_the_session() {
+    let home = Home::new();
+    let o = |name: &str| {
+        send(
+            &home,
+            "opencode",
+            &format!("serve-permission-plugin-reply__{name}"),
+        )
+    };
+    o("chat.message");
+    o("tool.execute.before");
+    assert_eq!(
+        o("permission.asked"),
+        "",
+        "lid unknown here: nothing answered"
+    );
+    assert_state(&home, "softLocked", Some("permission.asked"), false);
+    o("permission.replied");
+    assert_state(&home, "active", None, false);
+    o("session.idle");
+    assert!(only_session(&home).is_none());
+
+    let e = |name: &str| send(&home, "opencode", &format!("http-400__{name}"));
+    e("chat.message");
+    assert_state(&home, "active", None, false);
+    e("session.error");
+    assert!(only_session(&home).is_none());
+    e("session.idle");
+    assert!(only_session(&home).is_none());
+}
