@@ -57,6 +57,27 @@ pub(crate) enum Command {
     OpencodeHook(EventArgs),
     /// Show the hook events lidguard received, newest last, in local time.
     HookEvents(HookEventsArgs),
+    /// Add lidguard's hooks to an agent's config, next to the user's own entries.
+    HookInstall(HookConfigArgs),
+    /// Check lidguard's hooks in an agent's config and which events have arrived.
+    #[command(
+        long_about = "Check lidguard's hooks in an agent's config and which events have arrived.\n\n\
+        Reports per agent whether the entries are installed, missing or drifted (another binary, \
+        a missing event, a wrong timeout), other tools' hooks that can block or answer where \
+        lidguard does, and for each required event when it last arrived. Exits 1 when anything \
+        is missing or drifted."
+    )]
+    HookStatus(HookStatusArgs),
+    /// Remove lidguard's hooks from an agent's config, leaving everything else as it was.
+    HookRemove(HookConfigArgs),
+    /// Print the Claude Code hook configuration `hook-install` writes.
+    ClaudeHooks(SnippetArgs),
+    /// Print the Codex hook configuration `hook-install` writes.
+    CodexHooks(SnippetArgs),
+    /// Print the Copilot CLI hook file `hook-install` writes.
+    CopilotHooks(SnippetArgs),
+    /// Print the OpenCode plugin `hook-install` writes.
+    OpencodeHooks(SnippetArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
     /// Show the command overview, or help for one command.
@@ -152,6 +173,33 @@ pub(crate) struct HookEventsArgs {
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookConfigArgs {
+    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: Option<String>,
+    /// Print the file and the diff that would be applied, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookStatusArgs {
+    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SnippetArgs {
+    /// The format (`settings-json`, `hooks-json`, `config-json`, `plugin-js`).
+    #[arg(value_name = "FORMAT")]
+    pub(crate) format: String,
 }
 
 #[derive(Debug, Args)]

@@ -14,17 +14,23 @@ pub(crate) fn interactive() -> bool {
 
 /// The provider given, or one asked for on a terminal, or a clear error.
 pub(crate) fn provider(given: Option<Provider>, command: &str) -> anyhow::Result<Provider> {
-    if let Some(p) = given {
-        return Ok(p);
+    match given {
+        Some(p) => Ok(p),
+        None => provider_among(&Provider::ALL, command),
     }
+}
+
+/// One of `choices`, asked for on a terminal, or a clear error naming them.
+pub(crate) fn provider_among(choices: &[Provider], command: &str) -> anyhow::Result<Provider> {
     if !interactive() {
+        let names: Vec<&str> = choices.iter().map(|p| p.as_str()).collect();
         bail!(
             "`lidguard {command}` needs --provider (one of: {})",
-            Provider::ALL.map(Provider::as_str).join(", ")
+            names.join(", ")
         );
     }
     output::line("Which agent is this for?")?;
-    for (i, p) in Provider::ALL.iter().enumerate() {
+    for (i, p) in choices.iter().enumerate() {
         output::line(&format!(
             "  {}. {} ({})",
             i + 1,
@@ -42,8 +48,8 @@ pub(crate) fn provider(given: Option<Provider>, command: &str) -> anyhow::Result
             .parse::<usize>()
             .ok()
             .and_then(|n| n.checked_sub(1))
-            .and_then(|i| Provider::ALL.get(i).copied())
-            .or_else(|| answer.parse().ok());
+            .and_then(|i| choices.get(i).copied())
+            .or_else(|| answer.parse().ok().filter(|p| choices.contains(p)));
         match chosen {
             Some(p) => return Ok(p),
             None => output::line(&format!("`{answer}` is not one of the choices."))?,

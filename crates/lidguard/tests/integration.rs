@@ -9,6 +9,8 @@ mod util;
 mod conformance;
 // Session lifecycle through the CLI and the socket; `status --json` as a contract.
 mod daemon;
+// hook-install / hook-status / hook-remove and the snippets.
+mod hook_config;
 // Hooks: fail open, launch rules, closed-lid decisions, concurrency.
 mod hooks;
 // Captured agent sessions replayed through the real hooks, with the state after each step.

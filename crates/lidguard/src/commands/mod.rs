@@ -1,6 +1,7 @@
 //! One module per command family; [`run`] dispatches.
 
 pub(crate) mod hook;
+mod hook_config;
 mod hook_events;
 mod server;
 mod session;
@@ -47,6 +48,25 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => status::run(&places, args.json),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
+        Command::HookInstall(args) => {
+            hook_config::apply(&places, args.provider.as_deref(), false, args.dry_run)
+        }
+        Command::HookRemove(args) => {
+            hook_config::apply(&places, args.provider.as_deref(), true, args.dry_run)
+        }
+        Command::HookStatus(args) => {
+            hook_config::status(&places, args.provider.as_deref(), args.json)
+        }
+        Command::ClaudeHooks(args) => {
+            snippet(&places, Provider::Claude, &args.format, "settings-json")
+        }
+        Command::CodexHooks(args) => snippet(&places, Provider::Codex, &args.format, "hooks-json"),
+        Command::CopilotHooks(args) => {
+            snippet(&places, Provider::Copilot, &args.format, "config-json")
+        }
+        Command::OpencodeHooks(args) => {
+            snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
+        }
         Command::RunServer => server::run(places),
         Command::Help { .. }
         | Command::ClaudeHook
@@ -54,4 +74,17 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::CopilotHook(_)
         | Command::OpencodeHook(_) => unreachable!("handled above"),
     }
+}
+
+/// A snippet printer, checking the format name it was given.
+fn snippet(
+    places: &Places,
+    provider: Provider,
+    format: &str,
+    expected: &str,
+) -> anyhow::Result<ExitCode> {
+    if format != expected {
+        anyhow::bail!("unknown format `{format}` for {provider}; the format is `{expected}`");
+    }
+    hook_config::snippet(places, provider)
 }

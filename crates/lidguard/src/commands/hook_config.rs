@@ -1,0 +1,522 @@
+//! `hook-install`, `hook-status`, `hook-remove` and the snippet printers: lidguard's entries in
+//! each agent's own config, next to (never instead of) the user's.
+//!
+//! The edits themselves are pure (`lidguard_providers::install`); this module finds the files,
+//! shows diffs, keeps backups, writes atomically and reports receipts.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use lidguard_core::provider::Provider;
+use lidguard_core::settings::Os;
+use lidguard_ipc::{Places, settings_file};
+use lidguard_providers::install::{
+    self, Change, HookCommand, HookStatus, InstallError, InstallState, claude, codex, copilot,
+    opencode,
+};
+use lidguard_store::Store;
+use serde_json::{Value, json};
+
+use crate::output;
+
+/// The agents whose hooks lidguard manages, in display order.
+pub(crate) const MANAGED: [Provider; 4] = [
+    Provider::Claude,
+    Provider::Codex,
+    Provider::Copilot,
+    Provider::OpenCode,
+];
+
+/// Where an agent keeps the file lidguard edits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Location {
+    /// The agent's config directory; `all` only includes agents whose directory exists.
+    pub(crate) root: PathBuf,
+    /// The file lidguard writes.
+    pub(crate) file: PathBuf,
+}
+
+/// The config location of `provider`, honouring each agent's own override variable.
+/// Sources: Claude `CLAUDE_CONFIG_DIR` (hook-contracts §1.1), Codex `CODEX_HOME` (§2.1),
+/// Copilot `COPILOT_HOME` (§3.1), OpenCode `OPENCODE_CONFIG_DIR` and the XDG config directory
+/// (§4.1; OpenCode loads `plugins/` from both).
+pub(crate) fn locate(
+    provider: Provider,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> anyhow::Result<Location> {
+    let home = || -> anyhow::Result<PathBuf> {
+        var("HOME")
+            .map(PathBuf::from)
+            .or_else(std::env::home_dir)
+            .context("cannot find the home directory (HOME is unset)")
+    };
+    let dir =
+        |name: &str, fallback: &dyn Fn() -> anyhow::Result<PathBuf>| -> anyhow::Result<PathBuf> {
+            match var(name).filter(|v| !v.is_empty()) {
+                Some(v) => Ok(PathBuf::from(v)),
+                None => fallback(),
+            }
+        };
+    let location = match provider {
+        Provider::Claude => {
+            let root = dir("CLAUDE_CONFIG_DIR", &|| Ok(home()?.join(".claude")))?;
+            Location {
+                file: root.join("settings.json"),
+                root,
+            }
+        }
+        Provider::Codex => {
+            let root = dir("CODEX_HOME", &|| Ok(home()?.join(".codex")))?;
+            Location {
+                file: root.join("hooks.json"),
+                root,
+            }
+        }
+        Provider::Copilot => {
+            let root = dir("COPILOT_HOME", &|| Ok(home()?.join(".copilot")))?;
+            Location {
+                file: root.join("hooks").join(copilot::FILE_NAME),
+                root,
+            }
+        }
+        Provider::OpenCode => {
+            let root = dir("OPENCODE_CONFIG_DIR", &|| {
+                Ok(dir("XDG_CONFIG_HOME", &|| Ok(home()?.join(".config")))?.join("opencode"))
+            })?;
+            Location {
+                file: root.join("plugins").join(opencode::FILE_NAME),
+                root,
+            }
+        }
+        other => bail!("{other} has no hook configuration to manage"),
+    };
+    Ok(location)
+}
+
+/// The program managed entries run: `lidguard` when that name on `PATH` is this very
+/// executable, else this executable's absolute path.
+pub(crate) fn hook_program() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("lidguard"))
+        .find(|candidate| candidate.is_file());
+    if on_path.and_then(|p| p.canonicalize().ok()).as_deref() == Some(exe.as_path()) {
+        return Ok("lidguard".to_owned());
+    }
+    Ok(exe.display().to_string())
+}
+
+/// Which providers a `--provider` value names; `all` keeps those whose config directory exists.
+fn targets(
+    provider: Option<&str>,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
+    let chosen = match provider {
+        Some("all") => None,
+        Some(name) => {
+            let p: Provider = name.parse()?;
+            if !MANAGED.contains(&p) {
+                bail!("lidguard manages hooks for codex, claude, copilot and opencode, not {p}");
+            }
+            Some(p)
+        }
+        None => Some(crate::prompt::provider_among(
+            &MANAGED,
+            "hook-install/hook-status/hook-remove",
+        )?),
+    };
+    let mut out = Vec::new();
+    for p in MANAGED {
+        if chosen.is_some_and(|c| c != p) {
+            continue;
+        }
+        let location = locate(p, var)?;
+        let skipped = (chosen.is_none() && !location.root.is_dir())
+            .then(|| format!("skipped: {} does not exist", location.root.display()));
+        out.push((p, location, skipped));
+    }
+    Ok(out)
+}
+
+fn settings_timeout(places: &Places) -> anyhow::Result<u32> {
+    let settings = settings_file::load_or_default(&places.settings_file(), Os::current())?;
+    Ok(settings.managed_hook_timeout_seconds())
+}
+
+fn read(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn refuse(path: &Path, e: &InstallError) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{}: {e}\nNothing was changed. Fix the file (or move it aside), then try again.",
+        path.display()
+    )
+}
+
+/// `hook-install` or `hook-remove`.
+pub(crate) fn apply(
+    places: &Places,
+    provider: Option<&str>,
+    remove: bool,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let var = |name: &str| std::env::var_os(name);
+    let cmd = HookCommand::new(hook_program()?);
+    let timeout = settings_timeout(places)?;
+    for (p, location, skipped) in targets(provider, &var)? {
+        let file = &location.file;
+        if let Some(reason) = skipped {
+            output::line(&format!("{}: {reason}", p.display_name()))?;
+            continue;
+        }
+        let existing = read(file)?;
+        let change = match (remove, p, existing.as_deref()) {
+            (true, _, None) => Ok(Change::Unchanged),
+            (true, Provider::Claude, Some(t)) => claude::remove(t, &cmd),
+            (true, Provider::Codex, Some(t)) => codex::remove(t, &cmd),
+            (true, Provider::Copilot, Some(t)) => copilot::remove(t, &cmd),
+            (true, _, Some(t)) => opencode::remove(t),
+            (false, Provider::Claude, e) => claude::install(e, &cmd, timeout),
+            (false, Provider::Codex, e) => codex::install(e, &cmd, timeout),
+            (false, Provider::Copilot, e) => copilot::install(e, &cmd, timeout),
+            (false, _, e) => opencode::install(e, &cmd),
+        }
+        .map_err(|e| refuse(file, &e))?;
+        let new_text = match &change {
+            Change::Unchanged => {
+                let what = if remove {
+                    "no lidguard hooks to remove"
+                } else {
+                    "already up to date"
+                };
+                output::line(&format!(
+                    "{}: {what} ({})",
+                    p.display_name(),
+                    file.display()
+                ))?;
+                continue;
+            }
+            Change::Changed { new_text } => Some(new_text.as_str()),
+            Change::Delete => None,
+        };
+        let old = existing.as_deref().unwrap_or("");
+        let diff = similar::TextDiff::from_lines(old, new_text.unwrap_or(""))
+            .unified_diff()
+            .context_radius(3)
+            .header(&file.display().to_string(), &file.display().to_string())
+            .to_string();
+        if dry_run {
+            output::line(&format!(
+                "{}: would change {}",
+                p.display_name(),
+                file.display()
+            ))?;
+            output::prompt(&diff)?;
+            continue;
+        }
+        let backup = match &existing {
+            Some(text) => Some(backup(places, p, file, text)?),
+            None => None,
+        };
+        match new_text {
+            Some(text) => {
+                if let Some(dir) = file.parent() {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                settings_file::write_atomically(file, text.as_bytes())
+                    .with_context(|| format!("cannot write {}", file.display()))?;
+            }
+            None => std::fs::remove_file(file)
+                .with_context(|| format!("cannot remove {}", file.display()))?,
+        }
+        let verb = match (remove, new_text) {
+            (true, None) => "removed",
+            (true, Some(_)) => "removed lidguard's hooks from",
+            (false, _) => "installed lidguard's hooks in",
+        };
+        output::line(&format!("{}: {verb} {}", p.display_name(), file.display()))?;
+        if let Some(b) = backup {
+            output::line(&format!("  previous version saved as {}", b.display()))?;
+        }
+        if p == Provider::Codex && !remove {
+            output::line(
+                "  Codex runs new or changed hooks only after you trust them: open `codex`, run /hooks and trust lidguard's entries.",
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Saves `text` under lidguard's state directory (not next to the file, where an agent that
+/// loads every file of its directory could pick it up).
+fn backup(places: &Places, provider: Provider, file: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    let dir = places.state_dir.join("backups").join(provider.as_str());
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = Timestamp::now().strftime("%Y%m%dT%H%M%S%.fZ").to_string();
+    let path = dir.join(format!("{name}.{stamp}"));
+    settings_file::write_atomically(&path, text.as_bytes())
+        .with_context(|| format!("cannot back up {} to {}", file.display(), path.display()))?;
+    Ok(path)
+}
+
+/// The hook events whose arrival proves the hooks work, per agent.
+fn evidence_events(provider: Provider) -> &'static [&'static str] {
+    match provider {
+        Provider::Claude => claude::REQUIRED_EVENTS,
+        Provider::Codex => codex::REQUIRED_EVENTS,
+        Provider::Copilot => copilot::REQUIRED_EVENTS,
+        _ => &[
+            "chat.message",
+            "tool.execute.before",
+            "tool.execute.after",
+            "session.idle",
+        ],
+    }
+}
+
+/// `hook-status`: exit code 1 when anything is missing or drifted.
+pub(crate) fn status(
+    places: &Places,
+    provider: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let var = |name: &str| std::env::var_os(name);
+    let cmd = HookCommand::new(hook_program()?);
+    let timeout = settings_timeout(places)?;
+    let receipts = receipts(places);
+    let mut reports = Vec::new();
+    let mut healthy = true;
+    for (p, location, skipped) in targets(provider, &var)? {
+        if let Some(reason) = skipped {
+            reports.push(json!({"provider": p.as_str(), "skipped": reason}));
+            continue;
+        }
+        let existing = read(&location.file)?;
+        let status = match p {
+            Provider::Claude => claude::status(existing.as_deref(), &cmd, timeout),
+            Provider::Codex => codex::status(existing.as_deref(), &cmd, timeout),
+            Provider::Copilot => {
+                let settings = read(&location.root.join("settings.json"))?;
+                copilot::status(existing.as_deref(), settings.as_deref(), &cmd, timeout)
+            }
+            _ => Ok(opencode::status(existing.as_deref(), &cmd)),
+        };
+        let report = match status {
+            Ok(status) => {
+                healthy &= status.state == InstallState::Installed;
+                report(p, &location, &status, &receipts)
+            }
+            Err(e) => {
+                healthy = false;
+                json!({"provider": p.as_str(), "file": location.file, "state": "unreadable", "error": e.to_string()})
+            }
+        };
+        reports.push(report);
+    }
+    if json {
+        output::json(&reports)?;
+    } else {
+        for r in &reports {
+            output::prompt(&render(r))?;
+        }
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn state_name(state: InstallState) -> &'static str {
+    match state {
+        InstallState::Missing => "missing",
+        InstallState::Installed => "installed",
+        InstallState::Drifted => "drifted",
+    }
+}
+
+fn report(
+    p: Provider,
+    location: &Location,
+    status: &HookStatus,
+    receipts: &BTreeMap<(String, String), (u64, Timestamp)>,
+) -> Value {
+    let evidence: Vec<Value> = evidence_events(p)
+        .iter()
+        .map(|event| match receipts.get(&(p.as_str().to_owned(), (*event).to_owned())) {
+            Some((count, last)) => json!({"event": event, "observed": true, "count": count, "lastSeen": last.to_string()}),
+            None => json!({"event": event, "observed": false}),
+        })
+        .collect();
+    let foreign: Vec<Value> = status
+        .foreign_hooks
+        .iter()
+        .map(|f| json!({"event": f.event, "matcher": f.matcher, "type": f.handler_type, "summary": f.summary}))
+        .collect();
+    json!({
+        "provider": p.as_str(),
+        "file": location.file,
+        "state": state_name(status.state),
+        "missingEvents": status.missing_events,
+        "drift": status.drift,
+        "foreignHooks": foreign,
+        "warnings": status.warnings,
+        "evidence": evidence,
+    })
+}
+
+fn render(r: &Value) -> String {
+    let name = r["provider"].as_str().unwrap_or("");
+    let display = name
+        .parse::<Provider>()
+        .map(|p| p.display_name())
+        .unwrap_or(name);
+    if let Some(skipped) = r["skipped"].as_str() {
+        return format!("{display}: {skipped}\n");
+    }
+    let mut out = format!(
+        "{display}: {} ({})\n",
+        r["state"].as_str().unwrap_or("?"),
+        r["file"].as_str().unwrap_or("?")
+    );
+    let list = |key: &str| r[key].as_array().cloned().unwrap_or_default();
+    if let Some(e) = r["error"].as_str() {
+        out.push_str(&format!("  {e}\n"));
+    }
+    let missing: Vec<String> = list("missingEvents")
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    if !missing.is_empty() {
+        out.push_str(&format!("  missing events: {}\n", missing.join(", ")));
+    }
+    for d in list("drift") {
+        out.push_str(&format!("  drift: {}\n", d.as_str().unwrap_or("")));
+    }
+    for w in list("warnings") {
+        out.push_str(&format!("  warning: {}\n", w.as_str().unwrap_or("")));
+    }
+    for f in list("foreignHooks") {
+        out.push_str(&format!(
+            "  other hook on {}: {} — it can block or answer where lidguard does; do not run prompt-style hooks next to lidguard's\n",
+            f["event"].as_str().unwrap_or(""),
+            f["summary"].as_str().unwrap_or("")
+        ));
+    }
+    let evidence = list("evidence");
+    if !evidence.is_empty() {
+        out.push_str("  events received:\n");
+        for e in evidence {
+            let event = e["event"].as_str().unwrap_or("");
+            match e["lastSeen"]
+                .as_str()
+                .and_then(|t| t.parse::<Timestamp>().ok())
+            {
+                Some(t) => out.push_str(&format!(
+                    "    {event:<22} observed {} times, last {}\n",
+                    e["count"],
+                    t.to_zoned_datetime(TimeZone::system())
+                        .strftime("%Y-%m-%d %H:%M:%S")
+                )),
+                None => out.push_str(&format!("    {event:<22} not yet observed\n")),
+            }
+        }
+    }
+    out
+}
+
+/// Receipts by (provider, event), read from the database when there is one.
+fn receipts(places: &Places) -> BTreeMap<(String, String), (u64, Timestamp)> {
+    let path = places.database();
+    if !path.exists() {
+        return BTreeMap::new();
+    }
+    Store::open(&path)
+        .and_then(|s| s.hook_receipts())
+        .map(|rows| {
+            rows.into_iter()
+                .map(|r| ((r.provider, r.event), (r.count, r.last_seen)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The snippet printers: what `hook-install` would write into a missing file.
+pub(crate) fn snippet(places: &Places, provider: Provider) -> anyhow::Result<ExitCode> {
+    let cmd = HookCommand::new(hook_program()?);
+    let timeout = settings_timeout(places)?;
+    let text = match provider {
+        Provider::Claude => claude::snippet(&cmd, timeout),
+        Provider::Codex => codex::snippet(&cmd, timeout),
+        Provider::Copilot => copilot::snippet(&cmd, timeout),
+        _ => install::opencode::plugin_text(&cmd),
+    };
+    output::prompt(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn locations_follow_each_agents_variables() {
+        let env: HashMap<&str, &str> = [
+            ("HOME", "/h"),
+            ("CODEX_HOME", "/c"),
+            ("XDG_CONFIG_HOME", "/x"),
+        ]
+        .into();
+        let var = |n: &str| env.get(n).map(OsString::from);
+        assert_eq!(
+            locate(Provider::Claude, &var).unwrap().file,
+            Path::new("/h/.claude/settings.json")
+        );
+        assert_eq!(
+            locate(Provider::Codex, &var).unwrap().file,
+            Path::new("/c/hooks.json")
+        );
+        assert_eq!(
+            locate(Provider::Copilot, &var).unwrap().file,
+            Path::new("/h/.copilot/hooks/lidguard-copilot-cli.json")
+        );
+        assert_eq!(
+            locate(Provider::OpenCode, &var).unwrap().file,
+            Path::new("/x/opencode/plugins/lidguard.js")
+        );
+        let env2: HashMap<&str, &str> = [
+            ("HOME", "/h"),
+            ("OPENCODE_CONFIG_DIR", "/o"),
+            ("CLAUDE_CONFIG_DIR", "/cc"),
+        ]
+        .into();
+        let var2 = |n: &str| env2.get(n).map(OsString::from);
+        assert_eq!(
+            locate(Provider::OpenCode, &var2).unwrap().file,
+            Path::new("/o/plugins/lidguard.js")
+        );
+        assert_eq!(
+            locate(Provider::Claude, &var2).unwrap().root,
+            Path::new("/cc")
+        );
+    }
+}

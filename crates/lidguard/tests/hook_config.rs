@@ -1,0 +1,210 @@
+//! `hook-install`, `hook-status`, `hook-remove` and the snippets, on real files.
+
+use crate::util::Home;
+
+/// A home whose agent config directories live inside it.
+fn agent_home() -> Home {
+    Home::new()
+}
+
+fn with_agents(home: &Home, args: &[&str]) -> std::process::Output {
+    home.cmd(args)
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+        .env("CODEX_HOME", home.path().join("codex"))
+        .env("COPILOT_HOME", home.path().join("copilot"))
+        .env("OPENCODE_CONFIG_DIR", home.path().join("opencode"))
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const USER_SETTINGS: &str = "{\n  // my settings\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          { \"type\": \"command\", \"command\": \"notify-send done\" }\n        ]\n      }\n    ]\n  }\n}\n";
+
+#[test]
+fn dry_run_changes_nothing_install_backs_up_and_remove_restores() {
+    let home = agent_home();
+    let dir = home.path().join("claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("settings.json");
+    std::fs::write(&file, USER_SETTINGS).unwrap();
+
+    let out = with_agents(
+        &home,
+        &["hook-install", "--provider", "claude", "--dry-run"],
+    );
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("would change") && text.contains("+") && text.contains("claude-hook"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
+
+    let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
+    assert_eq!(out.status.code(), Some(1), "missing hooks: exit 1");
+
+    let out = with_agents(&home, &["hook-install", "--provider", "claude"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = std::fs::read_to_string(&file).unwrap();
+    assert!(installed.contains("// my settings") && installed.contains("notify-send done"));
+    assert!(installed.contains("claude-hook"));
+    let backups: Vec<_> = std::fs::read_dir(home.path().join("state/backups/claude"))
+        .unwrap()
+        .collect();
+    assert_eq!(backups.len(), 1);
+
+    let out = with_agents(&home, &["hook-install", "--provider", "claude"]);
+    assert!(stdout(&out).contains("already up to date"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), installed);
+
+    let out = with_agents(&home, &["hook-status", "--provider", "claude", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status[0]["state"], "installed");
+    assert_eq!(status[0]["foreignHooks"][0]["event"], "Stop");
+    assert_eq!(status[0]["evidence"][0]["observed"], false);
+
+    let out = with_agents(&home, &["hook-remove", "--provider", "claude"]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        USER_SETTINGS,
+        "remove restores the bytes"
+    );
+}
+
+#[test]
+fn an_unparsable_file_is_refused_and_left_alone() {
+    let home = agent_home();
+    let dir = home.path().join("codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hooks.json");
+    std::fs::write(&file, "{ \"hooks\": [ oops").unwrap();
+    for args in [
+        &["hook-install", "--provider", "codex"][..],
+        &["hook-remove", "--provider", "codex"],
+    ] {
+        let out = with_agents(&home, args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("hooks.json") && err.contains("Nothing was changed"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "{ \"hooks\": [ oops"
+        );
+    }
+    let out = with_agents(&home, &["hook-status", "--provider", "codex"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn all_covers_only_agents_that_are_there_and_receipts_show_in_status() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("copilot")).unwrap();
+    std::fs::create_dir_all(home.path().join("opencode")).unwrap();
+    let out = with_agents(&home, &["hook-install", "--provider", "all"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("Claude Code: skipped") && text.contains("Codex CLI: skipped"),
+        "{text}"
+    );
+    let copilot_file = home.path().join("copilot/hooks/lidguard-copilot-cli.json");
+    let plugin = home.path().join("opencode/plugins/lidguard.js");
+    assert!(copilot_file.is_file() && plugin.is_file());
+    let plugin_text = std::fs::read_to_string(&plugin).unwrap();
+    assert!(plugin_text.contains("opencode-hook") && !plugin_text.contains("__LIDGUARD_COMMAND__"));
+
+    // An event arrives through the installed command: status shows it as observed.
+    let installed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&copilot_file).unwrap()).unwrap();
+    let command = installed["hooks"]["userPromptSubmitted"][0]["bash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut child = home
+        .cmd(&[])
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn_shell(&command);
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"sessionId":"p1","cwd":"/tmp","prompt":"go"}"#)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let out = with_agents(&home, &["hook-status", "--provider", "copilot", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let observed = status[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == "userPromptSubmitted")
+        .unwrap()
+        .clone();
+    assert_eq!(observed["observed"], true, "{status}");
+
+    let out = with_agents(&home, &["hook-remove", "--provider", "all"]);
+    assert!(out.status.success());
+    assert!(
+        !copilot_file.exists() && !plugin.exists(),
+        "files lidguard owns are deleted"
+    );
+}
+
+#[test]
+fn snippets_print_what_install_writes() {
+    let home = agent_home();
+    let out = with_agents(&home, &["claude-hooks", "settings-json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("claude-hook")
+    );
+    let out = with_agents(&home, &["copilot-hooks", "config-json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["version"], 1);
+    let out = with_agents(&home, &["opencode-hooks", "plugin-js"]);
+    assert!(stdout(&out).contains("<lidguard OpenCode plugin start>"));
+    let out = with_agents(&home, &["codex-hooks", "nonsense"]);
+    assert!(!out.status.success());
+}
+
+/// Runs a shell command line (as an agent runs its hook command) from a prepared `Command`'s
+/// environment.
+trait SpawnShell {
+    fn spawn_shell(&mut self, line: &str) -> std::process::Child;
+}
+
+impl SpawnShell for std::process::Command {
+    fn spawn_shell(&mut self, line: &str) -> std::process::Child {
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", line]);
+        for (k, v) in self.get_envs() {
+            match v {
+                Some(v) => sh.env(k, v),
+                None => sh.env_remove(k),
+            };
+        }
+        sh.stdin(std::process::Stdio::piped()).spawn().unwrap()
+    }
+}
