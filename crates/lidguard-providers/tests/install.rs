@@ -529,14 +529,16 @@ fn shape_errors_name_the_path() {
 #[test]
 fn codex_fresh_install_has_the_shape_codex_accepted_in_the_captures() {
     let text = changed(codex::install(None, &lidguard(), 30));
-    assert_eq!(
-        parse(&text),
-        capture_shape(
-            codex::REQUIRED_EVENTS,
-            "/usr/local/bin/lidguard codex-hook",
-            30
-        )
+    let mut expected = capture_shape(
+        codex::REQUIRED_EVENTS,
+        "/usr/local/bin/lidguard codex-hook",
+        30,
     );
+    // Codex clamps these two to 3 s and warns at every start when asked for more.
+    for event in ["SessionEnd", "Interrupt"] {
+        expected["hooks"][event][0]["hooks"][0]["timeout"] = codex::END_EVENT_TIMEOUT_LIMIT.into();
+    }
+    assert_eq!(parse(&text), expected);
     assert_eq!(codex::snippet(&lidguard(), 30), text);
     assert_eq!(
         codex::status(Some(&text), &lidguard(), 30).unwrap().state,

@@ -38,9 +38,19 @@ const SPEC: Spec = Spec {
     root_keys: Some(&["description", "hooks"]),
 };
 
+/// The longest timeout Codex accepts for `SessionEnd` and `Interrupt` hooks: it clamps larger
+/// ones to this and warns on every start (seen with codex-cli 0.171.0; the docs give "default 1,
+/// clamped to ≤ 3").
+pub const END_EVENT_TIMEOUT_LIMIT: u32 = 3;
+
 /// Codex runs commands through the session shell (PowerShell on Windows), which is what
 /// `HookCommand::shell` quotes for.
-fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
+fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
+    let timeout = if matches!(event, "SessionEnd" | "Interrupt") {
+        timeout.min(END_EVENT_TIMEOUT_LIMIT)
+    } else {
+        timeout
+    };
     vec![
         ("type".to_owned(), "command".into()),
         ("command".to_owned(), cmd.render(SUBCOMMAND).into()),
