@@ -183,6 +183,10 @@ pub(crate) struct HookConfigArgs {
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Codex only, install only: also record lidguard's hooks as trusted in Codex's
+    /// config.toml, as trusting them in Codex's /hooks would (review the diff with --dry-run).
+    #[arg(long)]
+    pub(crate) trust_codex_hooks: bool,
 }
 
 #[derive(Debug, Args)]

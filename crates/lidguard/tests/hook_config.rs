@@ -208,3 +208,68 @@ impl SpawnShell for std::process::Command {
         sh.stdin(std::process::Stdio::piped()).spawn().unwrap()
     }
 }
+
+#[test]
+fn codex_hooks_are_reported_untrusted_until_trusted_on_request() {
+    let home = agent_home();
+    let dir = home.path().join("codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "# mine\nmodel = \"o4\"\n").unwrap();
+    let out = with_agents(&home, &["hook-install", "--provider", "codex"]);
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).contains("Codex skips hooks nobody trusted"),
+        "{}",
+        stdout(&out)
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "codex", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "untrusted hooks do not run: not healthy"
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status[0]["state"], "installed");
+    assert!(
+        status[0]["codexTrust"]["untrusted"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 7,
+        "{status}"
+    );
+
+    let out = with_agents(
+        &home,
+        &[
+            "hook-install",
+            "--provider",
+            "codex",
+            "--trust-codex-hooks",
+            "--dry-run",
+        ],
+    );
+    assert!(stdout(&out).contains("trusted_hash"));
+    assert!(
+        !std::fs::read_to_string(dir.join("config.toml"))
+            .unwrap()
+            .contains("trusted_hash")
+    );
+    let out = with_agents(
+        &home,
+        &["hook-install", "--provider", "codex", "--trust-codex-hooks"],
+    );
+    assert!(out.status.success());
+    let config = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    assert!(
+        config.starts_with("# mine\nmodel = \"o4\"\n")
+            && config.contains("trusted_hash = \"sha256:")
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "codex"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = with_agents(
+        &home,
+        &["hook-remove", "--provider", "codex", "--trust-codex-hooks"],
+    );
+    assert!(!out.status.success());
+}

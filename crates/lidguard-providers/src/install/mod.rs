@@ -22,6 +22,7 @@
 
 mod engine;
 
+pub mod agent_settings;
 pub mod claude;
 pub mod codex;
 pub mod copilot;

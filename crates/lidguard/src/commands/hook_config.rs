@@ -16,12 +16,13 @@ use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::install::{
-    self, Change, HookCommand, HookStatus, InstallError, InstallState, claude, codex, copilot,
-    opencode,
+    self, Change, HookCommand, HookStatus, InstallError, InstallState, agent_settings, claude,
+    codex, copilot, opencode,
 };
 use lidguard_store::Store;
 use serde_json::{Value, json};
 
+use crate::cli::HookConfigArgs;
 use crate::output;
 
 /// The agents whose hooks lidguard manages, in display order.
@@ -169,10 +170,10 @@ fn refuse(path: &Path, e: &InstallError) -> anyhow::Error {
 /// `hook-install` or `hook-remove`.
 pub(crate) fn apply(
     places: &Places,
-    provider: Option<&str>,
+    args: &HookConfigArgs,
     remove: bool,
-    dry_run: bool,
 ) -> anyhow::Result<ExitCode> {
+    let (provider, dry_run) = (args.provider.as_deref(), args.dry_run);
     let var = |name: &str| std::env::var_os(name);
     let cmd = HookCommand::new(hook_program()?);
     let timeout = settings_timeout(places)?;
@@ -195,6 +196,20 @@ pub(crate) fn apply(
             (false, _, e) => opencode::install(e, &cmd),
         }
         .map_err(|e| refuse(file, &e))?;
+        if p == Provider::Codex && !remove {
+            let hooks = match &change {
+                Change::Changed { new_text } => Some(new_text.clone()),
+                _ => existing.clone(),
+            };
+            codex_trust_step(
+                places,
+                &location,
+                hooks.as_deref(),
+                &cmd,
+                args.trust_codex_hooks,
+                dry_run,
+            )?;
+        }
         let new_text = match &change {
             Change::Unchanged => {
                 let what = if remove {
@@ -251,11 +266,6 @@ pub(crate) fn apply(
         output::line(&format!("{}: {verb} {}", p.display_name(), file.display()))?;
         if let Some(b) = backup {
             output::line(&format!("  previous version saved as {}", b.display()))?;
-        }
-        if p == Provider::Codex && !remove {
-            output::line(
-                "  Codex runs new or changed hooks only after you trust them: open `codex`, run /hooks and trust lidguard's entries.",
-            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -322,7 +332,13 @@ pub(crate) fn status(
         let report = match status {
             Ok(status) => {
                 healthy &= status.state == InstallState::Installed;
-                report(p, &location, &status, &receipts)
+                let mut r = report(p, &location, &status, &receipts);
+                let (trust_ok, extra) = agent_extras(p, &location, existing.as_deref(), &cmd)?;
+                healthy &= trust_ok;
+                if let (Some(r), Some(extra)) = (r.as_object_mut(), extra.as_object()) {
+                    r.extend(extra.clone());
+                }
+                r
             }
             Err(e) => {
                 healthy = false;
@@ -343,6 +359,51 @@ pub(crate) fn status(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What only some agents have: Codex's trust records, and the agents' own keep-awake settings
+/// (two tools holding the machine is worth knowing). Returns whether nothing is wrong.
+fn agent_extras(
+    p: Provider,
+    location: &Location,
+    hooks: Option<&str>,
+    cmd: &HookCommand,
+) -> anyhow::Result<(bool, Value)> {
+    match p {
+        Provider::Codex => {
+            let config = read(&location.root.join("config.toml"))?;
+            let keep_awake = agent_settings::codex_keep_awake(config.as_deref());
+            let Some(hooks) = hooks else {
+                return Ok((true, json!({"agentKeepAwake": keep_awake})));
+            };
+            match agent_settings::codex_trust(
+                &codex_hooks_key_path(location),
+                hooks,
+                config.as_deref(),
+                cmd,
+            ) {
+                Ok(t) => Ok((
+                    t.untrusted.is_empty() && t.stale.is_empty() && t.disabled.is_empty(),
+                    json!({
+                        "agentKeepAwake": keep_awake,
+                        "codexTrust": {"trusted": t.trusted, "untrusted": t.untrusted, "stale": t.stale, "disabled": t.disabled},
+                    }),
+                )),
+                Err(e) => Ok((
+                    false,
+                    json!({"agentKeepAwake": keep_awake, "codexTrustError": e.to_string()}),
+                )),
+            }
+        }
+        Provider::Copilot => {
+            let settings = read(&location.root.join("settings.json"))?;
+            Ok((
+                true,
+                json!({"agentKeepAwake": agent_settings::copilot_keep_awake(settings.as_deref())}),
+            ))
+        }
+        _ => Ok((true, json!({}))),
+    }
 }
 
 fn state_name(state: InstallState) -> &'static str {
@@ -421,6 +482,34 @@ fn render(r: &Value) -> String {
             f["summary"].as_str().unwrap_or("")
         ));
     }
+    let trust = &r["codexTrust"];
+    for (key, what) in [
+        (
+            "untrusted",
+            "not trusted by Codex yet (open codex, run /hooks and trust them, or hook-install --trust-codex-hooks)",
+        ),
+        (
+            "stale",
+            "changed since Codex trusted them (trust them again in /hooks)",
+        ),
+        ("disabled", "turned off in Codex's /hooks"),
+    ] {
+        let names: Vec<&str> = trust[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !names.is_empty() {
+            out.push_str(&format!("  {}: {what}\n", names.join(", ")));
+        }
+    }
+    if let Some(e) = r["codexTrustError"].as_str() {
+        out.push_str(&format!("  cannot read Codex's trust records: {e}\n"));
+    }
+    if let Some(k) = r["agentKeepAwake"].as_str() {
+        out.push_str(&format!(
+            "  note: the agent keeps the machine awake itself too ({k})\n"
+        ));
+    }
     let evidence = list("evidence");
     if !evidence.is_empty() {
         out.push_str("  events received:\n");
@@ -457,6 +546,82 @@ fn receipts(places: &Places) -> BTreeMap<(String, String), (u64, Timestamp)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Codex's path for `hooks.json` in its trust records: the config directory with symlinks
+/// resolved, the file name as is (captured: tests/fixtures/codex/trust/).
+fn codex_hooks_key_path(location: &Location) -> String {
+    let root = location
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| location.root.clone());
+    root.join("hooks.json").display().to_string()
+}
+
+/// After a Codex install: with `--trust-codex-hooks`, record lidguard's entries as trusted in
+/// `config.toml` (diff, backup, atomic write as for any change); without it, say which entries
+/// Codex will skip until the user trusts them.
+fn codex_trust_step(
+    places: &Places,
+    location: &Location,
+    hooks_json: Option<&str>,
+    cmd: &HookCommand,
+    write_trust: bool,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    let Some(hooks_json) = hooks_json else {
+        return Ok(());
+    };
+    let config = location.root.join("config.toml");
+    let existing = read(&config)?;
+    let key_path = codex_hooks_key_path(location);
+    if write_trust {
+        let change =
+            agent_settings::codex_trust_lidguard(&key_path, hooks_json, existing.as_deref(), cmd)
+                .map_err(|e| refuse(&config, &e))?;
+        if let Change::Changed { new_text } = change {
+            let diff =
+                similar::TextDiff::from_lines(existing.as_deref().unwrap_or(""), new_text.as_str())
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&config.display().to_string(), &config.display().to_string())
+                    .to_string();
+            if dry_run {
+                output::line(&format!(
+                    "Codex CLI: would record trust in {}",
+                    config.display()
+                ))?;
+                output::prompt(&diff)?;
+                return Ok(());
+            }
+            if let Some(old) = &existing {
+                let b = backup(places, Provider::Codex, &config, old)?;
+                output::line(&format!("  previous config.toml saved as {}", b.display()))?;
+            }
+            settings_file::write_atomically(&config, new_text.as_bytes())
+                .with_context(|| format!("cannot write {}", config.display()))?;
+            output::line(&format!(
+                "Codex CLI: recorded lidguard's hooks as trusted in {}",
+                config.display()
+            ))?;
+        }
+        return Ok(());
+    }
+    let trust = agent_settings::codex_trust(&key_path, hooks_json, existing.as_deref(), cmd)
+        .map_err(|e| refuse(&config, &e))?;
+    let skipped: Vec<String> = trust
+        .untrusted
+        .iter()
+        .chain(&trust.stale)
+        .cloned()
+        .collect();
+    if !skipped.is_empty() {
+        output::line(&format!(
+            "  Codex skips hooks nobody trusted ({}): open `codex`, run /hooks and trust them, or rerun with --trust-codex-hooks.",
+            skipped.join(", ")
+        ))?;
+    }
+    Ok(())
 }
 
 /// The snippet printers: what `hook-install` would write into a missing file.

@@ -48,11 +48,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => status::run(&places, args.json),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
-        Command::HookInstall(args) => {
-            hook_config::apply(&places, args.provider.as_deref(), false, args.dry_run)
-        }
+        Command::HookInstall(args) => hook_config::apply(&places, &args, false),
         Command::HookRemove(args) => {
-            hook_config::apply(&places, args.provider.as_deref(), true, args.dry_run)
+            if args.trust_codex_hooks {
+                anyhow::bail!("--trust-codex-hooks goes with hook-install");
+            }
+            hook_config::apply(&places, &args, true)
         }
         Command::HookStatus(args) => {
             hook_config::status(&places, args.provider.as_deref(), args.json)
