@@ -8,17 +8,24 @@ Started by tests/e2e/verify/run.sh inside a loopback-only network namespace:
 Every scenario gets /tmp/lidguard-verify.<ts>/<scenario>/ with
   lg/home (LIDGUARD_HOME), lg/proc + lg/sys (fake lid and an internal eDP panel),
   home/, cfg/ (CLAUDE_CONFIG_DIR) or codex/ (CODEX_HOME), proj/ (git init),
-  logs/hooks.jsonl (claude_codex_hook.py: each hook's stdin, lidguard's stdout, a status snapshot),
-  model.jsonl (requests the fake model saw), screen-*.txt (tmux), hook-events.json, final-status.json.
-The hooks are `claude_codex_hook.py <logs> <lidguard> claude-hook|codex-hook`: a pass-through that
-records what lidguard printed. The first prompt hook starts lidguard's daemon with the agent's
-environment (LIDGUARD_HOME, LIDGUARD_PROC_ROOT, LIDGUARD_SYS_ROOT, DBUS_SYSTEM_BUS_ADDRESS).
-Each check prints one PASS/FAIL line; the last line is "N passed, M failed"; exit 1 on any failure.
-Every process a scenario started (client, hooks, lidguard daemon, tmux server) is found by its
-LIDGUARD_HOME in /proc/<pid>/environ and stopped by pid when the scenario ends.
+  model.jsonl (requests the fake model saw), screen-*.txt (tmux), hook-events.json,
+  status-polls.json, claude-debug.txt (Claude's own hook log), final-status.json.
+The hooks are installed by the real `lidguard hook-install --provider claude|codex` (with
+CLAUDE_CONFIG_DIR / CODEX_HOME pointing into the run) and run unmodified: the agent runs exactly
+the command hook-install wrote. What lidguard received and decided comes from
+`lidguard hook-events --json`; what the agent got back from Claude's `--debug-file` log (each hook
+command, its exit status and the JSON it printed) or Codex's screen and model requests; session
+states from a `lidguard status --json` poller (lgverify.StatusPoller) in windows the fake model
+guarantees by delaying its answers (fakemodel_delay.py). The first prompt hook starts lidguard's
+daemon with the agent's environment (LIDGUARD_HOME, LIDGUARD_PROC_ROOT, LIDGUARD_SYS_ROOT,
+DBUS_SYSTEM_BUS_ADDRESS). Each check prints one PASS/FAIL line; the last line is
+"N passed, M failed"; exit 1 on any failure. Every process a scenario started (client, hooks,
+lidguard daemon, tmux server) is found by its LIDGUARD_HOME in /proc/<pid>/environ and stopped by
+pid when the scenario ends.
 """
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -30,7 +37,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, os.path.join(REPO, "tests", "e2e", "capture", "claude"))
-import common  # noqa: E402  (fake model, tmux, hook log, netns check: shared with the capture drivers)
+sys.path.insert(0, HERE)
+import common  # noqa: E402  (fake model, tmux, netns check: shared with the capture drivers)
+import lgverify  # noqa: E402
+
+common.FAKEMODEL = os.path.join(HERE, "fakemodel_delay.py")  # fakemodel.py + per-step "delay"
 
 LIDGUARD = os.environ.get("LIDGUARD_BIN", os.path.join(REPO, "target", "debug", "lidguard"))
 CLAUDE_VERSION = os.environ.get("CLAUDE_VERSION", "2.1.332")
@@ -40,19 +51,19 @@ CLAUDE = os.environ.get("VERIFY_CLAUDE") or os.path.join(
     NPM, f"@anthropic-ai+claude-code@{CLAUDE_VERSION}", "node_modules", ".bin", "claude")
 CODEX = os.environ.get("VERIFY_CODEX") or os.path.join(
     NPM, f"@openai+codex@{CODEX_VERSION}", "node_modules", ".bin", "codex")
-HOOK = os.path.join(HERE, "claude_codex_hook.py")
 KEY = "sk-ant-fake-key-for-offline-verify-0123456789"
-
-CLAUDE_EVENTS = """UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure PermissionRequest Notification
-Stop StopFailure SessionEnd SubagentStart SubagentStop Elicitation""".split()
-CODEX_EVENTS = "UserPromptSubmit PreToolUse PostToolUse PermissionRequest Stop SessionEnd Interrupt".split()
 
 CLAUDE_DIALOG = "Do you want to proceed?"
 CODEX_DIALOG = "Would you like to run the following command?"
 LID_MSG = "lid is closed"
+MODEL_DELAY = 1.5  # seconds the fake model waits before each scripted answer (status-poll windows)
 
 BASH = lambda cmd, desc, **kw: {"tool": "Bash", "input": dict(command=cmd, description=desc, **kw)}  # noqa: E731
 SH = lambda cmd, **kw: {"tool": "exec_command", "input": dict(cmd=cmd, **kw)}  # noqa: E731
+
+
+def delayed(steps):
+    return [dict(s, delay=MODEL_DELAY) for s in steps]
 
 
 # ---- results -------------------------------------------------------------------------------
@@ -61,6 +72,7 @@ class Results:
         self.passed, self.failed, self.lines = 0, 0, []
 
     def check(self, scenario, name, ok, detail=""):
+        ok = bool(ok)
         line = f"{'PASS' if ok else 'FAIL'}  [{scenario}] {name}" + (f" -- {detail}" if detail else "")
         print(line, flush=True)
         self.lines.append(line)
@@ -76,15 +88,15 @@ R = Results()
 
 # ---- per-scenario context ------------------------------------------------------------------
 class Ctx:
-    """Dirs, env, lidguard helpers and the hook log of one scenario."""
+    """Dirs, env, lidguard helpers, lidguard's hook log and the status poller of one scenario."""
 
-    def __init__(self, out, name, lid, policy):
-        self.name, self.lid, self.policy = name, lid, policy
+    def __init__(self, out, name, provider, lid, policy):
+        self.name, self.provider, self.lid, self.policy = name, provider, lid, policy
         self.run = os.path.join(out, name)
         shutil.rmtree(self.run, ignore_errors=True)
-        self.home, self.proj, self.logs = (os.path.join(self.run, d) for d in ("home", "proj", "logs"))
+        self.home, self.proj = os.path.join(self.run, "home"), os.path.join(self.run, "proj")
         self.lg = os.path.join(self.run, "lg")
-        for d in (self.home, self.proj, self.logs, os.path.join(self.run, "tmp")):
+        for d in (self.home, self.proj, os.path.join(self.run, "tmp")):
             os.makedirs(d, exist_ok=True)
         self.lg_env = {"LIDGUARD_HOME": os.path.join(self.lg, "home"),
                        "LIDGUARD_PROC_ROOT": os.path.join(self.lg, "proc"),
@@ -97,7 +109,8 @@ class Ctx:
             f.write("connected\n")
         if policy != "deny":  # deny is the default: leave the settings file alone
             self.lidguard("settings", "--closed-lid-permission-request-decision", policy, check=True)
-        self.hl = common.HookLog(self.logs)
+        self.poller = None
+        self.debug_log = os.path.join(self.run, "claude-debug.txt")
 
     def set_lid(self, state):
         d = os.path.join(self.lg, "proc", "acpi", "button", "lid", "LID0")
@@ -110,13 +123,14 @@ class Ctx:
         env.update(self.lg_env)
         return env
 
-    def hook_cmd(self, sub):
-        return " ".join(shlex.quote(a) for a in ("python3", HOOK, self.logs, LIDGUARD, sub))
+    def cli_env(self, **extra):
+        env = {k: os.environ[k] for k in ("PATH", "LANG") if k in os.environ}
+        env.update(self.lg_env, HOME=self.home, **extra)
+        return env
 
     def lidguard(self, *args, check=False):
-        env = {k: os.environ[k] for k in ("PATH", "LANG") if k in os.environ}
-        env.update(self.lg_env, HOME=self.home)
-        return subprocess.run([LIDGUARD, *args], env=env, capture_output=True, text=True, timeout=20, check=check)
+        return subprocess.run([LIDGUARD, *args], env=self.cli_env(), capture_output=True, text=True, timeout=20,
+                              check=check)
 
     def status(self):
         p = self.lidguard("status", "--json")
@@ -125,30 +139,49 @@ class Ctx:
         except ValueError:
             return {"error": p.stdout + p.stderr}
 
-    def hook_events(self, session_id=None):
-        p = self.lidguard("hook-events", "--json", "--count", "50")
-        try:
-            evs = json.loads(p.stdout)
-        except ValueError:
-            evs = []
-        common.write_json(os.path.join(self.run, "hook-events.json"), evs)
-        return [e for e in evs if session_id is None or e.get("sessionId") == session_id]
+    def install(self, **config_env):
+        """The real `hook-install --provider <p>` with the agent's config-dir variable(s)."""
+        env = self.cli_env(**config_env)
+        ok, detail, _ = lgverify.install_hooks(LIDGUARD, env, self.provider)
+        R.check(self.name, lgverify.install_label(self.provider), ok, detail)
+        self.install_env = env
+        return ok
 
-    # hook-log helpers (records written by claude_codex_hook.py)
-    def recs(self, event=None):
-        return [r for r in self.hl.records() if event is None or r["event"] == event]
+    def start_poller(self):
+        self.poller = lgverify.StatusPoller(LIDGUARD, self.cli_env()).start()
+
+    def stop_poller(self, sid=None):
+        if self.poller and not self.poller.stopping.is_set():
+            self.poller.stop()
+            self.poller.dump(os.path.join(self.run, "status-polls.json"), sid)
+
+    # lidguard's hook log (`hook-events --json`)
+    def events(self, save=True):
+        evs = lgverify.hook_events(LIDGUARD, self.cli_env())
+        if save:
+            common.write_json(os.path.join(self.run, "hook-events.json"), evs)
+        return evs
+
+    def recs(self, event=None, pred=None):
+        return [e for e in self.events(save=False)
+                if (event is None or e.get("hookEvent") == event) and (pred is None or pred(e))]
+
+    def names(self):
+        return [e.get("hookEvent") for e in self.events(save=False)]
 
     def wait(self, event, timeout, count=1, pred=None):
-        return self.hl.wait(lambda r: r["event"] == event and (pred is None or pred(r)), timeout,
-                            count=count, fail=False)
+        end = time.time() + timeout
+        while True:
+            got = self.recs(event, pred)
+            if len(got) >= count:
+                return got
+            if time.time() > end:
+                return None
+            time.sleep(0.2)
 
     def session_id(self):
-        for r in self.recs("UserPromptSubmit"):
-            try:
-                return json.loads(r["stdin"]).get("session_id")
-            except ValueError:
-                pass
-        return None
+        ups = self.recs("UserPromptSubmit")
+        return ups[0].get("sessionId") if ups else None
 
     def model_steps(self):
         path = os.path.join(self.run, "model.jsonl")
@@ -205,36 +238,105 @@ def brief(s):
             f"pendingProviderWork={s.get('pendingProviderWork')} ({s.get('pendingProviderWorkReason')})")
 
 
-def parse_out(rec):
-    out = (rec or {}).get("stdout", "").strip()
-    if not out:
-        return None
+def window(c, sid, a, b):
+    """This session in every status poll between a and b: (snapshots, [session or None])."""
+    snaps = c.poller.between(a, b)
+    return snaps, [(lgverify.sessions_in(s, sid) or [None])[0] for s in snaps]
+
+
+def check_window(c, sid, a, b, label, want, min_snaps=2):
+    """Every poll between a and b shows the session and want(session) holds."""
+    snaps, ses = window(c, sid, a, b)
+    bad = [brief(s) for s in ses if not (s and want(s))]
+    return R.check(c.name, label, len(snaps) >= min_snaps and not bad,
+                   f"{len(snaps) - len(bad)}/{len(snaps)} polls in {b - a:.1f} s"
+                   + (f"; e.g. {bad[0]}" if bad else (f"; {brief(ses[0])}" if ses else "")))
+
+
+def check_gone_after(c, sid, t, label):
+    snap = c.poller.first_after(t)
+    ses = lgverify.sessions_in(snap, sid) if snap else None
+    return R.check(c.name, label, snap is not None and not ses,
+                   "no poll after it" if snap is None else (brief(ses[0]) if ses else "no session"))
+
+
+ACTIVE = lambda s: s.get("state") == "active"  # noqa: E731
+
+
+# ---- Claude's own hook log (--debug-file) --------------------------------------------------
+CLAUDE_RUN = re.compile(r"^(\S+) \[DEBUG\] (?:Hooks: )?(\w+)(?::(\S+))? \[(.*)\] (?:finished|completed) with status (-?\d+)")
+CLAUDE_OUT = re.compile(r'^(\S+) \[DEBUG\] ("Hook \w+.*)$')
+
+
+def claude_debug(c):
+    """(runs, outputs) from Claude's debug log: runs = [{t, event, cmd, status}] (each hook command
+    Claude ran and its exit status), outputs = [{t, event, stdout}] (each hook's JSON output)."""
+    runs, outs = [], []
     try:
-        return json.loads(out)
-    except ValueError:
-        return {"_unparsed": out}
+        lines = open(c.debug_log, errors="replace").read().splitlines()
+    except OSError:
+        return runs, outs
+    for line in lines:
+        m = CLAUDE_RUN.match(line)
+        if m:
+            runs.append({"t": lgverify.parse_at(m.group(1)), "event": m.group(2), "cmd": m.group(4),
+                         "status": int(m.group(5))})
+            continue
+        m = CLAUDE_OUT.match(line)
+        if m:
+            try:
+                text = json.loads(m.group(2))
+            except ValueError:
+                continue
+            head, _, body = text.partition(" success:\n")
+            if body:
+                outs.append({"t": lgverify.parse_at(m.group(1)), "event": head.split()[1].split(":")[0],
+                             "stdout": body})
+    return runs, outs
 
 
-def check_decision_output(c, rec, behavior):
-    """lidguard's stdout on PermissionRequest: exactly the deny/allow JSON, or nothing."""
-    got = parse_out(rec)
+def expected_claude_json(behavior):
+    """lidguard's PermissionRequest answer: exactly the deny/allow JSON (checked as a predicate)."""
+    def ok(got):
+        if not (isinstance(got, dict) and set(got) == {"hookSpecificOutput"}):
+            return False
+        hso = got["hookSpecificOutput"]
+        d = hso.get("decision") or {}
+        if hso.get("hookEventName") != "PermissionRequest" or set(hso) != {"hookEventName", "decision"}:
+            return False
+        if behavior == "deny":
+            return set(d) == {"behavior", "message"} and d["behavior"] == "deny" and LID_MSG in d["message"]
+        return d == {"behavior": "allow"}
+    return ok
+
+
+def check_claude_answer(c, sid, behavior):
+    """What Claude got back from lidguard on PermissionRequest, from Claude's own debug log: the
+    exact deny/allow JSON (equal to the decision lidguard logged), or no output at all."""
+    runs, outs = claude_debug(c)
+    pr_runs = [r for r in runs if r["event"] == "PermissionRequest"]
+    pr_outs = [o for o in outs if o["event"] == "PermissionRequest"]
     if behavior is None:
-        return R.check(c.name, "lidguard printed nothing on PermissionRequest", rec is not None and got is None,
-                       f"stdout={rec and rec['stdout']!r}")
-    ok = (isinstance(got, dict) and set(got) == {"hookSpecificOutput"}
-          and got["hookSpecificOutput"].get("hookEventName") == "PermissionRequest"
-          and (got["hookSpecificOutput"].get("decision") or {}).get("behavior") == behavior)
-    msg = ((got or {}).get("hookSpecificOutput", {}).get("decision") or {}).get("message") if ok else None
-    if behavior == "deny":
-        ok = ok and isinstance(msg, str) and LID_MSG in msg
-    else:
-        ok = ok and msg is None
-    return R.check(c.name, f"lidguard printed its {behavior} JSON on PermissionRequest", ok,
-                   f"stdout={rec and rec['stdout'].strip()!r}")
+        return R.check(c.name, "lidguard printed nothing on PermissionRequest (Claude's debug log: the hook ran, "
+                               "exit 0, no output)",
+                       pr_runs and all(r["status"] == 0 for r in pr_runs) and not pr_outs,
+                       f"runs={[(r['cmd'], r['status']) for r in pr_runs]} outputs={[o['stdout'] for o in pr_outs]}")
+    try:
+        got = json.loads(pr_outs[-1]["stdout"]) if pr_outs else None
+    except ValueError:
+        got = {"_unparsed": pr_outs[-1]["stdout"]}
+    dec = [e.get("decision") for e in c.recs("PermissionRequest") if e.get("sessionId") == sid]
+    msg_same = behavior != "deny" or (
+        got and dec and dec[-1] and got["hookSpecificOutput"]["decision"].get("message") == dec[-1].get("message"))
+    return R.check(c.name, f"Claude got lidguard's {behavior} JSON on PermissionRequest (Claude's debug log; "
+                           f"same message as hook-events)",
+                   len(pr_outs) == 1 and expected_claude_json(behavior)(got) and msg_same
+                   and pr_runs and all(r["status"] == 0 for r in pr_runs),
+                   f"stdout={pr_outs[-1]['stdout'] if pr_outs else None!r}")
 
 
 def check_provenance(c, sid, behavior):
-    evs = [e for e in c.hook_events(sid) if e.get("hookEvent") == "PermissionRequest"]
+    evs = [e for e in c.events() if e.get("hookEvent") == "PermissionRequest" and e.get("sessionId") == sid]
     d = evs[-1].get("decision") if evs else "missing"
     if behavior is None:
         return R.check(c.name, "hook-events: PermissionRequest recorded without a decision",
@@ -263,33 +365,85 @@ def check_no_session_at_end(c, sid):
             f"running={st.get('running')} sessions={[brief(s) for s in st.get('sessions') or []]}")
 
 
+def check_run_evidence(c, sid):
+    """One prompt, one tool call: hook-status shows the hooks installed and this run's events
+    observed; status --json showed the session started and ended."""
+    evs = c.events()
+    ok, detail = lgverify.check_hook_status_after_run(LIDGUARD, c.install_env, c.provider, evs)
+    R.check(c.name, f"hook-status --provider {c.provider} --json after the run: installed, this run's events observed",
+            ok, detail)
+    ups = [e for e in evs if e.get("hookEvent") == "UserPromptSubmit" and e.get("sessionId") == sid]
+    stops = [e for e in evs if e.get("hookEvent") == "Stop" and e.get("sessionId") == sid]
+    if ups and stops:
+        ok, detail = lgverify.check_started_and_ended(c.poller, sid, c.provider, ups[0]["t"], stops[-1]["t"])
+    else:
+        ok, detail = False, f"no UserPromptSubmit/Stop in hook-events: {c.names()}"
+    R.check(c.name, "status --json: the session started (active) during the turn and ended at Stop", ok, detail)
+
+
 def event_sequence(c, sid):
-    return [(e.get("hookEvent"), e.get("kind"), e.get("outcome")) for e in c.hook_events(sid)]
+    return [(e.get("hookEvent"), e.get("kind"), e.get("outcome")) for e in c.events() if e.get("sessionId") == sid]
 
 
-# ---- Claude --------------------------------------------------------------------------------
-def claude_setup(c, port):
-    cfg = os.path.join(c.run, "cfg")
-    os.makedirs(cfg, exist_ok=True)
-    common.git_init(c.proj, {"CLAUDE.md": "# Verify project\nScratch project for lidguard verification.\n"})
-    hook = c.hook_cmd("claude-hook")
-    common.write_json(os.path.join(cfg, "settings.json"), {"hooks": {
-        ev: [{"hooks": [{"type": "command", "command": hook, "timeout": 30}]}] for ev in CLAUDE_EVENTS}})
-    common.write_json(os.path.join(cfg, ".claude.json"), {
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION, "theme": "dark",
-        "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
-        "projects": {c.proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
-    env = c.env(port)
-    env.update(CLAUDE_CONFIG_DIR=cfg, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY=KEY,
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
-               DISABLE_AUTOUPDATER="1", DISABLE_INSTALLATION_CHECKS="1",
-               CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL="1", CLAUDE_CODE_MAX_RETRIES="0",
-               CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS="10000", CLAUDE_CODE_TMPDIR=os.path.join(c.run, "tmp"))
-    return env
+def subsequence(seq, want):
+    it = iter(seq)
+    return all(any(x == w for x in it) for w in want)
+
+
+def fmt_seq(seq):
+    return " ".join(f"{h}->{k}({o})" for h, k, o in seq)
+
+
+def check_lidguard_log(c, extra_ok, label, detail):
+    """lidguard's log has no WARN/ERROR line except the expected "keep-awake protection
+    unavailable" (no system bus here); exactly one daemon started (by the first prompt hook)."""
+    log = os.path.join(c.lg_env["LIDGUARD_HOME"], "state", "lidguard.log")
+    lines = open(log).read().splitlines() if os.path.exists(log) else []
+    odd = [x[:160] for x in lines if (" WARN " in x or " ERROR " in x) and "protection unavailable" not in x]
+    starts = sum(1 for x in lines if "daemon started" in x)
+    R.check(c.name, label, extra_ok and not odd and starts == 1,
+            f"{detail}; {starts} daemon start(s)" + (f"; log: {odd[:3]}" if odd else ""))
+
+
+def check_claude_health(c):
+    runs, _ = claude_debug(c)
+    cmd = f"{os.path.realpath(LIDGUARD)} claude-hook"
+    ours = [r for r in runs if r["cmd"] == cmd]
+    others = [r for r in runs if r["cmd"] != cmd]
+    bad = [f"{r['event']}: status {r['status']}" for r in ours if r["status"] != 0]
+    received = len(c.events(save=False))
+    check_lidguard_log(c, bool(ours) and not bad and not others,
+                       "lidguard: every hook run exited 0 (Claude's debug log), no unexpected WARN/ERROR, one daemon",
+                       f"{len(ours)} runs of {cmd!r}, {received} events in hook-events"
+                       + (f"; bad: {bad[:3]}" if bad else "") + (f"; other commands: {others[:2]}" if others else ""))
+
+
+def check_codex_health(c, problems):
+    check_lidguard_log(c, not problems, "lidguard: no hook failure reported by Codex, no unexpected WARN/ERROR, one daemon",
+                       f"{len(c.events(save=False))} events in hook-events" + (f"; Codex: {problems[:3]}" if problems else ""))
+
+
+def check_no_hook_error(c, t):
+    """The client's own screen reports no failing hook (Codex: "Hook failed / hook returned invalid
+    permission-request JSON output"; Claude: "... hook error")."""
+    bad = [line.strip() for line in t.screen().splitlines()
+           if "hook" in line.lower() and any(x in line.lower() for x in ("error", "fail", "invalid"))]
+    R.check(c.name, "the client shows no hook error", not bad, "; ".join(bad)[:300])
+    return bad
+
+
+def check_no_dialog(c, w, t_answer, label):
+    """lidguard answered: a dialog may flash while the hook runs, but none may remain 1.5 s after
+    the hook handed its answer back."""
+    late = w.after(t_answer + 1.5)
+    flash = f"; dialog flashed while the hook ran ({w.describe(t_answer)})" if w.seen else ""
+    return R.check(c.name, label, not late, (f"dialog still visible {late[:3]} s after the hook's answer"
+                                             if late else "no dialog after the hook's answer") + flash)
 
 
 class ScreenWatch:
-    """Polls the tmux screen (every 0.15 s) and remembers when the permission dialog was visible."""
+    """Polls the tmux screen (every ~0.15 s) and remembers when the permission dialog was visible;
+    waits for hook events in lidguard's hook log meanwhile."""
 
     def __init__(self, c, t, dialog):
         self.c, self.t, self.dialog, self.seen = c, t, dialog, []
@@ -306,7 +460,7 @@ class ScreenWatch:
             self.poll()
             if self.c.recs(event):
                 return True
-            time.sleep(0.15)
+            time.sleep(0.1)
         return False
 
     def sleep(self, seconds):
@@ -323,7 +477,7 @@ class ScreenWatch:
         if not self.seen:
             return "never on screen"
         return (f"visible in {len(self.seen)} screen polls, {self.seen[0] - t_ref:+.2f} s .. "
-                f"{self.seen[-1] - t_ref:+.2f} s from the PermissionRequest hook start")
+                f"{self.seen[-1] - t_ref:+.2f} s from the PermissionRequest hook's answer")
 
 
 def stop_tmux(t):
@@ -340,111 +494,142 @@ def stop_tmux(t):
             time.sleep(0.2)
 
 
-def check_lidguard_health(c):
-    """Every hook call exited 0 with an empty stderr; lidguard's log has no WARN/ERROR line except
-    the expected "keep-awake protection unavailable" (no system bus here); one daemon started."""
-    recs = c.recs()
-    bad = [f"{r['event']}: rc={r['rc']} stderr={r['stderr'][:120]!r}" for r in recs if r["rc"] != 0 or r["stderr"]]
-    log = os.path.join(c.lg_env["LIDGUARD_HOME"], "state", "lidguard.log")
-    lines = open(log).read().splitlines() if os.path.exists(log) else []
-    odd = [x[:160] for x in lines if (" WARN " in x or " ERROR " in x) and "protection unavailable" not in x]
-    starts = sum(1 for x in lines if "daemon started" in x)
-    R.check(c.name, "lidguard: hooks exit 0 with empty stderr, no unexpected WARN/ERROR, one daemon",
-            bool(recs) and not bad and not odd and starts == 1,
-            f"{len(recs)} hook calls; {starts} daemon start(s)" + (f"; bad: {bad[:3]}" if bad else "")
-            + (f"; log: {odd[:3]}" if odd else ""))
+def tui_ready(t, pred, timeout):
+    """Wait for the TUI's input prompt; not fatal (submit_prompt retries on the hook log)."""
+    try:
+        t.wait_screen(pred, timeout)
+        return True
+    except common.Timeout:
+        return False
 
 
-def check_no_hook_error(c, t):
-    """The client's own screen reports no failing hook (Codex: "Hook failed / hook returned invalid
-    permission-request JSON output"; Claude: "... hook error")."""
-    bad = [line.strip() for line in t.screen().splitlines()
-           if "hook" in line.lower() and any(x in line.lower() for x in ("error", "fail", "invalid"))]
-    R.check(c.name, "the client shows no hook error", not bad, "; ".join(bad)[:300])
+def submit_prompt(c, t, text):
+    """Type the prompt and press Enter; bounded retries until lidguard's hook log has the
+    UserPromptSubmit (a key sent before the TUI listens is lost): Enter again, then retype."""
+    for attempt, action in enumerate(("type", "enter", "type", "enter")):
+        if action == "type":
+            t.type_line(text)
+        else:
+            t.keys("Enter")
+        if c.wait("UserPromptSubmit", 10 if attempt < 3 else 20):
+            if attempt:
+                print(f"    (prompt submitted on attempt {attempt + 1})", flush=True)
+            return True
+    return R.check(c.name, "prompt submitted (UserPromptSubmit in lidguard's hook log)", False,
+                   f"screen: {t.screen()[-400:]!r}")
 
 
-def check_no_dialog(c, w, pr, label):
-    """lidguard answered: a dialog may flash while the hook runs, but none may remain 1.5 s after
-    the hook handed its answer back."""
-    late = w.after(pr["t_end"] + 1.5)
-    flash = f"; dialog flashed while the hook ran ({w.describe(pr['t'])})" if w.seen else ""
-    return R.check(c.name, label, not late, (f"dialog still visible {late[:3]} s after the hook's answer"
-                                             if late else "no dialog after the hook's answer") + flash)
+def approve(c, t, dialog):
+    """Enter approves the preselected "Yes"; pressed again (bounded) while the dialog stays up."""
+    for _ in range(3):
+        t.keys("Enter")
+        if c.wait("Stop", 8) or c.recs("PostToolUse"):
+            break
+        if dialog not in t.screen():
+            break
+    return c.wait("Stop", 40)
+
+
+# ---- Claude --------------------------------------------------------------------------------
+def claude_setup(c, port):
+    cfg = os.path.join(c.run, "cfg")
+    os.makedirs(cfg, exist_ok=True)
+    common.git_init(c.proj, {"CLAUDE.md": "# Verify project\nScratch project for lidguard verification.\n"})
+    common.write_json(os.path.join(cfg, ".claude.json"), {
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION, "theme": "dark",
+        "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
+        "projects": {c.proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
+    c.install(CLAUDE_CONFIG_DIR=cfg)
+    env = c.env(port)
+    env.update(CLAUDE_CONFIG_DIR=cfg, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY=KEY,
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+               DISABLE_AUTOUPDATER="1", DISABLE_INSTALLATION_CHECKS="1",
+               CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL="1", CLAUDE_CODE_MAX_RETRIES="0",
+               CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS="10000", CLAUDE_CODE_TMPDIR=os.path.join(c.run, "tmp"))
+    c.start_poller()
+    return env
 
 
 def claude_tmux(c, port, expect):
     """expect: deny | allow (lidguard answers, no dialog) | open | ask (dialog, lidguard silent)."""
     env = claude_setup(c, port)
     t = common.Tmux(f"lidguard-verify-{os.getpid()}-{c.name}", env, c.proj, snapdir=c.run)
+    sid = None
     try:
-        t.start(" ".join(shlex.quote(a) for a in [CLAUDE, "--permission-mode", "default"]))
-        t.wait_screen(lambda s: "\u276f" in s, 40)
+        t.start(" ".join(shlex.quote(a) for a in [CLAUDE, "--permission-mode", "default", "--debug-file", c.debug_log]))
+        tui_ready(t, lambda s: "\u276f" in s, 40)
         time.sleep(2)
-        t.type_line("Create a file named newfile.txt.")
+        if not submit_prompt(c, t, "Create a file named newfile.txt."):
+            return
         w = ScreenWatch(c, t, CLAUDE_DIALOG)
         if not R.check(c.name, "PermissionRequest hook fired", w.until("PermissionRequest", 45),
-                       f"events={c.hl.events()}"):
+                       f"events={c.names()}"):
             return
         sid = c.session_id()
-        pre = c.recs("PreToolUse")
-        s = session_in(pre[-1]["status"], sid) if pre else None
-        R.check(c.name, "status at PreToolUse: session active (working)", bool(s) and s["state"] == "active", brief(s))
-        pr = c.recs("PermissionRequest")[-1]
+        ups, pr = c.recs("UserPromptSubmit")[0], c.recs("PermissionRequest")[-1]
+        check_window(c, sid, ups["t"], pr["t"], "status from the prompt to PreToolUse/PermissionRequest: session active "
+                     "(working)", ACTIVE)
         if expect in ("deny", "allow"):
-            check_decision_output(c, pr, expect)
-            R.check(c.name, "turn continued to Stop", w.until("Stop", 40), f"events={c.hl.events()}")
+            check_claude_answer(c, sid, expect)
+            R.check(c.name, "turn continued to Stop", w.until("Stop", 40), f"events={c.names()}")
+            stops = c.recs("Stop")
+            if stops:
+                check_window(c, sid, pr["t"], stops[-1]["t"], "status after lidguard's answer, while the model works: "
+                             "session still active", ACTIVE)
             # Notification(permission_prompt) comes ~6 s after a dialog opens: give it 8 s to show up
             w.sleep(8)
-            check_no_dialog(c, w, pr, "no permission dialog left for the user")
-            notes = [r for r in c.recs("Notification") if "permission_prompt" in r["stdin"]]
+            check_no_dialog(c, w, pr["t"], "no permission dialog left for the user")
+            notes = c.recs("Notification", lambda e: (e.get("event") or {}).get("stateReason") == "permission_prompt")
             R.check(c.name, "no Notification(permission_prompt)", not notes, f"{len(notes)} seen")
             created = os.path.exists(os.path.join(c.proj, "newfile.txt"))
             if expect == "deny":
                 R.check(c.name, "tool did not run (newfile.txt absent)", not created)
                 post = c.recs("PostToolUse") + c.recs("PostToolUseFailure")
                 R.check(c.name, "no PostToolUse/PostToolUseFailure for the denied tool", not post,
-                        f"{[r['event'] for r in post]}")
+                        f"{[e['hookEvent'] for e in post]}")
                 check_model_got(c, LID_MSG, 2, "model received the deny message in the tool_result")
             else:
                 R.check(c.name, "tool ran (newfile.txt created)", created)
                 R.check(c.name, "PostToolUse fired", bool(c.recs("PostToolUse")))
+            check_provenance(c, sid, expect)
         else:
-            check_decision_output(c, pr, None)
-            s = session_in(pr["status"], sid)
+            check_claude_answer(c, sid, None)
             if expect == "ask":
+                want = lambda s: s.get("state") == "softLocked" and \
+                    s.get("softLockReason") == "closed_lid_permission_request_ask"  # noqa: E731
+                first = lgverify.sessions_in(c.poller.first_after(pr["t"]), sid)
                 R.check(c.name, "status at PermissionRequest: softLocked closed_lid_permission_request_ask",
-                        bool(s) and s["state"] == "softLocked"
-                        and s["softLockReason"] == "closed_lid_permission_request_ask", brief(s))
+                        first and first[0].get("state") == "softLocked"
+                        and first[0].get("softLockReason") == "closed_lid_permission_request_ask",
+                        brief(first[0] if first else None))
             else:
+                want = ACTIVE
+                first = lgverify.sessions_in(c.poller.first_after(pr["t"]), sid)
                 R.check(c.name, "status at PermissionRequest: session still active (lid open)",
-                        bool(s) and s["state"] == "active", brief(s))
-            try:
-                t.wait_screen(lambda scr: CLAUDE_DIALOG in scr, 20)
-                dialog = True
-            except common.Timeout:
-                dialog = False
+                        first and first[0].get("state") == "active", brief(first[0] if first else None))
+            dialog = tui_ready(t, lambda scr: CLAUDE_DIALOG in scr, 20)
             t.snapshot("dialog")
             R.check(c.name, "the normal permission dialog is shown", dialog, f"screen: {c.run}/screen-dialog.txt")
-            got_n = c.wait("Notification", 15, pred=lambda r: "permission_prompt" in r["stdin"])
+            got_n = c.wait("Notification", 15,
+                           pred=lambda e: (e.get("event") or {}).get("stateReason") == "permission_prompt")
             if got_n:
-                s = session_in(c.recs("Notification")[-1]["status"], sid)
+                check_window(c, sid, pr["t"], got_n[0]["t"], "status from PermissionRequest to the Notification: "
+                             + ("softLocked (ask)" if expect == "ask" else "active (lid open)"), want, min_snaps=5)
+                snap = c.poller.first_after(got_n[0]["t"])
+                s = (lgverify.sessions_in(snap, sid) or [None])[0]
                 R.check(c.name, "status after Notification(permission_prompt): softLocked",
                         bool(s) and s["state"] == "softLocked", brief(s))
             else:
-                R.check(c.name, "Notification(permission_prompt) fired", False, f"events={c.hl.events()}")
+                R.check(c.name, "Notification(permission_prompt) fired", False, f"events={c.names()}")
             R.check(c.name, "tool waits for the user (newfile.txt absent while the dialog is up)",
                     not os.path.exists(os.path.join(c.proj, "newfile.txt")))
-            t.keys("Enter")  # "1. Yes" is preselected
-            stopped = c.wait("Stop", 40)
+            stopped = approve(c, t, CLAUDE_DIALOG)  # "1. Yes" is preselected
             R.check(c.name, "approved in the dialog: tool ran and the turn reached Stop",
-                    stopped and os.path.exists(os.path.join(c.proj, "newfile.txt")), f"events={c.hl.events()}")
+                    stopped and os.path.exists(os.path.join(c.proj, "newfile.txt")), f"events={c.names()}")
             check_provenance(c, sid, None)
-        if expect in ("deny", "allow"):
-            check_provenance(c, sid, expect)
         stops = c.recs("Stop")
         if stops:
-            s = session_in(stops[-1]["status"], sid)
-            R.check(c.name, "status right after Stop: session gone", s is None, brief(s))
+            check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
         t.snapshot("final")
         check_no_hook_error(c, t)
         t.type_line("/exit")
@@ -453,46 +638,52 @@ def claude_tmux(c, port, expect):
     finally:
         t.snapshot("last")
         stop_tmux(t)
+        c.stop_poller(sid)
 
 
 def claude_print(c, port, script_kind):
     env = claude_setup(c, port)
     prompt = {"bash": "Run echo hello in the shell.", "background": "Start a short background sleep.",
               "permission": "Create a file named newfile.txt."}[script_kind]
-    cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose", "--debug-file", c.debug_log]
     with open(os.path.join(c.run, "client.out"), "w") as out, open(os.path.join(c.run, "client.err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=c.proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         try:
-            rc = p.wait(timeout=60)
+            rc = p.wait(timeout=90)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
             rc = "timeout"
-    time.sleep(1.5)  # SessionEnd hooks may land just after the client exits
+    c.wait("SessionEnd", 5)  # SessionEnd hooks may land just after the client exits
     R.check(c.name, "claude -p exited 0", rc == 0, f"rc={rc}")
     sid = c.session_id()
     seq = event_sequence(c, sid)
     pairs = [(h, k) for h, k, _ in seq]
+    ups = c.recs("UserPromptSubmit")
     if script_kind == "bash":
-        want = [("UserPromptSubmit", "prompt-submitted"), ("PreToolUse", None), ("PostToolUse", None),
-                ("Stop", "turn-stopped")]
-        ok = subsequence([h for h, _ in pairs], [w for w, _ in want]) and \
+        want = ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+        ok = subsequence([h for h, _ in pairs], want) and \
             ("UserPromptSubmit", "prompt-submitted") in pairs and ("Stop", "turn-stopped") in pairs
         started = any(h == "UserPromptSubmit" and o == "started" for h, _, o in seq)
         R.check(c.name, "hook-events: UserPromptSubmit->prompt-submitted (started) ... Stop->turn-stopped",
                 ok and started, fmt_seq(seq))
         stops = c.recs("Stop")
-        s = session_in(stops[-1]["status"], sid) if stops else "no Stop"
-        R.check(c.name, "status right after Stop: session gone", stops and s is None,
-                brief(s) if s is None or isinstance(s, dict) else str(s))
+        if stops:
+            check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
+        else:
+            R.check(c.name, "status right after Stop: session gone", False, "no Stop")
         pre = c.recs("PreToolUse")
-        s = session_in(pre[-1]["status"], sid) if pre else None
-        R.check(c.name, "status at PreToolUse: session active (working)", bool(s) and s["state"] == "active", brief(s))
+        if ups and pre:
+            check_window(c, sid, ups[0]["t"], pre[0]["t"], "status from the prompt to PreToolUse: session active "
+                         "(working)", ACTIVE)
+        else:
+            R.check(c.name, "status from the prompt to PreToolUse: session active (working)", False, fmt_seq(seq))
+        check_run_evidence(c, sid)
     elif script_kind == "permission":
         # 2.1.332 fires PermissionRequest in -p too; with no user the tool is denied unless a hook allows it
         pr = c.recs("PermissionRequest")
-        R.check(c.name, "PermissionRequest hook fired in -p", bool(pr), f"events={c.hl.events()}")
-        check_decision_output(c, pr[-1] if pr else None, c.policy)
+        R.check(c.name, "PermissionRequest hook fired in -p", bool(pr), f"events={c.names()}")
+        check_claude_answer(c, sid, c.policy)
         created = os.path.exists(os.path.join(c.proj, "newfile.txt"))
         denials = []
         with open(os.path.join(c.run, "client.out")) as f:
@@ -512,14 +703,14 @@ def claude_print(c, port, script_kind):
     else:
         stops = c.recs("Stop")
         R.check(c.name, "two Stops (turn end, then the task-notification turn)", len(stops) == 2,
-                f"events={c.hl.events()}")
+                f"events={c.names()}")
         if stops:
-            s1 = session_in(stops[0]["status"], sid)
-            R.check(c.name, "status after the first Stop: session kept, pendingProviderWork true",
-                    bool(s1) and s1.get("pendingProviderWork") is True, brief(s1))
+            nxt = [e["t"] for e in c.recs("UserPromptSubmit") if e["t"] > stops[0]["t"]]
+            end = min(nxt + [stops[1]["t"] if len(stops) > 1 else time.time()])
+            check_window(c, sid, stops[0]["t"], end, "status after the first Stop: session kept, pendingProviderWork true",
+                         lambda s: s.get("pendingProviderWork") is True, min_snaps=5)
         if len(stops) >= 2:
-            s2 = session_in(stops[1]["status"], sid)
-            R.check(c.name, "status after the second Stop: session gone", s2 is None, brief(s2))
+            check_gone_after(c, sid, stops[1]["t"], "status after the second Stop: session gone")
             gap = stops[1]["t"] - stops[0]["t"]
             R.check(c.name, "the second Stop came after the background sleep (>= 4 s later)", gap >= 4,
                     f"{gap:.1f} s")
@@ -527,15 +718,7 @@ def claude_print(c, port, script_kind):
                 pairs.count(("Stop", "turn-stopped")) == 2 and ("UserPromptSubmit", "prompt-submitted") in pairs,
                 fmt_seq(seq))
     check_no_session_at_end(c, sid)
-
-
-def subsequence(seq, want):
-    it = iter(seq)
-    return all(any(x == w for x in it) for w in want)
-
-
-def fmt_seq(seq):
-    return " ".join(f"{h}->{k}({o})" for h, k, o in seq)
+    c.stop_poller(sid)
 
 
 # ---- Codex ---------------------------------------------------------------------------------
@@ -560,49 +743,74 @@ stream_max_retries = 0
 [projects."{c.proj}"]
 trust_level = "trusted"
 ''')
-    hook = c.hook_cmd("codex-hook")
-    common.write_json(os.path.join(chome, "hooks.json"), {"hooks": {
-        ev: [{"hooks": [{"type": "command", "command": hook, "timeout": 30}]}] for ev in CODEX_EVENTS}})
+    c.install(CODEX_HOME=chome)
     env = c.env(port)
     env.update(CODEX_HOME=chome)
+    c.start_poller()
     return env
+
+
+def check_codex_answer(c, sid, t, behavior):
+    """lidguard's answer as Codex shows it: deny -> "Blocked by hook" with lidguard's message (the
+    one hook-events logged with the decision); allow -> no block; none -> no decision logged."""
+    dec = [e.get("decision") for e in c.recs("PermissionRequest") if e.get("sessionId") == sid]
+    d = dec[-1] if dec else "missing"
+    screen = " ".join(open(os.path.join(c.run, "screen-final.txt")).read().split())
+    if behavior == "deny":
+        msg = (d or {}).get("message", "") if isinstance(d, dict) else ""
+        ok = bool(msg) and LID_MSG in msg and f"Blocked by hook \u2514 {msg}" in screen
+        return R.check(c.name, "lidguard's deny reached Codex: screen shows 'Blocked by hook' with the exact message "
+                               "hook-events logged", ok, f"message={msg!r}")
+    if behavior == "allow":
+        ok = isinstance(d, dict) and d.get("action") == "allowPermission" and "message" not in d \
+            and "Blocked by hook" not in screen
+        return R.check(c.name, "lidguard's allow reached Codex: decision without a message, nothing blocked", ok,
+                       f"decision={json.dumps(d)}")
+    return R.check(c.name, "lidguard printed nothing on PermissionRequest (no decision; Codex blocked nothing)",
+                   d is None and "Blocked by hook" not in screen, f"decision={json.dumps(d)}")
 
 
 def codex_tui(c, port, expect):
     env = codex_setup(c, port)
     t = common.Tmux(f"lidguard-verify-{os.getpid()}-{c.name}", env, c.proj, snapdir=c.run)
+    sid = None
     try:
         t.start(f"{shlex.quote(CODEX)} --no-alt-screen --dangerously-bypass-hook-trust")
-        t.wait_screen(lambda s: "\u203a" in s or "context left" in s, 40)
+        tui_ready(t, lambda s: "\u203a" in s or "context left" in s, 40)
         time.sleep(2)
-        t.type_line("Create a file named newfile.txt outside the sandbox.")
+        if not submit_prompt(c, t, "Create a file named newfile.txt outside the sandbox."):
+            return
         w = ScreenWatch(c, t, CODEX_DIALOG)
         if not R.check(c.name, "PermissionRequest hook fired", w.until("PermissionRequest", 45),
-                       f"events={c.hl.events()}"):
+                       f"events={c.names()}"):
             return
         sid = c.session_id()
-        pre = c.recs("PreToolUse")
-        s = session_in(pre[-1]["status"], sid) if pre else None
-        R.check(c.name, "status at PreToolUse: session active (working)", bool(s) and s["state"] == "active", brief(s))
-        pr = c.recs("PermissionRequest")[-1]
+        ups, pr = c.recs("UserPromptSubmit")[0], c.recs("PermissionRequest")[-1]
+        check_window(c, sid, ups["t"], pr["t"], "status from the prompt to PreToolUse/PermissionRequest: session active "
+                     "(working)", ACTIVE)
         created = lambda: os.path.exists(os.path.join(c.proj, "newfile.txt"))  # noqa: E731
         if expect in ("deny", "allow"):
-            check_decision_output(c, pr, expect)
-            R.check(c.name, "turn continued to Stop", w.until("Stop", 40), f"events={c.hl.events()}")
+            R.check(c.name, "turn continued to Stop", w.until("Stop", 40), f"events={c.names()}")
+            stops = c.recs("Stop")
+            if stops:
+                check_window(c, sid, pr["t"], stops[-1]["t"], "status after lidguard's answer, while the model works: "
+                             "session still active", ACTIVE)
             w.sleep(3)
-            check_no_dialog(c, w, pr, "no approval dialog left for the user")
+            t.snapshot("final")
+            check_codex_answer(c, sid, t, expect)
+            check_no_dialog(c, w, pr["t"], "no approval dialog left for the user")
             if expect == "deny":
                 R.check(c.name, "command did not run (newfile.txt absent)", not created())
                 R.check(c.name, "no PostToolUse for the denied command", not c.recs("PostToolUse"),
-                        f"events={c.hl.events()}")
+                        f"events={c.names()}")
                 check_model_got(c, LID_MSG, 2, "model received the deny message in the function_call_output")
             else:
                 R.check(c.name, "command ran (newfile.txt created)", created())
                 R.check(c.name, "PostToolUse fired", bool(c.recs("PostToolUse")))
             check_provenance(c, sid, expect)
         else:
-            check_decision_output(c, pr, None)
-            s = session_in(pr["status"], sid)
+            first = lgverify.sessions_in(c.poller.first_after(pr["t"]), sid)
+            s = first[0] if first else None
             if expect == "ask":
                 R.check(c.name, "status at PermissionRequest: softLocked closed_lid_permission_request_ask",
                         bool(s) and s["state"] == "softLocked"
@@ -610,11 +818,7 @@ def codex_tui(c, port, expect):
             else:
                 R.check(c.name, "status at PermissionRequest: session still active (lid open)",
                         bool(s) and s["state"] == "active", brief(s))
-            try:
-                t.wait_screen(lambda scr: CODEX_DIALOG in scr, 20)
-                dialog = True
-            except common.Timeout:
-                dialog = False
+            dialog = tui_ready(t, lambda scr: CODEX_DIALOG in scr, 20)
             t.snapshot("dialog")
             R.check(c.name, "the normal approval prompt is shown", dialog, f"screen: {c.run}/screen-dialog.txt")
             if expect == "open":
@@ -623,18 +827,22 @@ def codex_tui(c, port, expect):
                 s = session_in(c.status(), sid)
                 R.check(c.name, "status while the prompt waits: still active (Codex has no notification hook)",
                         bool(s) and s["state"] == "active", brief(s))
+            else:
+                time.sleep(max(0.0, pr["t"] + 2.0 - time.time()))
+                check_window(c, sid, pr["t"], time.time(), "status while the prompt waits: softLocked "
+                             "closed_lid_permission_request_ask throughout",
+                             lambda x: x.get("softLockReason") == "closed_lid_permission_request_ask", min_snaps=5)
             R.check(c.name, "command waits for the user (newfile.txt absent)", not created())
-            t.keys("Enter")  # "Yes, proceed" is preselected
-            stopped = c.wait("Stop", 40)
+            stopped = approve(c, t, CODEX_DIALOG)  # "Yes, proceed" is preselected
             R.check(c.name, "approved: command ran and the turn reached Stop", stopped and created(),
-                    f"events={c.hl.events()}")
+                    f"events={c.names()}")
+            t.snapshot("final")
+            check_codex_answer(c, sid, t, None)
             check_provenance(c, sid, None)
         stops = c.recs("Stop")
         if stops:
-            s = session_in(stops[-1]["status"], sid)
-            R.check(c.name, "status right after Stop: session gone", s is None, brief(s))
-        t.snapshot("final")
-        check_no_hook_error(c, t)
+            check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
+        problems = check_no_hook_error(c, t)
         warnings = codex_warnings(t)
         common.write_json(os.path.join(c.run, "codex-warnings.json"), warnings)
         bad = [w for w in warnings if "\u00b7 Startup" not in w.splitlines()[0]
@@ -642,6 +850,10 @@ def codex_tui(c, port, expect):
         R.check(c.name, "Codex warnings list (F2): only startup warnings, none from a hook run",
                 bool(warnings) and not bad,
                 f"{len(warnings)} startup warnings (codex-warnings.json)" if not bad else f"unexpected: {bad}")
+        clamp = [w.replace("\n", " ") for w in warnings if "clamping" in w.lower()]
+        R.check(c.name, "no 'clamping ... hook timeout' warning (hook-install's timeouts fit Codex's limits)",
+                not clamp, "; ".join(clamp)[:300])
+        problems += bad
         t.keys("Escape")
         time.sleep(0.5)
         t.keys("C-c")
@@ -649,9 +861,11 @@ def codex_tui(c, port, expect):
         t.keys("C-c")
         c.wait("SessionEnd", 10)
         check_no_session_at_end(c, sid)
+        c.codex_problems = problems
     finally:
         t.snapshot("last")
         stop_tmux(t)
+        c.stop_poller(sid)
 
 
 def codex_warnings(t):
@@ -685,12 +899,12 @@ def codex_exec(c, port):
     with open(os.path.join(c.run, "client.out"), "w") as out, open(os.path.join(c.run, "client.err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=c.proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         try:
-            rc = p.wait(timeout=60)
+            rc = p.wait(timeout=90)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
             rc = "timeout"
-    time.sleep(1)
+    c.wait("SessionEnd", 5)
     R.check(c.name, "codex exec exited 0", rc == 0, f"rc={rc}")
     sid = c.session_id()
     seq = event_sequence(c, sid)
@@ -700,20 +914,35 @@ def codex_exec(c, port):
         any(h == "UserPromptSubmit" and o == "started" for h, _, o in seq)
     R.check(c.name, "hook-events: UserPromptSubmit->prompt-submitted (started) ... Stop->turn-stopped", ok,
             fmt_seq(seq))
-    pre = c.recs("PreToolUse")
-    s = session_in(pre[-1]["status"], sid) if pre else None
-    R.check(c.name, "status at PreToolUse: session active (working)", bool(s) and s["state"] == "active", brief(s))
-    stops = c.recs("Stop")
-    s = session_in(stops[-1]["status"], sid) if stops else "no Stop"
-    R.check(c.name, "status right after Stop: session gone", bool(stops) and s is None,
-            brief(s) if s is None or isinstance(s, dict) else str(s))
+    ups, pre, stops = c.recs("UserPromptSubmit"), c.recs("PreToolUse"), c.recs("Stop")
+    if ups and pre:
+        check_window(c, sid, ups[0]["t"], pre[0]["t"], "status from the prompt to PreToolUse: session active (working)",
+                     ACTIVE)
+    else:
+        R.check(c.name, "status from the prompt to PreToolUse: session active (working)", False, fmt_seq(seq))
+    if stops:
+        check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
+    else:
+        R.check(c.name, "status right after Stop: session gone", False, "no Stop")
+    # Codex reports hook problems (failed runs, invalid output, clamped timeouts) as error items
+    items = []
+    with open(os.path.join(c.run, "client.out")) as f:
+        for line in f:
+            try:
+                items.append(json.loads(line))
+            except ValueError:
+                pass
+    msgs = [(i.get("item") or {}).get("message", "") for i in items if (i.get("item") or {}).get("type") == "error"]
+    c.codex_problems = [m for m in msgs if "hook" in m.lower() and "--dangerously-bypass-hook-trust" not in m]
+    check_run_evidence(c, sid)
     check_no_session_at_end(c, sid)
+    c.stop_poller(sid)
 
 
 # ---- scenarios -----------------------------------------------------------------------------
-TOUCH_CLAUDE = [BASH("touch newfile.txt", "Create newfile.txt"), {"text": "Handled the permission answer; done."}]
-TOUCH_CODEX = [SH("touch newfile.txt", sandbox_permissions="require_escalated",
-                  justification="Need to create newfile.txt"), {"text": "Handled the approval answer; done."}]
+TOUCH_CLAUDE = delayed([BASH("touch newfile.txt", "Create newfile.txt"), {"text": "Handled the permission answer; done."}])
+TOUCH_CODEX = delayed([SH("touch newfile.txt", sandbox_permissions="require_escalated",
+                          justification="Need to create newfile.txt"), {"text": "Handled the approval answer; done."}])
 
 # name -> (provider, lid, policy, fake-model script, runner)
 SCENARIOS = {
@@ -721,7 +950,7 @@ SCENARIOS = {
     "claude-tmux-closed-allow": ("claude", "closed", "allow", TOUCH_CLAUDE, lambda c, p: claude_tmux(c, p, "allow")),
     "claude-tmux-open": ("claude", "open", "deny", TOUCH_CLAUDE, lambda c, p: claude_tmux(c, p, "open")),
     "claude-tmux-closed-ask": ("claude", "closed", "ask", TOUCH_CLAUDE, lambda c, p: claude_tmux(c, p, "ask")),
-    "claude-print-bash": ("claude", "closed", "deny", [BASH("echo hello", "Print hello"), {"text": "Done."}],
+    "claude-print-bash": ("claude", "closed", "deny", delayed([BASH("echo hello", "Print hello"), {"text": "Done."}]),
                           lambda c, p: claude_print(c, p, "bash")),
     "claude-print-background": ("claude", "closed", "deny",
                                 [BASH("sleep 5; echo slept", "Short background sleep", run_in_background=True),
@@ -735,7 +964,7 @@ SCENARIOS = {
     "codex-tui-closed-allow": ("codex", "closed", "allow", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "allow")),
     "codex-tui-open": ("codex", "open", "deny", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "open")),
     "codex-tui-closed-ask": ("codex", "closed", "ask", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "ask")),
-    "codex-exec-bash": ("codex", "closed", "deny", [SH("echo hello"), {"text": "Done: it printed hello."}],
+    "codex-exec-bash": ("codex", "closed", "deny", delayed([SH("echo hello"), {"text": "Done: it printed hello."}]),
                         lambda c, p: codex_exec(c, p)),
 }
 
@@ -756,7 +985,7 @@ def main():
     for binary in (LIDGUARD, CLAUDE if any(SCENARIOS[n][0] == "claude" for n in names) else None,
                    CODEX if any(SCENARIOS[n][0] == "codex" for n in names) else None):
         if binary and not os.access(binary, os.X_OK):
-            sys.exit(f"missing executable {binary} (run.sh builds lidguard and installs the clients)")
+            sys.exit(f"missing executable {binary} (run.sh builds lidguard; install_clients.sh installs the clients)")
     out = os.environ.get("VERIFY_OUT") or f"/tmp/lidguard-verify.{time.strftime('%Y%m%d-%H%M%S')}"
     os.makedirs(out, exist_ok=True)
     print(f"lidguard verify: {' '.join(names)}\noutput: {out}", flush=True)
@@ -766,23 +995,30 @@ def main():
         print(f"--- {name} (lid {lid}, policy {policy})", flush=True)
         t0 = time.time()
         try:
-            c = Ctx(out, name, lid, policy)
+            c = Ctx(out, name, provider, lid, policy)
         except (OSError, subprocess.SubprocessError) as e:
             R.check(name, "scenario set up (dirs, lidguard settings)", False, f"{type(e).__name__}: {e}")
             continue
+        c.codex_problems = None
         try:
             with common.FakeModel(c.run, script) as fm:
                 runner(c, fm.port)
-            check_lidguard_health(c)
+            if provider == "claude":
+                check_claude_health(c)
+            elif c.codex_problems is not None:
+                check_codex_health(c, c.codex_problems)
         except Exception as e:  # a crashed scenario is a failure, not an abort of the whole run
+            import traceback
+            traceback.print_exc()
             R.check(name, "scenario ran without an exception", False, f"{type(e).__name__}: {e}")
         finally:
+            c.stop_poller()
             left = c.cleanup()
             if left:
                 R.check(name, "all scenario processes stopped", False, f"still alive: {left}")
         connects = [json.loads(x) for x in open(os.path.join(c.run, "model.jsonl"))
                     if '"connect-refused"' in x] if os.path.exists(os.path.join(c.run, "model.jsonl")) else []
-        print(f"    ({time.time() - t0:.1f} s; hook events: {' '.join(c.hl.events())}"
+        print(f"    ({time.time() - t0:.1f} s; hook events: {' '.join(x or '?' for x in c.names())}"
               f"{'; refused CONNECTs: ' + str(len(connects)) if connects else ''})", flush=True)
     common.write_json(os.path.join(out, "results.json"), {"lines": R.lines, "passed": R.passed, "failed": R.failed,
                                                           "seconds": round(time.time() - t_all, 1)})

@@ -13,11 +13,14 @@ whole run happens inside a private network namespace (`unshare -n`, only `lo` up
 first prompt hook starts, and tmux for the Copilot TUI scenario. Proxy variables point at the fake
 as a second safety net. The script refuses to run if the namespace has any link besides `lo`.
 
-Hooks go through a recording shim (<run>/bin/lghook) that hands the hook's stdin to the real
-`target/debug/lidguard <provider>-hook --event <name>` unchanged (tee), and passes its stdout and
-exit code on unchanged, keeping a copy of stdin/stdout/exit code in <run>/hookout/ so the exact
-JSON lidguard printed can be checked. (VERIFY_NO_SHIM=1 runs lidguard directly; then the
-"printed exactly" checks are skipped.)
+Hooks are installed by the real `lidguard hook-install --provider copilot|opencode` (COPILOT_HOME,
+XDG_CONFIG_HOME or OPENCODE_CONFIG_DIR pointing into the run) and `hook-status` must say
+`installed` before the client starts; the clients then run exactly what hook-install wrote. What
+lidguard received and decided comes from `lidguard hook-events --json`; what Copilot got back from
+its own logs (`<run>/copilot/session-state/*/events.jsonl`: every hook run with its input and
+success; `<run>/logs/*.log`: `[hook stdout]` lines at log level all); what OpenCode did with the
+answer from its event stream and the model's requests; session states from a `status --json`
+poller (lgverify.StatusPoller) in windows the fake model's `delay` guarantees.
 
 Prints `PASS <check>` / `FAIL <check>: <why>` per check and finally `N passed, M failed`; exits 1 on
 any failure. Every process started is stopped by its pid (the lidguard daemon by the pid from
@@ -27,6 +30,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -39,6 +43,10 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+sys.path.insert(0, HERE)
+import lgverify  # noqa: E402
+
 LIDGUARD = os.environ.get("LIDGUARD_BIN", os.path.join(REPO, "target", "debug", "lidguard"))
 FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel_chat.py")
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
@@ -47,12 +55,8 @@ COPILOT = os.path.join(REPO, ".ci/cache/npm", f"@github+copilot@{COPILOT_VERSION
 COPILOT_XDG_CACHE = os.path.join(REPO, ".ci/cache/copilot-xdg-cache")
 OPENCODE = os.path.join(REPO, ".ci/cache/npm", f"opencode-ai@{OPENCODE_VERSION}",
                         "node_modules/opencode-ai/bin/opencode.exe")
-PLUGIN_ASSET = os.path.join(REPO, "assets", "opencode", "lidguard.js")
-USE_SHIM = os.environ.get("VERIFY_NO_SHIM") != "1"
-
-COPILOT_EVENTS = ["sessionStart", "sessionEnd", "userPromptSubmitted", "preToolUse", "postToolUse",
-                  "postToolUseFailure", "permissionRequest", "agentStop", "subagentStart",
-                  "subagentStop", "errorOccurred", "notification"]
+LID_MSG = "lid is closed"
+MODEL_DELAY = 1.5  # seconds the fake model waits before the scripted answers (status-poll windows)
 
 NOPROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never use a proxy
 
@@ -118,13 +122,15 @@ def spawn(args, **kw):
 
 # --- a run directory ---------------------------------------------------------------------------
 
+# --- a run directory ---------------------------------------------------------------------------
+
 class Run:
     def __init__(self, root, name, lid="closed", decision="deny"):
         self.name = name
         self.d = os.path.join(root, name)
         shutil.rmtree(self.d, ignore_errors=True)
-        for sub in ("home", "xdg/config", "xdg/data", "xdg/state", "xdg/cache", "proj", "hookout",
-                    "bin", "logs", "proc/acpi/button/lid/LID0", "sys/class/drm/card0-eDP-1"):
+        for sub in ("home", "xdg/config", "xdg/data", "xdg/state", "xdg/cache", "proj",
+                    "logs", "proc/acpi/button/lid/LID0", "sys/class/drm/card0-eDP-1"):
             os.makedirs(os.path.join(self.d, sub), exist_ok=True)
         self.proj = os.path.join(self.d, "proj")
         subprocess.run(["git", "-C", self.proj, "init", "-q"], check=True)
@@ -140,23 +146,11 @@ class Run:
             "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent",
             "LIDGUARD_LOG": "debug",
         }
-        self.hook = LIDGUARD
-        if USE_SHIM:
-            self.hook = os.path.join(self.d, "bin", "lghook")
-            with open(self.hook, "w") as f:
-                f.write(f"""#!/bin/bash
-# Recording shim (verifier only): lidguard gets the hook's stdin unchanged; its stdout and exit
-# code are passed on unchanged; copies go to {self.d}/hookout/.
-out="{self.d}/hookout/$(date +%s%N)-$$.${{3:-unknown}}"
-tee "$out.in" | {LIDGUARD} "$@" > "$out.out"
-rc=${{PIPESTATUS[1]}}
-echo "$rc" > "$out.rc"
-cat "$out.out"
-exit "$rc"
-""")
-            os.chmod(self.hook, 0o755)
         self.fake = None
         self.port = None
+        self.poller = None
+        self.install_env = None
+        self.extra_env = {}  # agent config variables (also given to the client)
         self.lg("settings", "--closed-lid-permission-request-decision", decision)
 
     def path(self, *p):
@@ -166,10 +160,12 @@ exit "$rc"
         with open(self.path("proc/acpi/button/lid/LID0/state"), "w") as f:
             f.write(f"state:      {state}\n")
 
+    def cli_env(self, **extra):
+        return dict(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=self.path("home"), **self.lgenv, **extra)
+
     # lidguard CLI with this run's isolated environment
     def lg(self, *args):
-        env = dict(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=self.path("home"), **self.lgenv)
-        r = subprocess.run([LIDGUARD, *args], env=env, capture_output=True, text=True, timeout=30)
+        r = subprocess.run([LIDGUARD, *args], env=self.cli_env(), capture_output=True, text=True, timeout=30)
         return r.stdout
 
     def status(self):
@@ -182,10 +178,32 @@ exit "$rc"
         return self.status().get("sessions") or []
 
     def events(self):
-        try:
-            return json.loads(self.lg("hook-events", "--json", "--count", "500"))
-        except ValueError:
-            return []
+        """lidguard's hook log (`hook-events --json`), oldest first, `t` = epoch seconds."""
+        evs = lgverify.hook_events(LIDGUARD, self.cli_env())
+        with open(self.path("hook-events.json"), "w") as f:
+            json.dump(evs, f, indent=1)
+        return evs
+
+    def wait_event(self, hook_event, count=1, timeout=60, pred=None):
+        """Bounded wait on lidguard's hook log for `count` events named hook_event."""
+        end = time.time() + timeout
+        while True:
+            got = [e for e in self.events() if e.get("hookEvent") == hook_event and (pred is None or pred(e))]
+            if len(got) >= count:
+                return got
+            if time.time() > end:
+                return None
+            time.sleep(0.25)
+
+    def install(self, provider, **config_env):
+        """The real `hook-install --provider P` with the agent's config-dir variable(s), then
+        `hook-status` must say installed; the client gets the same variables."""
+        self.extra_env = dict(config_env)
+        self.install_env = self.cli_env(**config_env)
+        ok, detail, _ = lgverify.install_hooks(LIDGUARD, self.install_env, provider)
+        check(f"{self.name}: {lgverify.install_label(provider)}", ok, detail)
+        self.poller = lgverify.StatusPoller(LIDGUARD, self.cli_env()).start()
+        return ok
 
     def stop_daemon(self):
         pid = self.status().get("daemonPid")
@@ -222,40 +240,13 @@ exit "$rc"
                    HTTPS_PROXY=proxy, HTTP_PROXY=proxy, https_proxy=proxy, http_proxy=proxy,
                    NO_PROXY="127.0.0.1,localhost,::1", no_proxy="127.0.0.1,localhost,::1")
         env.update(self.lgenv)
+        env.update(self.extra_env)
         return env
 
-    # what the shim recorded: [{t, event, stdin, stdout, rc}] in call order
-    def hookout(self):
-        recs = []
-        for p in glob.glob(self.path("hookout", "*.out")):
-            base = p[:-4]
-            stamp, _, event = os.path.basename(base).partition(".")
-            rec = {"t": int(stamp.split("-")[0]) / 1e9, "event": event,
-                   "stdout": open(p).read(), "rc": None, "stdin": None}
-            try:
-                rec["rc"] = int(open(base + ".rc").read().strip())
-            except (OSError, ValueError):
-                pass
-            try:
-                rec["stdin"] = json.loads(open(base + ".in").read())
-            except (OSError, ValueError):
-                pass
-            recs.append(rec)
-        return sorted(recs, key=lambda r: r["t"])
-
-    def hook_names(self):
-        return [r["event"] for r in self.hookout()]
-
-    def wait_hook(self, event, count=1, timeout=60, pred=None):
-        end = time.time() + timeout
-        while time.time() < end:
-            recs = [r for r in self.hookout() if r["event"] == event and (pred is None or pred(r))]
-            if len(recs) >= count and all(r["rc"] is not None for r in recs):
-                return recs
-            time.sleep(0.2)
-        return None
-
     def finish(self):
+        if self.poller:
+            self.poller.stop()
+            self.poller.dump(self.path("status-polls.json"))
         self.stop_daemon()
         stop_popen(self.fake)
 
@@ -268,14 +259,102 @@ def session_of(sessions, provider):
     return [s for s in sessions if s.get("provider") == provider]
 
 
+def no_session_left(run, provider, name):
+    left = session_of(run.sessions(), provider)
+    return check(name, not left, f"sessions left: {json.dumps(left)[:400]}")
+
+
+def check_run_evidence(run, provider, start_event, stop_pred):
+    """One prompt, one tool call: hook-status shows the hooks installed and this run's events
+    observed; status --json showed the session started (active) and ended."""
+    evs = [e for e in run.events() if e.get("provider") == provider]
+    ok, detail = lgverify.check_hook_status_after_run(LIDGUARD, run.install_env, provider, evs)
+    check(f"{run.name}: hook-status --provider {provider} --json after the run: installed, this run's events observed",
+          ok, detail)
+    start = next((e for e in evs if e.get("hookEvent") == start_event and e.get("outcome") == "started"), None)
+    stop = next((e for e in evs if stop_pred(e)), None)
+    if start and stop:
+        ok, detail = lgverify.check_started_and_ended(run.poller, start.get("sessionId"), provider,
+                                                      start["t"], stop["t"])
+    else:
+        ok, detail = False, f"no start/stop in hook-events: {ev_summary(evs)}"
+    check(f"{run.name}: status --json: the session started (active) during the turn and ended "
+          f"({stop.get('hookEvent') if stop else '?'})", ok, detail)
+
+
+# --- Copilot's own record of the hooks it ran ----------------------------------------------------
+
+LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+Z) \[\w+\] \[rust:hooks\] \[hook (stdout|stderr)\] ?(.*)$")
+
+
+def copilot_hooks(run):
+    """Every hook run Copilot recorded: [{t, t_end, event, input, success, stdout, stderr}] in start
+    order. events.jsonl gives hook.start (hookType, Copilot's form of the payload) and hook.end
+    (success); `[hook stdout]`/`[hook stderr]` lines of its log (level all) are attributed to the
+    run whose start..end holds their timestamp."""
+    runs = {}
+    for path in glob.glob(run.path("copilot", "session-state", "*", "events.jsonl")):
+        with open(path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if e.get("type") not in ("hook.start", "hook.end"):
+                    continue
+                d = e.get("data") or {}
+                r = runs.setdefault(d.get("hookInvocationId"), {"event": d.get("hookType"), "t": None, "t_end": None,
+                                                                 "input": None, "success": None,
+                                                                 "stdout": "", "stderr": ""})
+                t = lgverify.parse_at(e["timestamp"])
+                if e["type"] == "hook.start":
+                    r.update(t=t, input=d.get("input") or {})
+                else:
+                    r.update(t_end=t, success=d.get("success"))
+    recs = sorted((r for r in runs.values() if r["t"] is not None), key=lambda r: r["t"])
+    for path in glob.glob(run.path("logs", "*.log")):
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = LOG_LINE.match(line.rstrip("\n"))
+                if not m:
+                    continue
+                t = lgverify.parse_at(m.group(1))
+                owners = [r for r in recs if r["t"] - 0.002 <= t <= (r["t_end"] or t) + 0.002]
+                if owners:
+                    owners[-1][m.group(2)] += m.group(3)
+                else:
+                    recs.append({"event": "?", "t": t, "t_end": t, "input": {}, "success": None,
+                                 "stdout" if m.group(2) == "stdout" else "stderr": m.group(3),
+                                 "stderr" if m.group(2) == "stdout" else "stdout": ""})
+    with open(run.path("copilot-hooks.json"), "w") as f:
+        json.dump(recs, f, indent=1)
+    return recs
+
+
+def field(inp, snake):
+    """A payload field in Copilot's snake_case stdin form or its camelCase session-log form."""
+    camel = re.sub(r"_(\w)", lambda m: m.group(1).upper(), snake)
+    return (inp or {}).get(snake, (inp or {}).get(camel))
+
+
+def tool_names(inp):
+    return [c.get("name") for c in field(inp, "tool_calls") or []] + ([field(inp, "tool_name")] if field(inp, "tool_name") else [])
+
+
+def check_copilot_hooks_ok(run):
+    """Every hook Copilot ran succeeded and none wrote to stderr (lidguard's hooks always exit 0)."""
+    recs = copilot_hooks(run)
+    bad = [f"{r['event']}: success={r['success']} stderr={r['stderr'][:80]!r}" for r in recs
+           if r["success"] is not True or r["stderr"]]
+    return check(f"{run.name}: every hook run succeeded with no stderr (Copilot's session log)",
+                 recs and not bad, f"{len(recs)} hook runs" + (f"; bad: {bad[:3]}" if bad else ""))
+
+
 # --- Copilot -------------------------------------------------------------------------------------
 
 def copilot_prepare(run):
-    os.makedirs(run.path("copilot", "hooks"), exist_ok=True)
-    hooks = {ev: [{"type": "command", "bash": f"{run.hook} copilot-hook --event {ev}", "timeoutSec": 30}]
-             for ev in COPILOT_EVENTS}
-    with open(run.path("copilot", "hooks", "lidguard.json"), "w") as f:
-        json.dump({"version": 1, "hooks": hooks}, f, indent=1)
+    os.makedirs(run.path("copilot"), exist_ok=True)
+    run.install("copilot", COPILOT_HOME=run.path("copilot"))
 
 
 def copilot_env(run):
@@ -301,23 +380,19 @@ def copilot_print(run, flags, prompt="run the scripted step", poll=None, timeout
     if p.poll() is None:
         stop_popen(p)
         return None
-    time.sleep(1.5)  # let fire-and-forget hooks land
+    # fire-and-forget hooks (sessionEnd) may land after the exit: bounded wait on lidguard's hook log
+    run.wait_event("sessionEnd", timeout=5)
     if poll:
         poll(run)
     return p.returncode
 
 
-def no_session_left(run, provider, name):
-    left = session_of(run.sessions(), provider)
-    return check(name, not left, f"sessions left: {json.dumps(left)[:400]}")
-
-
 def copilot_bash_tool(root):
     run = Run(root, "copilot-bash-tool", lid="open", decision="deny")
     try:
+        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"},
+                         "delay": MODEL_DELAY}, {"text": "Done: hello.", "delay": MODEL_DELAY}])
         copilot_prepare(run)
-        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"}},
-                        {"text": "Done: hello."}])
         rc = copilot_print(run, ["--allow-all-tools"])
         evs = [e for e in run.events() if e.get("provider") == "copilot"]
         summ = ev_summary(evs)
@@ -330,10 +405,16 @@ def copilot_bash_tool(root):
               and "tool-starting" in kinds and "tool-finished" in kinds)
         check("copilot-bash-tool: hook-events prompt-submitted, tool-starting/finished, then turn-stopped/session-ended(stopped)",
               ok, summ)
-        perm = [r for r in run.hookout() if r["event"] == "permissionRequest"] if USE_SHIM else []
-        if USE_SHIM:
-            check("copilot-bash-tool: permissionRequest with the lid open prints nothing",
-                  perm and all(r["stdout"] == "" and r["rc"] == 0 for r in perm), perm)
+        recs = copilot_hooks(run)
+        perm = [r for r in recs if r["event"] == "permissionRequest"]
+        dec = [e.get("decision") for e in evs if e.get("hookEvent") == "permissionRequest"]
+        check("copilot-bash-tool: permissionRequest with the lid open prints nothing (Copilot's log: the hook ran "
+              "and succeeded, no output; hook-events: no decision)",
+              perm and all(r["stdout"] == "" and r["success"] is True for r in perm) and dec and not any(dec),
+              [(r["stdout"], r["success"]) for r in perm] + [dec])
+        check_run_evidence(run, "copilot", "userPromptSubmitted",
+                           lambda e: e.get("outcome") == "stopped")
+        check_copilot_hooks_ok(run)
         no_session_left(run, "copilot", "copilot-bash-tool: status --json has no session at the end")
     finally:
         run.finish()
@@ -357,26 +438,29 @@ def tool_result_texts(run):
 def copilot_permission_allow(root):
     run = Run(root, "copilot-permission-allow", lid="closed", decision="allow")
     try:
-        copilot_prepare(run)
         run.start_fake(TOUCH)
+        copilot_prepare(run)
         rc = copilot_print(run, [])  # no --allow-all-tools: Copilot itself would deny in -p
-        names = run.hook_names()
+        recs = copilot_hooks(run)
+        names = [r["event"] for r in recs]
         created = os.path.exists(os.path.join(run.proj, "newfile.txt"))
         check("copilot-permission-allow: lidguard's allow makes the write command run (newfile.txt created)",
               created and rc == 0, f"created={created} exit={rc} hooks={names} tool results={tool_result_texts(run)}")
-        if USE_SHIM:
-            perm = [r for r in run.hookout() if r["event"] == "permissionRequest"]
-            check('copilot-permission-allow: permissionRequest printed exactly {"behavior":"allow"}',
-                  perm and all(r["stdout"].strip() == '{"behavior":"allow"}' and r["rc"] == 0 for r in perm),
-                  [(r["stdout"], r["rc"]) for r in perm])
-            check("copilot-permission-allow: no permission_prompt notification, postToolUse fired",
-                  "postToolUse" in names and not any(
-                      r["event"] == "notification" and (r["stdin"] or {}).get("notification_type") == "permission_prompt"
-                      for r in run.hookout()), names)
+        perm = [r for r in recs if r["event"] == "permissionRequest"]
+        printed = [(r["event"], r["stdout"]) for r in recs if r["stdout"]]
+        check('copilot-permission-allow: permissionRequest printed exactly {"behavior":"allow"} (Copilot\'s log; '
+              'no other hook printed anything)',
+              perm and all(r["stdout"].strip() == '{"behavior":"allow"}' and r["success"] is True for r in perm)
+              and all(e == "permissionRequest" for e, _ in printed), printed)
+        check("copilot-permission-allow: no permission_prompt notification, postToolUse fired",
+              "postToolUse" in names and not any(
+                  r["event"] == "notification" and field(r["input"], "notification_type") == "permission_prompt"
+                  for r in recs), names)
         evs = run.events()
         dec = [e.get("decision") for e in evs if e.get("hookEvent") == "permissionRequest"]
         check("copilot-permission-allow: hook-events records decision allowPermission (lid Closed)",
               dec and all(d and d.get("action") == "allowPermission" for d in dec), dec)
+        check_copilot_hooks_ok(run)
         no_session_left(run, "copilot", "copilot-permission-allow: no session at the end")
     finally:
         run.finish()
@@ -392,21 +476,21 @@ def copilot_permission_deny(root):
                 seen.append(s)
 
     try:
-        copilot_prepare(run)
         run.start_fake(TOUCH)
+        copilot_prepare(run)
         rc = copilot_print(run, [], poll=poll)
-        names = run.hook_names()
+        recs = copilot_hooks(run)
+        names = [r["event"] for r in recs]
         created = os.path.exists(os.path.join(run.proj, "newfile.txt"))
         check("copilot-permission-deny: the write command did not run (Copilot's own -p denial)",
               not created and rc == 0, f"created={created} exit={rc}")
-        if USE_SHIM:
-            perm = [r for r in run.hookout() if r["event"] == "permissionRequest"]
-            check("copilot-permission-deny: permissionRequest printed nothing (deny relies on Copilot's own prompt)",
-                  perm and all(r["stdout"] == "" and r["rc"] == 0 for r in perm),
-                  [(r["stdout"], r["rc"]) for r in perm])
-            notif = [r for r in run.hookout() if r["event"] == "notification"
-                     and (r["stdin"] or {}).get("notification_type") == "permission_prompt"]
-            check("copilot-permission-deny: Copilot's own flow fired notification(permission_prompt)", notif, names)
+        perm = [r for r in recs if r["event"] == "permissionRequest"]
+        check("copilot-permission-deny: permissionRequest printed nothing (deny relies on Copilot's own prompt; "
+              "Copilot's log)", perm and all(r["stdout"] == "" and r["success"] is True for r in perm),
+              [(r["stdout"], r["success"]) for r in perm])
+        notif = [r for r in recs if r["event"] == "notification"
+                 and field(r["input"], "notification_type") == "permission_prompt"]
+        check("copilot-permission-deny: Copilot's own flow fired notification(permission_prompt)", notif, names)
         denied = [t for t in tool_result_texts(run) if "ermission denied" in t]
         check("copilot-permission-deny: the model got Copilot's own permission-denied tool result", denied,
               tool_result_texts(run))
@@ -418,6 +502,7 @@ def copilot_permission_deny(root):
                and (e.get("event") or {}).get("stateReason", "permission_prompt") == "permission_prompt"]
         check("copilot-permission-deny: hook-events has notification -> waiting-for-user (recorded)",
               rec and rec[0].get("outcome") == "recorded", ev_summary(evs))
+        check_copilot_hooks_ok(run)
         no_session_left(run, "copilot", "copilot-permission-deny: no session at the end (agentStop after the denial)")
     finally:
         run.finish()
@@ -431,17 +516,17 @@ def copilot_async_shell(root):
         snaps.append((time.time(), session_of(r.sessions(), "copilot")))
 
     try:
-        copilot_prepare(run)
         run.start_fake([{"tool": "bash", "args": {"command": "sleep 6; echo bg-done", "description": "Background sleep",
                                                   "mode": "async", "shellId": "bg2"}},
                         {"text": "Waiting for the background shell."}])
+        copilot_prepare(run)
         rc = copilot_print(run, ["--allow-all-tools"], poll=poll)
-        recs = run.hookout()
+        recs = copilot_hooks(run)
         names = [r["event"] for r in recs]
         check("copilot-async-shell: copilot -p exit 0", rc == 0, f"exit {rc}")
-        first_end = next((r["t"] for r in recs if r["event"] in ("sessionEnd", "agentStop")), None)
+        first_end = next((r["t_end"] or r["t"] for r in recs if r["event"] in ("sessionEnd", "agentStop")), None)
         notif = next((r for r in recs if r["event"] == "notification"
-                      and (r["stdin"] or {}).get("notification_type") == "shell_completed"), None)
+                      and field(r["input"], "notification_type") == "shell_completed"), None)
         check("copilot-async-shell: Copilot fired notification(shell_completed)", notif, names)
         ends = [r for r in recs if r["event"] in ("sessionEnd", "agentStop")]
         if first_end and notif:
@@ -465,6 +550,7 @@ def copilot_async_shell(root):
             evs.index(deferred[0]) < evs.index(work_finished[0]) < evs.index(stopped[-1])
         check("copilot-async-shell: hook-events work-started, stop-deferred, work-finished (shell_completed), then stopped",
               ok, summ)
+        check_copilot_hooks_ok(run)
         no_session_left(run, "copilot", "copilot-async-shell: no session at the end")
     finally:
         run.finish()
@@ -515,14 +601,31 @@ class Tmux:
             stop_pid(self.pid)
 
 
+
+
+def tui_submit(run, tm, text, event):
+    """Send the prompt and Enter; bounded retries until lidguard's hook log has `event` (keys sent
+    before the TUI listens are lost): Enter again, then retype."""
+    for attempt, action in enumerate(("type", "enter", "type", "enter")):
+        if action == "type":
+            tm.send(text)
+            time.sleep(0.3)
+        tm.key("Enter")
+        if run.wait_event(event, timeout=10 if attempt < 3 else 20):
+            if attempt:
+                say(f"   (prompt submitted on attempt {attempt + 1})")
+            return True
+    return False
+
+
 def copilot_tui_ask_user(root):
     run = Run(root, "copilot-tui-ask-user", lid="closed", decision="deny")
     tm = Tmux(run)
     try:
-        copilot_prepare(run)
         run.start_fake([{"tool": "ask_user", "args": {"message": "Which colour?", "requestedSchema": {
             "properties": {"colour": {"type": "string", "title": "Colour", "enum": ["red", "blue"]}},
             "required": ["colour"]}}}, {"text": "Thanks, noted."}])
+        copilot_prepare(run)
         env = copilot_env(run)
         env["TERM"] = "xterm-256color"
         cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
@@ -534,31 +637,36 @@ def copilot_tui_ask_user(root):
             tm.snap("trust")
             check("copilot-tui-ask-user: TUI started (folder trust dialog)", False, "no trust dialog within 60 s")
             return
-        tm.key("Enter")
-        time.sleep(3)
-        tm.send("go")
-        time.sleep(0.3)
-        tm.key("Enter")
-        pre = run.wait_hook("preToolUse", timeout=60)
-        stop = run.wait_hook("agentStop", timeout=30)  # nobody touches the keyboard meanwhile
+        for _ in range(3):  # accept the folder trust dialog (Enter again while it stays up)
+            tm.key("Enter")
+            time.sleep(1.5)
+            if "Do you trust the files" not in tm.screen():
+                break
+        time.sleep(1.5)
+        if not check("copilot-tui-ask-user: prompt submitted (userPromptSubmitted in lidguard's hook log)",
+                     tui_submit(run, tm, "go", "userPromptSubmitted"), tm.screen()[-600:]):
+            return
+        pre = run.wait_event("preToolUse", timeout=60)
+        stop = run.wait_event("agentStop", timeout=30)  # nobody touches the keyboard meanwhile
         time.sleep(2)  # let the screen settle
         tm.snap("after")
-        names = run.hook_names()
+        recs = copilot_hooks(run)
+        names = [r["event"] for r in recs]
         check("copilot-tui-ask-user: the turn ended without anyone answering (agentStop, no key pressed)", stop, names)
-        if USE_SHIM and pre:
-            outs = [r["stdout"].strip() for r in pre if (r["stdin"] or {}).get("toolName") == "ask_user"]
-            ok = False
-            if outs:
-                try:
-                    j = json.loads(outs[0])
-                    ok = list(j) == ["permissionDecision", "permissionDecisionReason"] and \
-                        j["permissionDecision"] == "deny" and j["permissionDecisionReason"]
-                except ValueError:
-                    pass
-            check('copilot-tui-ask-user: preToolUse(ask_user) printed exactly {"permissionDecision":"deny","permissionDecisionReason":"…"}',
-                  ok, outs)
-        elicit = [r for r in run.hookout() if r["event"] == "notification"
-                  and (r["stdin"] or {}).get("notification_type") == "elicitation_dialog"]
+        asks = [r for r in recs if r["event"] == "preToolUse" and "ask_user" in tool_names(r["input"])]
+        outs = [r["stdout"].strip() for r in asks]
+        ok = False
+        if outs and pre:
+            try:
+                j = json.loads(outs[0])
+                ok = list(j) == ["permissionDecision", "permissionDecisionReason"] and \
+                    j["permissionDecision"] == "deny" and j["permissionDecisionReason"] and asks[0]["success"] is True
+            except ValueError:
+                pass
+        check('copilot-tui-ask-user: preToolUse(ask_user) printed exactly {"permissionDecision":"deny","permissionDecisionReason":"…"} '
+              "(Copilot's log)", ok, outs)
+        elicit = [r for r in recs if r["event"] == "notification"
+                  and field(r["input"], "notification_type") == "elicitation_dialog"]
         screen = open(run.path("screen-after.txt")).read()
         check("copilot-tui-ask-user: no question dialog (no elicitation_dialog notification, screen has no 'Copilot needs information')",
               not elicit and "needs information" not in screen, f"elicit={len(elicit)} screen tail={screen[-600:]!r}")
@@ -567,12 +675,14 @@ def copilot_tui_ask_user(root):
         reason = (dec[0] or {}).get("message", "") if dec else ""
         got = [t for t in tool_result_texts(run) if reason and reason[:40] in t]
         check("copilot-tui-ask-user: the model received lidguard's deny reason as the ask_user result",
-              got, f"decision={dec} tool results={tool_result_texts(run)}")
+              got and (not outs or reason in outs[0]), f"decision={dec} tool results={tool_result_texts(run)}")
         tm.send("/exit")
         time.sleep(0.3)
         tm.key("Enter")
-        run.wait_hook("sessionEnd", timeout=20)
-        time.sleep(1.5)
+        if not run.wait_event("sessionEnd", timeout=10):
+            tm.key("Enter")  # bounded retry: the Enter may have been taken by the command menu
+            run.wait_event("sessionEnd", timeout=10)
+        check_copilot_hooks_ok(run)
         no_session_left(run, "copilot", "copilot-tui-ask-user: no session after /exit")
     finally:
         tm.stop()
@@ -581,21 +691,19 @@ def copilot_tui_ask_user(root):
 
 # --- OpenCode ------------------------------------------------------------------------------------
 
-def opencode_prepare(run, permission):
-    cfg = run.path("xdg", "config", "opencode")
-    os.makedirs(os.path.join(cfg, "plugins"), exist_ok=True)
-    os.makedirs(os.path.join(cfg, "node_modules"), exist_ok=True)
-    with open(PLUGIN_ASSET) as f:
-        js = f.read()
-    assert "__LIDGUARD_COMMAND__" in js
-    js = js.replace("__LIDGUARD_COMMAND__", json.dumps([run.hook, "opencode-hook"], separators=(",", ":")))
-    with open(os.path.join(cfg, "plugins", "lidguard.js"), "w") as f:
-        f.write(js)
-    # startup-stall workaround: OpenCode believes @opencode-ai/plugin is installed already
-    with open(os.path.join(cfg, "package.json"), "w") as f:
-        json.dump({"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}, f)
-    with open(os.path.join(cfg, "package-lock.json"), "w") as f:
-        json.dump({"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}}}, f)
+def opencode_prepare(run, permission, config_dir_var=False):
+    """Startup-stall workaround and project config, then the real hook-install: the plugin goes to
+    $XDG_CONFIG_HOME/opencode/plugins/ or, with config_dir_var, $OPENCODE_CONFIG_DIR/plugins/."""
+    dirs = [run.path("xdg", "config", "opencode")]
+    if config_dir_var:
+        dirs.append(run.path("opencode-config"))
+    for cfg in dirs:
+        os.makedirs(os.path.join(cfg, "node_modules"), exist_ok=True)
+        # startup-stall workaround: OpenCode believes @opencode-ai/plugin is installed already
+        with open(os.path.join(cfg, "package.json"), "w") as f:
+            json.dump({"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}, f)
+        with open(os.path.join(cfg, "package-lock.json"), "w") as f:
+            json.dump({"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}}}, f)
     conf = {"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
             "autoupdate": False, "share": "disabled", "permission": permission,
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
@@ -604,6 +712,10 @@ def opencode_prepare(run, permission):
                                                             "limit": {"context": 128000, "output": 4096}}}}}}
     with open(os.path.join(run.proj, "opencode.json"), "w") as f:
         json.dump(conf, f, indent=1)
+    if config_dir_var:
+        run.install("opencode", OPENCODE_CONFIG_DIR=dirs[-1], XDG_CONFIG_HOME=run.path("xdg", "config"))
+    else:
+        run.install("opencode", XDG_CONFIG_HOME=run.path("xdg", "config"))
 
 
 def opencode_env(run):
@@ -708,6 +820,8 @@ class Serve:
         stop_popen(self.proc)
 
 
+
+
 def opencode_serve_permission(root, case):
     """case: deny | allow | open."""
     lid = "open" if case == "open" else "closed"
@@ -738,7 +852,7 @@ def opencode_serve_permission(root, case):
             check(f"{tag}: permission.replied with {want!r} arrived on the event stream (the plugin answered)",
                   reply == want, f"reply={reply}")
             srv.wait("session.idle", sid, timeout=30)
-            time.sleep(1)
+            run.wait_event("session.idle", timeout=10)
             created = os.path.exists(newfile)
             check(f"{tag}: newfile.txt {'not ' if case == 'deny' else ''}created",
                   created == (case == "allow"), f"created={created}")
@@ -750,32 +864,25 @@ def opencode_serve_permission(root, case):
             want_state = "error" if case == "deny" else "completed"
             check(f"{tag}: the session's bash tool part is {want_state}",
                   states and states[0][1] == want_state, states)
-            if USE_SHIM:
-                outs = [r["stdout"].strip() for r in run.hookout() if r["event"] == "permission.asked"]
-                ok = False
-                if outs:
-                    try:
-                        j = json.loads(outs[0])
-                        ok = (j == {"status": "allow"}) if case == "allow" else \
-                            (list(j) == ["status", "message"] and j["status"] == "deny" and j["message"])
-                    except ValueError:
-                        pass
-                check(f"{tag}: opencode-hook --event permission.asked printed "
-                      + ('{"status":"allow"}' if case == "allow" else '{"status":"deny","message":"…"}'), ok, outs)
             evs = run.events()
             dec = [e.get("decision") for e in evs if e.get("hookEvent") == "permission.asked" and e.get("decision")]
             action = "denyPermission" if case == "deny" else "allowPermission"
+            if case == "deny":
+                # what lidguard printed ({"status":"deny","message":…}) as OpenCode used it: the plugin
+                # replied reject with lidguard's message, which the model gets as the rejection feedback
+                msg = (dec[0] or {}).get("message", "") if dec else ""
+                fed = [t for t in tool_result_texts(run) if msg and msg in t]
+                calls = [r for r in run.model_requests() if r.get("served") != "fixed"]
+                check(f"{tag}: lidguard's deny message (hook-events) reached the model as the rejection feedback; "
+                      "the turn continued", LID_MSG in msg and fed and len(calls) > 1,
+                      f"message={msg!r} model calls={len(calls)} tool results={tool_result_texts(run)}")
+            else:
+                check(f"{tag}: lidguard's allow carries no message (hook-events decision)",
+                      dec and "message" not in dec[0], dec)
             check(f"{tag}: hook-events shows the decision {action}", dec and dec[0].get("action") == action,
                   f"{dec} / {ev_summary(evs)}")
             stopped = [e for e in evs if e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped"]
             check(f"{tag}: session.idle stopped the session", stopped, ev_summary(evs))
-            if case == "deny":  # informational: where lidguard's deny message ends up (not a check)
-                msg = (dec[0] or {}).get("message", "") if dec else ""
-                calls = [r for r in run.model_requests() if r.get("served") != "fixed"]
-                seen = any(msg and msg[:40] in t for t in tool_result_texts(run))
-                say(f"INFO {tag}: model calls with tools: {len(calls)} (the turn "
-                    f"{'continued' if len(calls) > 1 else 'ended'} after the reject); lidguard's deny message "
-                    f"{'reached' if seen else 'did NOT reach'} the model; tool error: {states[0][2] if states else None!r}")
         else:
             time.sleep(5)  # nobody answers: no automatic reply may arrive
             replied = srv.of("permission.replied", sid)
@@ -783,9 +890,9 @@ def opencode_serve_permission(root, case):
             still = [p for p in (pending if isinstance(pending, list) else []) if p.get("id") == perm_id]
             check(f"{tag}: no automatic reply: no permission.replied after 5 s and GET /permission still lists it",
                   not replied and still, f"replied={replied} pending={pending}")
-            if USE_SHIM:
-                outs = [r["stdout"] for r in run.hookout() if r["event"] == "permission.asked"]
-                check(f"{tag}: opencode-hook --event permission.asked printed nothing", outs and all(o == "" for o in outs), outs)
+            asked_evs = [e for e in run.events() if e.get("hookEvent") == "permission.asked"]
+            check(f"{tag}: lidguard printed nothing on permission.asked (hook-events: recorded without a decision)",
+                  asked_evs and not any(e.get("decision") for e in asked_evs), ev_summary(asked_evs))
             ses = session_of(run.sessions(), "opencode")
             check(f"{tag}: status --json shows the session soft-locked with reason permission.asked",
                   ses and ses[0].get("softLockReason") == "permission.asked", ses)
@@ -793,14 +900,14 @@ def opencode_serve_permission(root, case):
             srv.call("POST", f"/permission/{perm_id}/reply", {"reply": "reject"})
             replied = srv.wait("permission.replied", sid, timeout=20)
             srv.wait("session.idle", sid, timeout=30)
-            time.sleep(1)
+            run.wait_event("session.idle", timeout=10)
             check(f"{tag}: after the driver's reply the soft-lock clears and session.idle stops the session",
                   replied and not session_of(run.sessions(), "opencode"),
                   f"replied={bool(replied)} sessions={run.sessions()} events={ev_summary(run.events())}")
             check(f"{tag}: newfile.txt not created (driver rejected)", not os.path.exists(newfile))
         srv.call("DELETE", f"/session/{sid}")
         srv.wait("session.deleted", sid, timeout=10)
-        time.sleep(0.5)
+        run.wait_event("session.deleted", timeout=5)
         no_session_left(run, "opencode", f"{tag}: no session at the end")
     finally:
         if srv:
@@ -811,9 +918,9 @@ def opencode_serve_permission(root, case):
 def opencode_run(root):
     run = Run(root, "opencode-run", lid="open", decision="deny")
     try:
-        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"}},
-                        {"text": "Done: hello."}])
-        opencode_prepare(run, {})
+        run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"},
+                         "delay": MODEL_DELAY}, {"text": "Done: hello.", "delay": MODEL_DELAY}])
+        opencode_prepare(run, {}, config_dir_var=True)
         p = spawn([OPENCODE, "run", "--print-logs", "--log-level", "INFO", "go"], cwd=run.proj,
                   env=opencode_env(run), stdin=subprocess.DEVNULL,
                   stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
@@ -822,7 +929,7 @@ def opencode_run(root):
         except subprocess.TimeoutExpired:
             stop_popen(p)
             rc = None
-        time.sleep(1.5)
+        run.wait_event("session.idle", timeout=5)
         check("opencode-run: opencode run exit 0", rc == 0, f"exit {rc}")
         evs = [e for e in run.events() if e.get("provider") == "opencode"]
         summ = ev_summary(evs)
@@ -833,6 +940,8 @@ def opencode_run(root):
               "tool-starting" in kinds and "tool-finished" in kinds, summ)
         idle = [e for e in evs if e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped"]
         check("opencode-run: session.idle ended the session (turn-stopped, outcome stopped)", idle, summ)
+        check_run_evidence(run, "opencode", "chat.message",
+                           lambda e: e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped")
         no_session_left(run, "opencode", "opencode-run: status --json has no session at the end")
     finally:
         run.finish()
@@ -864,12 +973,12 @@ def inside(args):
     scen = []
     if args.which in ("copilot", "all"):
         if not os.path.exists(COPILOT):
-            say(f"missing Copilot CLI {COPILOT} (tests/e2e/capture/copilot/run.sh bash-tool installs it)")
+            say(f"missing Copilot CLI {COPILOT} (tests/e2e/verify/install_clients.sh installs it)")
             sys.exit(2)
         scen += COPILOT_SCENARIOS
     if args.which in ("opencode", "all"):
         if not os.path.exists(OPENCODE):
-            say(f"missing OpenCode {OPENCODE} (tests/e2e/capture/opencode/run.sh bash-tool installs it)")
+            say(f"missing OpenCode {OPENCODE} (tests/e2e/verify/install_clients.sh installs it)")
             sys.exit(2)
         scen += OPENCODE_SCENARIOS
     want = set(args.names or []) | set((args.only or "").split(",")) - {""}

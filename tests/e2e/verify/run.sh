@@ -1,53 +1,101 @@
 #!/usr/bin/env bash
-# Verify against the real agent CLIs that they honour lidguard's hook answers.
+# Verify against the real agent CLIs that they honour lidguard's hook answers, with the hooks
+# installed by `lidguard hook-install` and run unmodified.
 #
-#   tests/e2e/verify/run.sh claude|codex|all [scenario ...]     (needs root for `unshare -n`)
+#   tests/e2e/verify/run.sh all                              (all four agents; what CI runs)
+#   tests/e2e/verify/run.sh claude|codex [scenario ...]      (claude_codex.py)
+#   tests/e2e/verify/run.sh copilot|opencode [scenario ...] [--only a,b]   (copilot_opencode.py)
 #   tests/e2e/verify/run.sh --list
 #
+# Needs root (`unshare -n`: every scenario runs in a private network namespace with only `lo`).
 # 1. builds lidguard (cargo build -p lidguard -> target/debug/lidguard);
-# 2. checks that the clients are in the gitignored npm cache the capture drivers fill
-#    (.ci/cache/npm/; tests/e2e/capture/{claude,codex}/run.sh install them when missing);
-# 3. enters a private network namespace with only loopback and runs claude_codex.py there.
-# Output: PASS/FAIL per check, then "N passed, M failed"; exit status 1 on any failure.
-# VERIFY_OUT overrides the output root (default /tmp/lidguard-verify.<ts>).
-# LIDGUARD_CAPTURE_NO_NETNS=1 skips the namespace (debug only!).
+# 2. checks that the clients are in the gitignored cache .ci/cache/npm/
+#    (tests/e2e/verify/install_clients.sh installs them at the pinned versions);
+# 3. runs the drivers. Output: PASS/FAIL per check, then "N passed, M failed" per driver; `all`
+#    ends with one line "e2e verify: N passed, M failed (...)". Exit status 1 on any failure.
+# VERIFY_OUT overrides the output root (default /tmp/lidguard-verify.<ts>; `all` uses
+# <root>/claude-codex and <root>/copilot-opencode). VERIFY_TIMEOUT bounds each driver under
+# `all` (seconds, default 900). LIDGUARD_CAPTURE_NO_NETNS=1 skips the namespace for
+# claude|codex (debug only!).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
 CLAUDE_VERSION="${CLAUDE_VERSION:-2.1.332}"
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
-export CLAUDE_VERSION CODEX_VERSION
+COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
+OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
+export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION
+NPM="$REPO/.ci/cache/npm"
+CLAUDE="$NPM/@anthropic-ai+claude-code@$CLAUDE_VERSION/node_modules/.bin/claude"
+CODEX="$NPM/@openai+codex@$CODEX_VERSION/node_modules/.bin/codex"
+COPILOT="$NPM/@github+copilot@$COPILOT_VERSION/node_modules/.bin/copilot"
+OPENCODE="$NPM/opencode-ai@$OPENCODE_VERSION/node_modules/opencode-ai/bin/opencode.exe"
 
-# Copilot and OpenCode: copilot_opencode.py (it enters its own `unshare -n` namespace, only lo up).
-#   tests/e2e/verify/run.sh copilot|opencode [--only scenario,...]
+usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | --list" >&2; exit 2; }
+
+need_client() {  # need_client <name> <binary>
+  "$2" --version >/dev/null 2>&1 </dev/null ||
+    { echo "$1 is not installed at $2: run tests/e2e/verify/install_clients.sh" >&2; exit 1; }
+}
+
+# claude_codex.py runs inside `unshare -n` with only lo up (copilot_opencode.py enters its own)
+CLAUDE_CODEX=(unshare -n sh -c 'ip link set lo up && exec python3 "$0" "$@"' "$HERE/claude_codex.py")
+if [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ]; then
+  echo "WARNING: LIDGUARD_CAPTURE_NO_NETNS=1 -- claude|codex run WITHOUT a private network namespace" >&2
+  CLAUDE_CODEX=(python3 "$HERE/claude_codex.py")
+fi
+
 case "${1:-}" in
-  copilot|opencode)
-    (cd "$REPO" && cargo build -q -p lidguard)
-    exec python3 "$HERE/copilot_opencode.py" "$@" ;;
+  --list)
+    python3 "$HERE/claude_codex.py" --list
+    python3 "$HERE/copilot_opencode.py" --list
+    exit 0 ;;
+  claude|codex|copilot|opencode|all) ;;
+  *) usage ;;
 esac
-
-case "${1:-}" in
-  --list) exec python3 "$HERE/claude_codex.py" --list ;;
-  claude|codex|all) ;;
-  *) echo "usage: $0 claude|codex|all [scenario ...]   (or --list)" >&2; exit 2 ;;
-esac
-
+[ "$(id -u)" = 0 ] || [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ] || { echo "run.sh needs root for 'unshare -n'" >&2; exit 1; }
 (cd "$REPO" && cargo build -q -p lidguard)
 
-want_claude=0; want_codex=0
-case "$1" in claude) want_claude=1 ;; codex) want_codex=1 ;; all) want_claude=1; want_codex=1 ;; esac
-CLAUDE="$REPO/.ci/cache/npm/@anthropic-ai+claude-code@$CLAUDE_VERSION/node_modules/.bin/claude"
-CODEX="$REPO/.ci/cache/npm/@openai+codex@$CODEX_VERSION/node_modules/.bin/codex"
-if [ $want_claude = 1 ] && ! "$CLAUDE" --version >/dev/null 2>&1; then
-  echo "Claude Code $CLAUDE_VERSION is not installed: run tests/e2e/capture/claude/run.sh print-bash once (it installs the client)" >&2; exit 1
-fi
-if [ $want_codex = 1 ] && ! "$CODEX" --version >/dev/null 2>&1; then
-  echo "Codex $CODEX_VERSION is not installed: run tests/e2e/capture/codex/run.sh exec-bash once (it installs the client)" >&2; exit 1
-fi
+case "$1" in
+  claude) need_client "Claude Code $CLAUDE_VERSION" "$CLAUDE"; exec "${CLAUDE_CODEX[@]}" "$@" ;;
+  codex) need_client "Codex $CODEX_VERSION" "$CODEX"; exec "${CLAUDE_CODEX[@]}" "$@" ;;
+  copilot) need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
+  opencode) need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
+esac
 
-if [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ]; then
-  echo "WARNING: LIDGUARD_CAPTURE_NO_NETNS=1 -- running WITHOUT a private network namespace" >&2
-  exec python3 "$HERE/claude_codex.py" "$@"
-fi
-[ "$(id -u)" = 0 ] || { echo "run.sh needs root for 'unshare -n' (or LIDGUARD_CAPTURE_NO_NETNS=1)" >&2; exit 1; }
-exec unshare -n sh -c 'ip link set lo up && exec python3 "$0" "$@"' "$HERE/claude_codex.py" "$@"
+# all: both drivers, every scenario, one summary line
+[ $# = 1 ] || { echo "run.sh all takes no scenario names (name them under claude|codex|copilot|opencode)" >&2; exit 2; }
+need_client "Claude Code $CLAUDE_VERSION" "$CLAUDE"
+need_client "Codex $CODEX_VERSION" "$CODEX"
+need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"
+need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"
+ROOT="${VERIFY_OUT:-/tmp/lidguard-verify.$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$ROOT"
+limit="${VERIFY_TIMEOUT:-900}"
+summary=() total_pass=0 total_fail=0 status=0
+for part in claude-codex copilot-opencode; do
+  start=$SECONDS
+  log="$ROOT/$part.log"
+  echo "==> $part (output: $ROOT/$part)"
+  set +e
+  if [ $part = claude-codex ]; then
+    VERIFY_OUT="$ROOT/$part" timeout -k 30 "$limit" "${CLAUDE_CODEX[@]}" all 2>&1 | tee "$log"
+  else
+    timeout -k 30 "$limit" python3 "$HERE/copilot_opencode.py" all --out "$ROOT/$part" 2>&1 | tee "$log"
+  fi
+  rc=${PIPESTATUS[0]}
+  set -e
+  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1 || true)"
+  if [ -z "$line" ]; then
+    line="no result (exit $rc$([ "$rc" = 124 ] && echo ", timed out after $limit s"))"
+    status=1
+  else
+    total_pass=$((total_pass + ${line%% passed*}))
+    f="${line#*, }"
+    total_fail=$((total_fail + ${f%% failed}))
+  fi
+  [ "$rc" = 0 ] || status=1
+  summary+=("$part: $line in $((SECONDS - start)) s")
+done
+echo "e2e verify: $total_pass passed, $total_fail failed ($(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')); output: $ROOT"
+exit $status
