@@ -397,15 +397,20 @@ impl Runtime {
         answer
     }
 
-    /// The lid and the external display count, from the same sources the suspend decision
-    /// uses: internal panels never count, so a closed laptop's own panel does not hide the lid.
-    async fn closed_lid_state(&self) -> (Lid, Option<u32>) {
-        let lid = match &self.power {
+    /// The lid, through logind when it answers, else from the files.
+    async fn lid_state(&self) -> LidState {
+        match &self.power {
             Ok(power) => {
                 lidguard_platform::sources::lid_state_using(power.as_ref(), &self.roots).await
             }
             Err(_) => lidguard_platform::sources::lid_state_from_files(&self.roots),
-        };
+        }
+    }
+
+    /// The lid and the external display count, from the same sources the suspend decision
+    /// uses: internal panels never count, so a closed laptop's own panel does not hide the lid.
+    async fn closed_lid_state(&self) -> (Lid, Option<u32>) {
+        let lid = self.lid_state().await;
         let lid = match lid {
             LidState::Open => Lid::Open,
             LidState::Closed => Lid::Closed,
@@ -605,12 +610,7 @@ impl Runtime {
             Err(reason) => Some(reason.clone()),
             Ok(_) => self.power_error.clone(),
         };
-        let lid = match &self.power {
-            Ok(power) => {
-                lidguard_platform::sources::lid_state_using(power.as_ref(), &self.roots).await
-            }
-            Err(_) => lidguard_platform::sources::lid_state_from_files(&self.roots),
-        };
+        let lid = self.lid_state().await;
         let settings = self.registry.settings().clone();
         Status {
             sessions,

@@ -228,11 +228,7 @@ pub(crate) fn apply(
             Change::Delete => None,
         };
         let old = existing.as_deref().unwrap_or("");
-        let diff = similar::TextDiff::from_lines(old, new_text.unwrap_or(""))
-            .unified_diff()
-            .context_radius(3)
-            .header(&file.display().to_string(), &file.display().to_string())
-            .to_string();
+        let diff = unified_diff(file, old, new_text.unwrap_or(""));
         if dry_run {
             output::line(&format!(
                 "{}: would change {}",
@@ -269,6 +265,16 @@ pub(crate) fn apply(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The unified diff `--dry-run` shows for `path`.
+fn unified_diff(path: &Path, old: &str, new: &str) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string()
 }
 
 /// Saves `text` under lidguard's state directory (not next to the file, where an agent that
@@ -580,12 +586,7 @@ fn codex_trust_step(
             agent_settings::codex_trust_lidguard(&key_path, hooks_json, existing.as_deref(), cmd)
                 .map_err(|e| refuse(&config, &e))?;
         if let Change::Changed { new_text } = change {
-            let diff =
-                similar::TextDiff::from_lines(existing.as_deref().unwrap_or(""), new_text.as_str())
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(&config.display().to_string(), &config.display().to_string())
-                    .to_string();
+            let diff = unified_diff(&config, existing.as_deref().unwrap_or(""), &new_text);
             if dry_run {
                 output::line(&format!(
                     "Codex CLI: would record trust in {}",
