@@ -943,6 +943,26 @@ impl Settings {
         })
     }
 
+    /// The fields on `os` whose value differs between `self` and `other`, in display order.
+    pub fn changed_fields(&self, other: &Settings, os: Os) -> Vec<&'static FieldSpec> {
+        fields_for(os)
+            .filter(|spec| self.get_field(spec.flag) != other.get_field(spec.flag))
+            .collect()
+    }
+
+    /// The defaults for `os`, except that every [`FieldSpec::user_only`] field keeps its value
+    /// from `self`: what a model may reset without raising its own authority.
+    pub fn defaults_keeping_user_only(&self, os: Os) -> Settings {
+        let mut reset = Settings::defaults_for(os);
+        for spec in fields_for(os).filter(|spec| spec.user_only()) {
+            if let Some(value) = self.get_field(spec.flag) {
+                // get_field's output always reads back unchanged.
+                let _ = reset.set_field(spec.flag, &value, os);
+            }
+        }
+        reset
+    }
+
     /// Every field that exists on `os` with its current value, in display order (grouped by
     /// category), for printing.
     pub fn rows(&self, os: Os) -> Vec<SettingRow> {

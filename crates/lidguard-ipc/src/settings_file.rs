@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use lidguard_core::settings::{Os, Settings};
+use lidguard_core::settings::{Os, Settings, SoundSetting};
 
 /// A problem with the settings file.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +35,25 @@ pub enum SettingsFileError {
         #[source]
         source: io::Error,
     },
+}
+
+/// Checks what the pure core cannot: a sound setting that names a `.wav` file must name an
+/// existing file. The error names the CLI flag.
+pub fn check_sound_files(settings: &Settings) -> Result<(), String> {
+    for (flag, value) in [
+        ("post-stop-suspend-sound", &settings.post_stop_suspend_sound),
+        (
+            "closed-lid-stop-follow-up-sound",
+            &settings.closed_lid_stop_follow_up_sound,
+        ),
+    ] {
+        if let Some(SoundSetting::WavFile(path)) = SoundSetting::parse(value)
+            && !Path::new(&path).is_file()
+        {
+            return Err(format!("--{flag}: {path} is not an existing .wav file"));
+        }
+    }
+    Ok(())
 }
 
 /// Loads the settings; a missing file gives `Ok(None)`.

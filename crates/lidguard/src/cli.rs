@@ -78,6 +78,25 @@ pub(crate) enum Command {
     CopilotHooks(SnippetArgs),
     /// Print the OpenCode plugin `hook-install` writes.
     OpencodeHooks(SnippetArgs),
+    /// Serve lidguard's sessions and settings to an MCP client over stdio.
+    #[command(
+        long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
+        Tools: get_settings_status, list_sessions, update_settings, remove_session, \
+        set_session_soft_lock, clear_session_soft_lock. It never starts the daemon. Settings that \
+        decide what happens without the user (closed-lid permission answers, webhook URLs, \
+        emergency hibernation) are refused here; change them with `lidguard settings`. Register \
+        it with `lidguard mcp-install`."
+    )]
+    McpServer,
+    /// Serve the Provider MCP tools over stdio: a model reports its own session (best effort).
+    #[command(
+        long_about = "Serve the Provider MCP tools over stdio: a model reports its own session.\n\n\
+        Tools: provider_start_session, provider_stop_session, provider_set_soft_lock, \
+        provider_clear_soft_lock. Sessions are keyed by provider `mcp`, the session id and \
+        --provider-name. Best effort: it works only as well as the model calls the tools; \
+        ask-before-sleep continuation is not available here."
+    )]
+    ProviderMcpServer(ProviderMcpServerArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
     /// Show the command overview, or help for one command.
@@ -85,6 +104,14 @@ pub(crate) enum Command {
         /// The command to explain.
         command: Option<String>,
     },
+}
+
+/// Arguments of `provider-mcp-server`.
+#[derive(Debug, Args)]
+pub(crate) struct ProviderMcpServerArgs {
+    /// The name sessions of this server are keyed by, e.g. the agent's name (`gemini`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider_name: String,
 }
 
 /// Identifies a session on the command line.

@@ -36,6 +36,7 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "opencode-hook",
         ],
     ),
+    ("MCP", &["mcp-server", "provider-mcp-server"]),
     ("Internal", &["run-server", "help"]),
 ];
 

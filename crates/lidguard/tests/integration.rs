@@ -13,6 +13,8 @@ mod daemon;
 mod hook_config;
 // Hooks: fail open, launch rules, closed-lid decisions, concurrency.
 mod hooks;
+// The MCP servers over stdio: tools/list snapshots, protocol errors, a Provider MCP session.
+mod mcp;
 // Captured agent sessions replayed through the real hooks, with the state after each step.
 mod scenarios;
 // Keep-awake through systemd-logind: inhibitors held, released, and gone after kill -9.

@@ -195,6 +195,42 @@ pub struct FieldSpec {
 }
 
 impl FieldSpec {
+    /// Whether only the user may change this field, never a model through lidguard's MCP
+    /// server: it decides what happens without asking the user (the closed-lid answer to a
+    /// permission prompt), where data about the user's work is sent (webhooks), or it is the
+    /// hardware's safety guard (emergency hibernation). The CLI changes these.
+    pub fn user_only(&self) -> bool {
+        matches!(
+            self.field,
+            Field::ClosedLidPermissionRequestDecision
+                | Field::PreSuspendWebhookUrl
+                | Field::PostSessionEndWebhookUrl
+                | Field::ClosedLidStopFollowUpWebhookUrl
+                | Field::EmergencyHibernationOnHighTemperature
+                | Field::EmergencyHibernationTemperatureMode
+                | Field::EmergencyHibernationTemperatureCelsius
+        )
+    }
+
+    /// The field's name in MCP tool arguments: the JSON key's last part when it names the field
+    /// on its own (`preventSystemSleep` for `powerRequest.preventSystemSleep`), else the whole
+    /// key run together (`powerRequestReason` for `powerRequest.reason`).
+    pub fn mcp_name(&self) -> String {
+        match self.json_key.split_once('.') {
+            None => self.json_key.to_owned(),
+            Some((_, last)) if last.starts_with("prevent") => last.to_owned(),
+            Some((parent, last)) => {
+                let mut chars = last.chars();
+                let first = chars.next().map(|c| c.to_ascii_uppercase());
+                format!(
+                    "{parent}{}{}",
+                    first.into_iter().collect::<String>(),
+                    chars.as_str()
+                )
+            }
+        }
+    }
+
     /// Whether the field exists on `os`.
     pub fn applies_to(&self, os: Os) -> bool {
         self.platforms.contains(&os)

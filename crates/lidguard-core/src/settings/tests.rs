@@ -1194,3 +1194,60 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn mcp_names_are_unique_camel_case_and_stable() {
+    let names: Vec<String> = FIELDS.iter().map(FieldSpec::mcp_name).collect();
+    let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert_eq!(
+        spec("power-request-reason").mcp_name(),
+        "powerRequestReason"
+    );
+    assert_eq!(
+        spec("prevent-system-sleep").mcp_name(),
+        "preventSystemSleep"
+    );
+    assert_eq!(spec("suspend-mode").mcp_name(), "suspendMode");
+    for name in &names {
+        assert!(name.chars().all(|c| c.is_ascii_alphanumeric()), "{name}");
+    }
+}
+
+#[test]
+fn reset_for_a_model_keeps_every_user_only_field() {
+    let os = Os::Linux;
+    let mut user = Settings::defaults_for(os);
+    user.set_field("closed-lid-permission-request-decision", "allow", os)
+        .unwrap();
+    user.set_field("pre-suspend-webhook-url", "https://example.com/h", os)
+        .unwrap();
+    user.set_field("emergency-hibernation-on-high-temperature", "false", os)
+        .unwrap();
+    user.set_field("suspend-mode", "hibernate", os).unwrap();
+    let reset = user.defaults_keeping_user_only(os);
+    let changed: Vec<&str> = user
+        .changed_fields(&reset, os)
+        .iter()
+        .map(|s| s.flag)
+        .collect();
+    assert_eq!(changed, ["suspend-mode"]);
+    assert!(changed.iter().all(|f| !spec(f).user_only()));
+    let user_only: Vec<&str> = FIELDS
+        .iter()
+        .filter(|s| s.user_only())
+        .map(|s| s.flag)
+        .collect();
+    assert_eq!(
+        user_only,
+        [
+            "pre-suspend-webhook-url",
+            "post-session-end-webhook-url",
+            "closed-lid-stop-follow-up-webhook-url",
+            "closed-lid-permission-request-decision",
+            "emergency-hibernation-on-high-temperature",
+            "emergency-hibernation-temperature-mode",
+            "emergency-hibernation-temperature-celsius",
+        ]
+    );
+}

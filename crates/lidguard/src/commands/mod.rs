@@ -3,6 +3,7 @@
 pub(crate) mod hook;
 mod hook_config;
 mod hook_events;
+mod mcp;
 mod server;
 mod session;
 mod settings;
@@ -39,7 +40,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(hook::run(provider, event));
     }
     let places = Places::from_env()?;
-    logging::init(&places, matches!(command, Command::RunServer));
+    let long_running = matches!(
+        command,
+        Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
+    );
+    logging::init(&places, long_running);
     match command {
         Command::Start(args) => session::start(&places, args),
         Command::Stop(args) => session::stop(&places, args),
@@ -68,6 +73,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::OpencodeHooks(args) => {
             snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
         }
+        Command::McpServer => mcp::serve_control(places),
+        Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::RunServer => server::run(places),
         Command::Help { .. }
         | Command::ClaudeHook

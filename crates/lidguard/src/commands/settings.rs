@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use lidguard_core::settings::{FieldKind, FieldSpec, fields_for};
-use lidguard_core::settings::{Os, Settings, SoundSetting};
+use lidguard_core::settings::{Os, Settings};
 use lidguard_ipc::client::{self, ClientError};
 use lidguard_ipc::protocol::Request;
 use lidguard_ipc::{Places, settings_file};
@@ -56,9 +56,7 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
         let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
         bail!("{}", reasons.join("\n"));
     }
-    let changed: Vec<&FieldSpec> = fields_for(os)
-        .filter(|spec| old.get_field(spec.flag) != new.get_field(spec.flag))
-        .collect();
+    let changed = old.changed_fields(new, os);
     if changed.is_empty() {
         output::line("No change.")?;
         return Ok(());
@@ -91,22 +89,9 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
     Ok(())
 }
 
-/// The core cannot look at files; a sound path must name an existing file.
+/// A sound path must name an existing file (checked here: the core cannot look at files).
 fn check_sound_files(settings: &Settings) -> anyhow::Result<()> {
-    for (flag, value) in [
-        ("post-stop-suspend-sound", &settings.post_stop_suspend_sound),
-        (
-            "closed-lid-stop-follow-up-sound",
-            &settings.closed_lid_stop_follow_up_sound,
-        ),
-    ] {
-        if let Some(SoundSetting::WavFile(path)) = SoundSetting::parse(value)
-            && !std::path::Path::new(&path).is_file()
-        {
-            bail!("--{flag}: {path} is not an existing .wav file");
-        }
-    }
-    Ok(())
+    settings_file::check_sound_files(settings).map_err(anyhow::Error::msg)
 }
 
 fn render(settings: &Settings, os: Os, path: &str) -> String {
