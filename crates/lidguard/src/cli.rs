@@ -72,12 +72,25 @@ pub(crate) enum Command {
     HookRemove(HookConfigArgs),
     /// Print the Claude Code hook configuration `hook-install` writes.
     ClaudeHooks(SnippetArgs),
-    /// Print the Codex hook configuration `hook-install` writes.
+    /// Print the Codex hook configuration `hook-install` writes (`hooks-json`), or the same
+    /// hooks in `config.toml` form (`config-toml`).
     CodexHooks(SnippetArgs),
     /// Print the Copilot CLI hook file `hook-install` writes.
     CopilotHooks(SnippetArgs),
     /// Print the OpenCode plugin `hook-install` writes.
     OpencodeHooks(SnippetArgs),
+    /// Register lidguard's MCP server with an agent, next to the user's own servers.
+    McpInstall(McpConfigArgs),
+    /// Check lidguard's MCP server entry in an agent's MCP config.
+    McpStatus(McpStatusArgs),
+    /// Remove lidguard's MCP server entry from an agent's MCP config.
+    McpRemove(McpConfigArgs),
+    /// Add a Provider MCP server entry (`provider-mcp-server`) to any JSON MCP config.
+    ProviderMcpInstall(ProviderMcpArgs),
+    /// Check a Provider MCP server entry in a JSON MCP config.
+    ProviderMcpStatus(ProviderMcpArgs),
+    /// Remove a Provider MCP server entry from a JSON MCP config.
+    ProviderMcpRemove(ProviderMcpArgs),
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
         long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
@@ -227,8 +240,47 @@ pub(crate) struct HookStatusArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct McpConfigArgs {
+    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
+    #[arg(value_name = "AGENT")]
+    pub(crate) agent: Option<String>,
+    /// Print the file and the diff that would be applied, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpStatusArgs {
+    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
+    #[arg(value_name = "AGENT")]
+    pub(crate) agent: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProviderMcpArgs {
+    /// The JSON file holding the agent's `mcpServers`.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) config: PathBuf,
+    /// The name the model's sessions are keyed by (required for install).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider_name: Option<String>,
+    /// The entry's name under `mcpServers` (default `lidguard-provider`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) server_name: Option<String>,
+    /// Install/remove: print the file and the diff that would be applied, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Status: print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct SnippetArgs {
-    /// The format (`settings-json`, `hooks-json`, `config-json`, `plugin-js`).
+    /// The format (`settings-json`, `hooks-json` or `config-toml`, `config-json`, `plugin-js`).
     #[arg(value_name = "FORMAT")]
     pub(crate) format: String,
 }

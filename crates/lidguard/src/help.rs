@@ -36,7 +36,19 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "opencode-hook",
         ],
     ),
-    ("MCP", &["mcp-server", "provider-mcp-server"]),
+    (
+        "MCP",
+        &[
+            "mcp-install",
+            "mcp-status",
+            "mcp-remove",
+            "provider-mcp-install",
+            "provider-mcp-status",
+            "provider-mcp-remove",
+            "mcp-server",
+            "provider-mcp-server",
+        ],
+    ),
     ("Internal", &["run-server", "help"]),
 ];
 

@@ -22,10 +22,20 @@ pub(crate) fn provider(given: Option<Provider>, command: &str) -> anyhow::Result
 
 /// One of `choices`, asked for on a terminal, or a clear error naming them.
 pub(crate) fn provider_among(choices: &[Provider], command: &str) -> anyhow::Result<Provider> {
+    agent_among(choices, command, "--provider")
+}
+
+/// Like [`provider_among`], for commands whose error names the missing argument as `needs`
+/// (`--provider`, or `an agent` for positional arguments).
+pub(crate) fn agent_among(
+    choices: &[Provider],
+    command: &str,
+    needs: &str,
+) -> anyhow::Result<Provider> {
     if !interactive() {
         let names: Vec<&str> = choices.iter().map(|p| p.as_str()).collect();
         bail!(
-            "`lidguard {command}` needs --provider (one of: {})",
+            "`lidguard {command}` needs {needs}: one of {}",
             names.join(", ")
         );
     }

@@ -273,3 +273,234 @@ fn codex_hooks_are_reported_untrusted_until_trusted_on_request() {
     );
     assert!(!out.status.success());
 }
+
+#[test]
+fn mcp_install_status_remove_round_trip_for_every_agent() {
+    let home = agent_home();
+    for dir in ["claude", "codex", "copilot", "opencode"] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+    }
+    let codex = home.path().join("codex/config.toml");
+    let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+    std::fs::write(&codex, codex_before).unwrap();
+    let claude = home.path().join("claude/.claude.json");
+    let claude_before = "{\n  \"numStartups\": 1,\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"y\"}\n  }\n}\n";
+    std::fs::write(&claude, claude_before).unwrap();
+
+    let dry = with_agents(&home, &["mcp-install", "all", "--dry-run"]);
+    assert!(dry.status.success());
+    assert_eq!(
+        stdout(&dry).matches("would change").count(),
+        4,
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), codex_before);
+    assert!(!home.path().join("copilot/mcp-config.json").exists());
+
+    assert_eq!(
+        with_agents(&home, &["mcp-status", "all"]).status.code(),
+        Some(1)
+    );
+    let out = with_agents(&home, &["mcp-install", "all"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = with_agents(&home, &["mcp-status", "all", "--json"]);
+    assert!(status.status.success(), "{}", stdout(&status));
+    let reports: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert!(
+        reports
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["state"] == "installed"),
+        "{reports}"
+    );
+
+    let exe = std::fs::canonicalize(crate::util::BIN).unwrap();
+    let copilot: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("copilot/mcp-config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        copilot["mcpServers"]["lidguard"]["command"],
+        exe.display().to_string()
+    );
+    let opencode = std::fs::read_to_string(home.path().join("opencode/opencode.json")).unwrap();
+    assert!(opencode.contains("\"mcp-server\"") && opencode.contains("\"enabled\": true"));
+    assert!(
+        std::fs::read_to_string(&claude)
+            .unwrap()
+            .contains("\"mine\": {\"command\": \"y\"}")
+    );
+
+    let again = with_agents(&home, &["mcp-install", "all"]);
+    assert_eq!(stdout(&again).matches("already up to date").count(), 4);
+
+    let out = with_agents(&home, &["mcp-remove", "all"]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), codex_before);
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_before);
+    assert_eq!(
+        with_agents(&home, &["mcp-status", "codex"]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn mcp_install_refuses_a_broken_file_and_all_skips_missing_agents() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("copilot")).unwrap();
+    let file = home.path().join("copilot/mcp-config.json");
+    std::fs::write(&file, "{ \"mcpServers\": { \"a\": ").unwrap();
+    let out = with_agents(&home, &["mcp-install", "copilot"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not parse") && err.contains("Nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{ \"mcpServers\": { \"a\": "
+    );
+
+    std::fs::write(&file, "{}").unwrap();
+    let out = with_agents(&home, &["mcp-install", "all"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert_eq!(text.matches("skipped:").count(), 3, "{text}");
+    let status = with_agents(&home, &["mcp-status", "all"]);
+    assert!(
+        status.status.success(),
+        "skipped agents do not fail status: {}",
+        stdout(&status)
+    );
+
+    let out = home.cmd(&["mcp-install"]).output().unwrap();
+    assert!(
+        !out.status.success(),
+        "no agent and no terminal: a clear error"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("needs an agent (or `all`): one of claude, codex, copilot, opencode")
+    );
+}
+
+#[test]
+fn provider_mcp_entries_in_any_json_config() {
+    let home = agent_home();
+    let config = home.path().join("agent.json");
+    let before =
+        "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\"}\n  },\n  \"theme\": \"dark\"\n}\n";
+    std::fs::write(&config, before).unwrap();
+    let path = config.to_str().unwrap();
+    let out = home
+        .cmd(&["provider-mcp-install", "--config", path])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "install needs --provider-name");
+    let out = home
+        .cmd(&[
+            "provider-mcp-install",
+            "--config",
+            path,
+            "--provider-name",
+            "gemini",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["lidguard-provider"]["args"],
+        serde_json::json!(["provider-mcp-server", "--provider-name", "gemini"])
+    );
+    let status = home
+        .cmd(&["provider-mcp-status", "--config", path, "--json"])
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", stdout(&status));
+    let other = home
+        .cmd(&[
+            "provider-mcp-status",
+            "--config",
+            path,
+            "--provider-name",
+            "other",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        other.status.code(),
+        Some(1),
+        "another provider name is drift"
+    );
+    let out = home
+        .cmd(&["provider-mcp-remove", "--config", path])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+}
+
+#[test]
+fn copilot_status_reports_conflicting_hooks_in_other_files_and_the_repository() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("copilot/hooks")).unwrap();
+    let out = with_agents(&home, &["hook-install", "--provider", "copilot"]);
+    assert!(out.status.success());
+    // Another user hooks file, and the repository the command runs in (the home is its root).
+    std::fs::write(
+        home.path().join("copilot/hooks/other.json"),
+        r#"{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./keep-going.sh"}]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".git")).unwrap();
+    std::fs::create_dir_all(home.path().join(".github/hooks")).unwrap();
+    std::fs::write(
+        home.path().join(".github/hooks/team.json"),
+        r#"{"version": 1, "hooks": {"permissionRequest": [{"type": "command", "bash": "./approve.sh"}], "postToolUse": [{"type": "command", "bash": "./log.sh"}]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".github/copilot")).unwrap();
+    std::fs::write(
+        home.path().join(".github/copilot/settings.json"),
+        r#"{"disableAllHooks": true, "hooks": {"agentStop": [{"type": "command", "bash": "./ignored.sh"}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(home.path().join(".github/hooks/broken.json"), "{").unwrap();
+
+    let out = with_agents(&home, &["hook-status", "--provider", "copilot", "--json"]);
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &reports[0];
+    let foreign = report["foreignHooks"].as_array().unwrap();
+    let summaries: Vec<&str> = foreign
+        .iter()
+        .map(|f| f["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["./keep-going.sh", "./approve.sh"], "{report}");
+    assert!(
+        foreign[1]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with(".github/hooks/team.json")
+    );
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("broken.json not checked"), "{warnings}");
+
+    let text = stdout(&with_agents(
+        &home,
+        &["hook-status", "--provider", "copilot"],
+    ));
+    assert!(text.contains("./approve.sh (in "), "{text}");
+}

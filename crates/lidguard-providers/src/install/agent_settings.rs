@@ -332,7 +332,7 @@ fn trust_hash(event: &str, snake: &str, matcher: Option<&str>, handler: &Value) 
 }
 
 /// Parses `config.toml`; a missing file is an empty document.
-fn parse_toml(text: Option<&str>) -> Result<DocumentMut, InstallError> {
+pub(crate) fn parse_toml(text: Option<&str>) -> Result<DocumentMut, InstallError> {
     let text = text.unwrap_or_default();
     text.parse::<DocumentMut>().map_err(|e| {
         let at = e.span().map_or(0, |s| s.start).min(text.len());

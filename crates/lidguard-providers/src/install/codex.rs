@@ -91,3 +91,78 @@ pub fn status(
 pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
     engine::fresh(install(None, cmd, timeout))
 }
+
+/// The same hooks in Codex's inline `config.toml` form (`[[hooks.<Event>]]` groups holding
+/// `[[hooks.<Event>.hooks]]` handlers, accepted since 0.124 next to `hooks.json`), for users
+/// who keep everything in `config.toml`. Codex runs hooks from both places, so this is an
+/// alternative to `hook-install`'s `hooks.json`, never an addition.
+pub fn config_toml_snippet(cmd: &HookCommand, timeout: u32) -> String {
+    use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+
+    let json: serde_json::Value = serde_json::from_str(&snippet(cmd, timeout))
+        .unwrap_or_else(|e| unreachable!("our own hooks.json parses: {e}"));
+    let mut hooks = Table::new();
+    hooks.set_implicit(true);
+    for event in REQUIRED_EVENTS {
+        let mut groups = ArrayOfTables::new();
+        for group in json["hooks"][event].as_array().into_iter().flatten() {
+            let mut handlers = ArrayOfTables::new();
+            for handler in group["hooks"].as_array().into_iter().flatten() {
+                let mut t = Table::new();
+                // In the order hooks.json has them (serde_json's map would sort them).
+                for key in ["type", "command", "timeout"] {
+                    let Some(v) = handler.get(key) else { continue };
+                    match v {
+                        serde_json::Value::String(s) => t.insert(key, value(s.as_str())),
+                        serde_json::Value::Number(n) => {
+                            t.insert(key, value(n.as_i64().unwrap_or_default()))
+                        }
+                        other => unreachable!("handlers hold strings and numbers, not {other}"),
+                    };
+                }
+                handlers.push(t);
+            }
+            let mut g = Table::new();
+            g.insert("hooks", Item::ArrayOfTables(handlers));
+            groups.push(g);
+        }
+        hooks.insert(event, Item::ArrayOfTables(groups));
+    }
+    let mut doc = DocumentMut::new();
+    doc.insert("hooks", Item::Table(hooks));
+    format!(
+        "# lidguard's Codex hooks in config.toml form: use this OR `lidguard hook-install --provider codex`\n\
+         # (hooks.json), not both; Codex runs hooks from both places.\n{doc}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_toml_snippet_holds_the_same_hooks_as_hooks_json() {
+        let cmd = HookCommand::new("/opt/lidguard");
+        let toml_text = config_toml_snippet(&cmd, 30);
+        let parsed: toml_edit::DocumentMut = toml_text.parse().unwrap();
+        let json: serde_json::Value = serde_json::from_str(&snippet(&cmd, 30)).unwrap();
+        for event in REQUIRED_EVENTS {
+            let groups = parsed["hooks"][event].as_array_of_tables().unwrap();
+            assert_eq!(groups.len(), 1, "{event}");
+            let handler = groups.get(0).unwrap()["hooks"]
+                .as_array_of_tables()
+                .unwrap()
+                .get(0)
+                .unwrap();
+            let want = &json["hooks"][event][0]["hooks"][0];
+            assert_eq!(handler["command"].as_str(), want["command"].as_str());
+            assert_eq!(handler["timeout"].as_integer(), want["timeout"].as_i64());
+            assert_eq!(handler["type"].as_str(), Some("command"));
+        }
+        assert!(
+            toml_text.contains("[[hooks.Stop]]\n\n[[hooks.Stop.hooks]]\ntype = \"command\""),
+            "{toml_text}"
+        );
+        assert!(!toml_text.contains("\n[hooks]\n"), "no empty parent table");
+    }
+}

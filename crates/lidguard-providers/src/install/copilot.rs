@@ -174,15 +174,47 @@ fn inline_hooks(
     text: &str,
     cmd: &HookCommand,
 ) -> Result<(Vec<super::ForeignHook>, Vec<String>), InstallError> {
-    let doc = Doc::parse(Some(text), "Copilot settings.json")?;
-    let Some(hooks) = doc.object()?.object_value("hooks") else {
+    hooks_in(
+        text,
+        cmd,
+        "Copilot settings.json",
+        HookSource::CopilotSettings,
+    )
+}
+
+/// Another file whose hooks Copilot runs next to lidguard's (hook-contracts §3.1): a hooks file
+/// (`~/.copilot/hooks/*.json` besides lidguard's, a repository's `.github/hooks/*.json`) or a
+/// settings file with inline `hooks` (`.github/copilot/settings.json`,
+/// `settings.local.json`). Returns its conflicting hooks (source [`HookSource::OtherFile`])
+/// and the events on which it runs lidguard itself. A file with `disableAllHooks: true` runs
+/// nothing and yields nothing.
+pub fn scan_other_file(
+    text: &str,
+    cmd: &HookCommand,
+) -> Result<(Vec<super::ForeignHook>, Vec<String>), InstallError> {
+    hooks_in(text, cmd, "Copilot hooks", HookSource::OtherFile)
+}
+
+fn hooks_in(
+    text: &str,
+    cmd: &HookCommand,
+    what: &str,
+    source: HookSource,
+) -> Result<(Vec<super::ForeignHook>, Vec<String>), InstallError> {
+    let doc = Doc::parse(Some(text), what)?;
+    let root = doc.object()?;
+    let disabled = root
+        .get("disableAllHooks")
+        .and_then(|p| p.value()?.to_serde_value())
+        == Some(serde_json::Value::Bool(true));
+    let Some(hooks) = root.object_value("hooks").filter(|_| !disabled) else {
         return Ok(Default::default());
     };
     let (ours, theirs): (Vec<_>, Vec<_>) = engine::sites(&hooks, Layout::Flat)
         .into_iter()
         .partition(|s| s.is_ours(&SPEC, cmd));
     Ok((
-        engine::foreign(&theirs, &SPEC, HookSource::CopilotSettings),
+        engine::foreign(&theirs, &SPEC, source),
         ours.into_iter().map(|s| s.event).collect(),
     ))
 }

@@ -486,7 +486,7 @@ fn command_text(handler: &Value) -> String {
 
 /// Rewrites only the properties of `object` that differ from `want`, so a handler keeps its
 /// layout (one line or several) and key order.
-fn conform(object: &CstObject, want: &Handler) {
+pub(crate) fn conform(object: &CstObject, want: &Handler) {
     for prop in object.properties() {
         let name = prop.decoded_name().unwrap_or_default();
         if !want.iter().any(|(k, _)| *k == name) {

@@ -26,6 +26,7 @@ pub mod agent_settings;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod mcp;
 pub mod opencode;
 
 /// The shell that runs the hook command, which decides how the program is quoted.
@@ -215,4 +216,6 @@ pub enum HookSource {
     Config,
     /// Copilot's `settings.json` (inline hooks).
     CopilotSettings,
+    /// Another file whose hooks the agent runs next to lidguard's; the caller names it.
+    OtherFile,
 }

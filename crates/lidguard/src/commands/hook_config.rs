@@ -16,12 +16,13 @@ use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::install::{
-    self, Change, HookCommand, HookStatus, InstallError, InstallState, agent_settings, claude,
-    codex, copilot, opencode,
+    self, Change, HookCommand, HookStatus, InstallState, agent_settings, claude, codex, copilot,
+    opencode,
 };
 use lidguard_store::Store;
 use serde_json::{Value, json};
 
+use super::config_edit::{self, backup, read, refuse, unified_diff};
 use crate::cli::HookConfigArgs;
 use crate::output;
 
@@ -152,21 +153,6 @@ fn settings_timeout(places: &Places) -> anyhow::Result<u32> {
     Ok(settings.managed_hook_timeout_seconds())
 }
 
-fn read(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
-fn refuse(path: &Path, e: &InstallError) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{}: {e}\nNothing was changed. Fix the file (or move it aside), then try again.",
-        path.display()
-    )
-}
-
 /// `hook-install` or `hook-remove`.
 pub(crate) fn apply(
     places: &Places,
@@ -210,87 +196,19 @@ pub(crate) fn apply(
                 dry_run,
             )?;
         }
-        let new_text = match &change {
-            Change::Unchanged => {
-                let what = if remove {
-                    "no lidguard hooks to remove"
-                } else {
-                    "already up to date"
-                };
-                output::line(&format!(
-                    "{}: {what} ({})",
-                    p.display_name(),
-                    file.display()
-                ))?;
-                continue;
-            }
-            Change::Changed { new_text } => Some(new_text.as_str()),
-            Change::Delete => None,
-        };
-        let old = existing.as_deref().unwrap_or("");
-        let diff = unified_diff(file, old, new_text.unwrap_or(""));
-        if dry_run {
-            output::line(&format!(
-                "{}: would change {}",
-                p.display_name(),
-                file.display()
-            ))?;
-            output::prompt(&diff)?;
-            continue;
-        }
-        let backup = match &existing {
-            Some(text) => Some(backup(places, p, file, text)?),
-            None => None,
-        };
-        match new_text {
-            Some(text) => {
-                if let Some(dir) = file.parent() {
-                    std::fs::create_dir_all(dir)
-                        .with_context(|| format!("cannot create {}", dir.display()))?;
-                }
-                settings_file::write_atomically(file, text.as_bytes())
-                    .with_context(|| format!("cannot write {}", file.display()))?;
-            }
-            None => std::fs::remove_file(file)
-                .with_context(|| format!("cannot remove {}", file.display()))?,
-        }
-        let verb = match (remove, new_text) {
-            (true, None) => "removed",
-            (true, Some(_)) => "removed lidguard's hooks from",
-            (false, _) => "installed lidguard's hooks in",
-        };
-        output::line(&format!("{}: {verb} {}", p.display_name(), file.display()))?;
-        if let Some(b) = backup {
-            output::line(&format!("  previous version saved as {}", b.display()))?;
-        }
+        config_edit::write(
+            places,
+            (p.display_name(), p.as_str()),
+            (file, existing.as_deref()),
+            &change,
+            &config_edit::Mode {
+                remove,
+                dry_run,
+                what: "lidguard's hooks",
+            },
+        )?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The unified diff `--dry-run` shows for `path`.
-fn unified_diff(path: &Path, old: &str, new: &str) -> String {
-    let name = path.display().to_string();
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&name, &name)
-        .to_string()
-}
-
-/// Saves `text` under lidguard's state directory (not next to the file, where an agent that
-/// loads every file of its directory could pick it up).
-fn backup(places: &Places, provider: Provider, file: &Path, text: &str) -> anyhow::Result<PathBuf> {
-    let dir = places.state_dir.join("backups").join(provider.as_str());
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stamp = Timestamp::now().strftime("%Y%m%dT%H%M%S%.fZ").to_string();
-    let path = dir.join(format!("{name}.{stamp}"));
-    settings_file::write_atomically(&path, text.as_bytes())
-        .with_context(|| format!("cannot back up {} to {}", file.display(), path.display()))?;
-    Ok(path)
 }
 
 /// The hook events whose arrival proves the hooks work, per agent.
@@ -339,6 +257,9 @@ pub(crate) fn status(
             Ok(status) => {
                 healthy &= status.state == InstallState::Installed;
                 let mut r = report(p, &location, &status, &receipts);
+                if p == Provider::Copilot {
+                    add_copilot_other_files(&mut r, &location, &cmd)?;
+                }
                 let (trust_ok, extra) = agent_extras(p, &location, existing.as_deref(), &cmd)?;
                 healthy &= trust_ok;
                 if let (Some(r), Some(extra)) = (r.as_object_mut(), extra.as_object()) {
@@ -365,6 +286,80 @@ pub(crate) fn status(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The other files whose hooks Copilot runs next to lidguard's (hook-contracts §3.1): the rest
+/// of `COPILOT_HOME/hooks/`, and the current repository's `.github/hooks/*.json` and
+/// `.github/copilot/settings{,.local}.json`. Their conflicting hooks join `foreignHooks` with
+/// the file named; lidguard entries in them and unreadable files become warnings.
+fn add_copilot_other_files(
+    report: &mut Value,
+    location: &Location,
+    cmd: &HookCommand,
+) -> anyhow::Result<()> {
+    let json_files = |dir: &Path| -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut files: Vec<PathBuf> = json_files(&location.root.join("hooks"))
+        .into_iter()
+        .filter(|f| *f != location.file)
+        .collect();
+    if let Some(repo) = std::env::current_dir()
+        .ok()
+        .as_deref()
+        .and_then(repository_root)
+    {
+        files.extend(json_files(&repo.join(".github/hooks")));
+        for name in ["settings.json", "settings.local.json"] {
+            let f = repo.join(".github/copilot").join(name);
+            if f.is_file() {
+                files.push(f);
+            }
+        }
+    }
+    let mut foreign = Vec::new();
+    let mut warnings = Vec::new();
+    for file in files {
+        let Some(text) = read(&file)? else { continue };
+        match copilot::scan_other_file(&text, cmd) {
+            Ok((theirs, ours)) => {
+                foreign.extend(theirs.iter().map(|f| {
+                    json!({"event": f.event, "matcher": f.matcher, "type": f.handler_type, "summary": f.summary, "file": file})
+                }));
+                for event in ours {
+                    warnings.push(json!(format!(
+                        "{} also runs lidguard on {event}: the event reaches lidguard twice",
+                        file.display()
+                    )));
+                }
+            }
+            Err(e) => warnings.push(json!(format!(
+                "{} not checked for conflicting hooks: {e}",
+                file.display()
+            ))),
+        }
+    }
+    if let Some(list) = report["foreignHooks"].as_array_mut() {
+        list.extend(foreign);
+    }
+    if let Some(list) = report["warnings"].as_array_mut() {
+        list.extend(warnings);
+    }
+    Ok(())
+}
+
+/// The repository `dir` is in: the nearest directory upwards holding `.git`.
+fn repository_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }
 
 /// What only some agents have: Codex's trust records, and the agents' own keep-awake settings
@@ -483,9 +478,13 @@ fn render(r: &Value) -> String {
     }
     for f in list("foreignHooks") {
         out.push_str(&format!(
-            "  other hook on {}: {} — it can block or answer where lidguard does; do not run prompt-style hooks next to lidguard's\n",
+            "  other hook on {}: {}{} — it can block or answer where lidguard does; do not run prompt-style hooks next to lidguard's\n",
             f["event"].as_str().unwrap_or(""),
-            f["summary"].as_str().unwrap_or("")
+            f["summary"].as_str().unwrap_or(""),
+            f["file"]
+                .as_str()
+                .map(|file| format!(" (in {file})"))
+                .unwrap_or_default()
         ));
     }
     let trust = &r["codexTrust"];
@@ -596,7 +595,7 @@ fn codex_trust_step(
                 return Ok(());
             }
             if let Some(old) = &existing {
-                let b = backup(places, Provider::Codex, &config, old)?;
+                let b = backup(places, Provider::Codex.as_str(), &config, old)?;
                 output::line(&format!("  previous config.toml saved as {}", b.display()))?;
             }
             settings_file::write_atomically(&config, new_text.as_bytes())
@@ -623,6 +622,13 @@ fn codex_trust_step(
         ))?;
     }
     Ok(())
+}
+
+/// `codex-hooks config-toml`: the Codex hooks in `config.toml` form.
+pub(crate) fn codex_toml_snippet(places: &Places) -> anyhow::Result<ExitCode> {
+    let cmd = HookCommand::new(hook_program()?);
+    output::prompt(&codex::config_toml_snippet(&cmd, settings_timeout(places)?))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The snippet printers: what `hook-install` would write into a missing file.

@@ -1,9 +1,11 @@
 //! One module per command family; [`run`] dispatches.
 
+mod config_edit;
 pub(crate) mod hook;
 mod hook_config;
 mod hook_events;
 mod mcp;
+mod mcp_config;
 mod server;
 mod session;
 mod settings;
@@ -66,12 +68,27 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ClaudeHooks(args) => {
             snippet(&places, Provider::Claude, &args.format, "settings-json")
         }
+        Command::CodexHooks(args) if args.format == "config-toml" => {
+            hook_config::codex_toml_snippet(&places)
+        }
         Command::CodexHooks(args) => snippet(&places, Provider::Codex, &args.format, "hooks-json"),
         Command::CopilotHooks(args) => {
             snippet(&places, Provider::Copilot, &args.format, "config-json")
         }
         Command::OpencodeHooks(args) => {
             snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
+        }
+        Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
+        Command::McpRemove(args) => mcp_config::apply(&places, &args, true),
+        Command::McpStatus(args) => mcp_config::status(&args),
+        Command::ProviderMcpInstall(args) => {
+            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Install)
+        }
+        Command::ProviderMcpStatus(args) => {
+            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Status)
+        }
+        Command::ProviderMcpRemove(args) => {
+            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Remove)
         }
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
@@ -92,7 +109,12 @@ fn snippet(
     expected: &str,
 ) -> anyhow::Result<ExitCode> {
     if format != expected {
-        anyhow::bail!("unknown format `{format}` for {provider}; the format is `{expected}`");
+        let also = if provider == Provider::Codex {
+            " (or `config-toml`)"
+        } else {
+            ""
+        };
+        anyhow::bail!("unknown format `{format}` for {provider}; the format is `{expected}`{also}");
     }
     hook_config::snippet(places, provider)
 }

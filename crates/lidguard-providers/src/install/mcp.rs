@@ -1,0 +1,490 @@
+//! lidguard's MCP server entries in each agent's MCP config, and the Provider MCP entry in any
+//! JSON config with an `mcpServers` object.
+//!
+//! An entry is lidguard's by its name (`lidguard`, or the server name given for Provider MCP).
+//! Install writes the keys below and leaves any other key the user added to the entry (an
+//! `env`, a `timeout`) and every other server untouched; remove deletes the entry, and the
+//! container when that left it empty. Edits go through the same CST (JSON/JSONC) and
+//! `toml_edit` (TOML) round trips as the hook installer, so unrelated text keeps its bytes.
+//!
+//! The shapes are what each agent's own `mcp add` writes, captured from the pinned CLIs:
+//! `claude mcp add --scope user lidguard -- <exe> mcp-server` (Claude Code 2.1.332, user
+//! `.claude.json`), `copilot mcp add lidguard -- <exe> mcp-server` (Copilot CLI 1.0.102,
+//! `mcp-config.json`), `codex mcp add lidguard -- <exe> mcp-server` (Codex 0.171.0,
+//! `config.toml`); OpenCode has no such command and documents the `mcp` object of
+//! `opencode.json` (<https://opencode.ai/docs/mcp-servers/>): `type` `local`, `command` array,
+//! `enabled`. tests/e2e/verify checks that each real CLI lists what install wrote.
+
+use jsonc_parser::cst::{CstInputValue, CstObject};
+use serde_json::Value;
+use toml_edit::{Array, Item, Table, value};
+
+use super::agent_settings::parse_toml;
+use super::engine::{Doc, conform, shape};
+use super::{Change, InstallError, InstallState};
+
+/// The name lidguard's `mcp-server` is registered under.
+pub const SERVER_NAME: &str = "lidguard";
+/// The default name of a Provider MCP entry.
+pub const PROVIDER_SERVER_NAME: &str = "lidguard-provider";
+
+/// The agents whose MCP config lidguard edits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpAgent {
+    /// `mcpServers` in the user's `.claude.json`.
+    Claude,
+    /// `[mcp_servers]` in `config.toml`.
+    Codex,
+    /// `mcpServers` in `mcp-config.json`.
+    Copilot,
+    /// `mcp` in `opencode.json` / `opencode.jsonc`.
+    OpenCode,
+}
+
+/// One server entry in a JSON config.
+#[derive(Clone, Debug)]
+pub struct JsonEntry {
+    /// The file in words, for errors.
+    pub what: &'static str,
+    /// The top-level object holding servers (`mcpServers`, `mcp`).
+    pub container: &'static str,
+    /// The server's name in it.
+    pub name: String,
+    /// The keys install writes, in order.
+    pub keys: Vec<(String, Value)>,
+}
+
+impl JsonEntry {
+    /// lidguard's `mcp-server` entry for `agent` (not Codex, whose config is TOML).
+    pub fn server(agent: McpAgent, exe: &str) -> JsonEntry {
+        let args = || Value::from(vec!["mcp-server"]);
+        let (what, container, keys) = match agent {
+            McpAgent::Claude => (
+                "Claude Code user config (.claude.json)",
+                "mcpServers",
+                vec![
+                    ("type", Value::from("stdio")),
+                    ("command", Value::from(exe)),
+                    ("args", args()),
+                ],
+            ),
+            McpAgent::Copilot => (
+                "Copilot CLI mcp-config.json",
+                "mcpServers",
+                vec![
+                    ("type", Value::from("local")),
+                    ("command", Value::from(exe)),
+                    ("args", args()),
+                    ("tools", Value::from(vec!["*"])),
+                ],
+            ),
+            McpAgent::OpenCode | McpAgent::Codex => (
+                "OpenCode config",
+                "mcp",
+                vec![
+                    ("type", Value::from("local")),
+                    ("command", Value::from(vec![exe, "mcp-server"])),
+                    ("enabled", Value::Bool(true)),
+                ],
+            ),
+        };
+        JsonEntry {
+            what,
+            container,
+            name: SERVER_NAME.to_owned(),
+            keys: keys.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        }
+    }
+
+    /// A Provider MCP entry named `server_name` running `provider-mcp-server`.
+    pub fn provider(exe: &str, provider_name: &str, server_name: &str) -> JsonEntry {
+        JsonEntry {
+            what: "MCP config",
+            container: "mcpServers",
+            name: server_name.to_owned(),
+            keys: vec![
+                ("type".to_owned(), Value::from("stdio")),
+                ("command".to_owned(), Value::from(exe)),
+                (
+                    "args".to_owned(),
+                    Value::from(vec![
+                        "provider-mcp-server",
+                        "--provider-name",
+                        provider_name,
+                    ]),
+                ),
+            ],
+        }
+    }
+}
+
+/// What `mcp-status` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpStatus {
+    /// The verdict.
+    pub state: InstallState,
+    /// What differs from what install writes, one line each.
+    pub drift: Vec<String>,
+}
+
+impl McpStatus {
+    fn from_drift(found: bool, drift: Vec<String>) -> McpStatus {
+        let state = match (found, drift.is_empty()) {
+            (false, _) => InstallState::Missing,
+            (true, true) => InstallState::Installed,
+            (true, false) => InstallState::Drifted,
+        };
+        McpStatus { state, drift }
+    }
+}
+
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
+    }
+}
+
+fn container(root: &CstObject, entry: &JsonEntry) -> Result<Option<CstObject>, InstallError> {
+    match root.get(entry.container) {
+        None => Ok(None),
+        Some(prop) => prop
+            .object_value()
+            .map(Some)
+            .ok_or_else(|| shape(entry.container, "is not an object")),
+    }
+}
+
+/// Adds or refreshes the entry; other keys of an existing entry stay.
+pub fn install_json(existing: Option<&str>, entry: &JsonEntry) -> Result<Change, InstallError> {
+    let doc = Doc::parse(existing, entry.what)?;
+    let root = doc.object()?;
+    let servers = match container(&root, entry)? {
+        Some(servers) => servers,
+        None => root.object_value_or_set(entry.container),
+    };
+    let path = format!("{}.{}", entry.container, entry.name);
+    match servers.get(&entry.name) {
+        Some(prop) => {
+            let server = prop
+                .object_value()
+                .ok_or_else(|| shape(&path, "is not an object"))?;
+            for (key, want) in &entry.keys {
+                match server.get(key) {
+                    Some(p)
+                        if p.value().and_then(|v| v.to_serde_value()).as_ref() == Some(want) => {}
+                    Some(p) => p.set_value(input(want)),
+                    None => {
+                        server.append(key, input(want));
+                    }
+                }
+            }
+        }
+        None => {
+            let fields = entry
+                .keys
+                .iter()
+                .map(|(k, v)| (k.clone(), input(v)))
+                .collect();
+            servers.append(&entry.name, CstInputValue::Object(Vec::new()));
+            if let Some(server) = servers.get(&entry.name).and_then(|p| p.object_value()) {
+                conform(&server, &fields);
+            }
+        }
+    }
+    Ok(doc.change_from(existing))
+}
+
+/// Deletes the entry (and the container when that left it empty).
+pub fn remove_json(existing: &str, entry: &JsonEntry) -> Result<Change, InstallError> {
+    let doc = Doc::parse(Some(existing), entry.what)?;
+    let root = doc.object()?;
+    let Some(servers) = container(&root, entry)? else {
+        return Ok(Change::Unchanged);
+    };
+    let Some(prop) = servers.get(&entry.name) else {
+        return Ok(Change::Unchanged);
+    };
+    prop.remove();
+    if servers.properties().is_empty()
+        && let Some(p) = root.get(entry.container)
+    {
+        p.remove();
+    }
+    Ok(doc.change_from(Some(existing)))
+}
+
+/// Compares the entry with what install writes.
+pub fn status_json(existing: Option<&str>, entry: &JsonEntry) -> Result<McpStatus, InstallError> {
+    let doc = Doc::parse(existing, entry.what)?;
+    let root = doc.object()?;
+    let found = container(&root, entry)?
+        .and_then(|servers| servers.get(&entry.name))
+        .and_then(|p| p.value())
+        .and_then(|v| v.to_serde_value());
+    let Some(found) = found else {
+        return Ok(McpStatus::from_drift(false, Vec::new()));
+    };
+    Ok(McpStatus::from_drift(
+        true,
+        differences(&found, &entry.keys),
+    ))
+}
+
+/// The `--provider-name` of the Provider MCP entry `server` in `text`, if it has one.
+pub fn provider_name_in(text: &str, server: &str) -> Option<String> {
+    let doc = Doc::parse(Some(text), "MCP config").ok()?;
+    let found = doc
+        .object()
+        .ok()?
+        .get("mcpServers")?
+        .object_value()?
+        .get(server)?;
+    let value = found.value()?.to_serde_value()?;
+    let args = value.get("args")?.as_array()?;
+    let at = args.iter().position(|a| a == "--provider-name")?;
+    args.get(at + 1)?.as_str().map(str::to_owned)
+}
+
+fn differences(found: &Value, keys: &[(String, Value)]) -> Vec<String> {
+    let Some(found) = found.as_object() else {
+        return vec!["the entry is not an object".to_owned()];
+    };
+    keys.iter()
+        .filter(|(k, want)| found.get(k) != Some(want))
+        .map(|(k, want)| match found.get(k) {
+            Some(actual) => format!("{k} is {actual}, expected {want}"),
+            None => format!("no {k}, expected {want}"),
+        })
+        .collect()
+}
+
+/// The keys of lidguard's Codex entry (`[mcp_servers.lidguard]`).
+fn codex_keys(exe: &str) -> Vec<(String, Value)> {
+    vec![
+        ("command".to_owned(), Value::from(exe)),
+        ("args".to_owned(), Value::from(vec!["mcp-server"])),
+    ]
+}
+
+/// Adds or refreshes `[mcp_servers.lidguard]` in Codex's `config.toml`.
+pub fn install_codex(existing: Option<&str>, exe: &str) -> Result<Change, InstallError> {
+    let mut doc = parse_toml(existing)?;
+    let servers = match doc.get_mut("mcp_servers") {
+        None => {
+            let mut t = Table::new();
+            // `[mcp_servers.lidguard]` alone, without an empty `[mcp_servers]` header above it.
+            t.set_implicit(true);
+            doc.insert("mcp_servers", Item::Table(t));
+            doc.get_mut("mcp_servers").and_then(Item::as_table_mut)
+        }
+        Some(item) => item.as_table_mut(),
+    }
+    .ok_or_else(|| shape("mcp_servers", "is not a table"))?;
+    if !servers.contains_key(SERVER_NAME) {
+        servers.insert(SERVER_NAME, Item::Table(Table::new()));
+    }
+    let server = servers
+        .get_mut(SERVER_NAME)
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| shape("mcp_servers.lidguard", "is not a table"))?;
+    let args: Array = ["mcp-server"].into_iter().collect();
+    if server.get("command").and_then(Item::as_str) != Some(exe) {
+        server.insert("command", value(exe));
+    }
+    let args_now: Option<Vec<&str>> = server
+        .get("args")
+        .and_then(Item::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
+    if args_now.as_deref() != Some(&["mcp-server"][..]) {
+        server.insert("args", value(args));
+    }
+    if server.get("enabled").and_then(Item::as_bool) == Some(false) {
+        server.insert("enabled", value(true));
+    }
+    let text = doc.to_string();
+    Ok(if existing == Some(text.as_str()) {
+        Change::Unchanged
+    } else {
+        Change::Changed { new_text: text }
+    })
+}
+
+/// Removes `[mcp_servers.lidguard]` (and an `[mcp_servers]` table left empty).
+pub fn remove_codex(existing: &str) -> Result<Change, InstallError> {
+    let mut doc = parse_toml(Some(existing))?;
+    let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
+        return Ok(Change::Unchanged);
+    };
+    if servers.remove(SERVER_NAME).is_none() {
+        return Ok(Change::Unchanged);
+    }
+    if servers.is_empty() {
+        doc.remove("mcp_servers");
+    }
+    let text = doc.to_string();
+    Ok(Change::Changed { new_text: text })
+}
+
+/// Compares `[mcp_servers.lidguard]` with what install writes.
+pub fn status_codex(existing: Option<&str>, exe: &str) -> Result<McpStatus, InstallError> {
+    let doc = parse_toml(existing)?;
+    let Some(server) = doc.get("mcp_servers").and_then(|s| s.get(SERVER_NAME)) else {
+        return Ok(McpStatus::from_drift(false, Vec::new()));
+    };
+    let Some(table) = server.as_table_like() else {
+        return Ok(McpStatus::from_drift(
+            true,
+            vec!["the entry is not a table".into()],
+        ));
+    };
+    let mut found = serde_json::Map::new();
+    for (k, item) in table.iter() {
+        let v = match item.as_value() {
+            Some(toml_edit::Value::String(s)) => Value::from(s.value().as_str()),
+            Some(toml_edit::Value::Boolean(b)) => Value::Bool(*b.value()),
+            Some(toml_edit::Value::Array(a)) => Value::Array(
+                a.iter()
+                    .map(|v| v.as_str().map_or(Value::Null, Value::from))
+                    .collect(),
+            ),
+            _ => Value::Null,
+        };
+        found.insert(k.to_owned(), v);
+    }
+    let mut drift = differences(&Value::Object(found.clone()), &codex_keys(exe));
+    if found.get("enabled") == Some(&Value::Bool(false)) {
+        drift.push("enabled is false".into());
+    }
+    Ok(McpStatus::from_drift(true, drift))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXE: &str = "/opt/lidguard/bin/lidguard";
+
+    fn changed(c: Result<Change, InstallError>) -> String {
+        match c.unwrap() {
+            Change::Changed { new_text } => new_text,
+            other => panic!("expected a change, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn claude_entry_round_trips_and_keeps_other_servers_byte_for_byte() {
+        let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"x\"}\n  },\n  \"tips\": {}\n}\n";
+        let entry = JsonEntry::server(McpAgent::Claude, EXE);
+        let after = changed(install_json(Some(before), &entry));
+        assert!(after.contains("\"mine\": {\"command\": \"x\"}"), "{after}");
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(v["mcpServers"]["lidguard"]["command"], EXE);
+        assert_eq!(v["mcpServers"]["lidguard"]["args"][0], "mcp-server");
+        assert_eq!(
+            install_json(Some(&after), &entry).unwrap(),
+            Change::Unchanged
+        );
+        assert_eq!(
+            status_json(Some(&after), &entry).unwrap().state,
+            InstallState::Installed
+        );
+        assert_eq!(changed(remove_json(&after, &entry)), before);
+    }
+
+    #[test]
+    fn a_stale_entry_is_drift_and_install_refreshes_it_keeping_user_keys() {
+        let before = r#"{"mcp": {"lidguard": {"type": "local", "command": ["/old/lidguard", "mcp-server"], "enabled": false, "environment": {"A": "1"}}}}"#;
+        let entry = JsonEntry::server(McpAgent::OpenCode, EXE);
+        let status = status_json(Some(before), &entry).unwrap();
+        assert_eq!(status.state, InstallState::Drifted);
+        assert_eq!(status.drift.len(), 2, "{:?}", status.drift);
+        let after = changed(install_json(Some(before), &entry));
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(v["mcp"]["lidguard"]["enabled"], true);
+        assert_eq!(v["mcp"]["lidguard"]["environment"]["A"], "1");
+        assert_eq!(
+            status_json(Some(&after), &entry).unwrap().state,
+            InstallState::Installed
+        );
+    }
+
+    #[test]
+    fn new_file_and_empty_container_are_removed_again() {
+        let entry = JsonEntry::provider(EXE, "gemini", PROVIDER_SERVER_NAME);
+        let after = changed(install_json(None, &entry));
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(
+            v["mcpServers"]["lidguard-provider"]["args"],
+            serde_json::json!(["provider-mcp-server", "--provider-name", "gemini"])
+        );
+        let removed = changed(remove_json(&after, &entry));
+        assert_eq!(
+            serde_json::from_str::<Value>(&removed).unwrap(),
+            serde_json::json!({})
+        );
+        assert_eq!(remove_json("{}", &entry).unwrap(), Change::Unchanged);
+    }
+
+    #[test]
+    fn jsonc_comments_survive_and_bad_files_are_refused() {
+        let before = "// mine\n{\n  \"mcp\": {\n    // keep\n    \"a\": {\"type\": \"remote\", \"url\": \"https://x\"},\n  },\n}\n";
+        let entry = JsonEntry::server(McpAgent::OpenCode, EXE);
+        let after = changed(install_json(Some(before), &entry));
+        assert!(
+            after.contains("// mine") && after.contains("// keep"),
+            "{after}"
+        );
+        assert_eq!(changed(remove_json(&after, &entry)), before);
+        assert!(matches!(
+            install_json(Some("{\"mcp\": [}"), &entry),
+            Err(InstallError::Parse { .. })
+        ));
+        assert!(matches!(
+            install_json(Some("{\"mcp\": []}"), &entry),
+            Err(InstallError::Shape { .. })
+        ));
+    }
+
+    #[test]
+    fn codex_table_round_trips_with_comments() {
+        let before =
+            "# my config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\" # theirs\n";
+        let after = changed(install_codex(Some(before), EXE));
+        assert!(after.starts_with(before), "{after}");
+        assert!(after.contains("[mcp_servers.lidguard]\ncommand = \"/opt/lidguard/bin/lidguard\"\nargs = [\"mcp-server\"]"), "{after}");
+        assert_eq!(install_codex(Some(&after), EXE).unwrap(), Change::Unchanged);
+        assert_eq!(
+            status_codex(Some(&after), EXE).unwrap().state,
+            InstallState::Installed
+        );
+        assert_eq!(
+            status_codex(Some(&after), "/elsewhere/lidguard")
+                .unwrap()
+                .state,
+            InstallState::Drifted
+        );
+        assert_eq!(changed(remove_codex(&after)), before);
+
+        let fresh = changed(install_codex(None, EXE));
+        assert!(
+            !fresh.contains("[mcp_servers]\n"),
+            "no empty parent header: {fresh}"
+        );
+        assert_eq!(changed(remove_codex(&fresh)).trim(), "");
+        assert!(matches!(
+            install_codex(Some("mcp_servers = 3"), EXE),
+            Err(InstallError::Shape { .. })
+        ));
+        assert!(matches!(
+            install_codex(Some("[broken"), EXE),
+            Err(InstallError::Parse { .. })
+        ));
+    }
+}
