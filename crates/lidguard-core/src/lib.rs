@@ -14,6 +14,8 @@
 //! - [`protection`]: what keep-awake protection the registry wants held.
 //! - [`settings`]: the user's settings, their defaults and validation.
 //! - [`event`]: the provider-neutral model of what an agent did, and closed-lid decisions.
+//! - [`suspend`]: the closed-lid suspend flow's machine observations, pending suspend and
+//!   OS request.
 #![deny(missing_docs)]
 
 pub mod event;
@@ -22,5 +24,6 @@ pub mod provider;
 pub mod registry;
 pub mod session;
 pub mod settings;
+pub mod suspend;
 
 pub use jiff::Timestamp;

@@ -29,7 +29,11 @@ use crate::event::{
 use crate::protection::{Inhibit, ProtectionPlan, why_text};
 use crate::provider::Provider;
 use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
-use crate::settings::Settings;
+use crate::settings::{Settings, SuspendMode};
+use crate::suspend::{
+    EMERGENCY_RETRY, Machine, PendingSuspend, SOUND_TIMEOUT, SuspendPhase, SuspendReason,
+    SuspendRequest, TemperatureReading, clamped_threshold,
+};
 
 /// The `who` lidguard gives the OS for its locks.
 pub const WHO: &str = "lidguard";
@@ -110,6 +114,20 @@ pub enum Input {
     Settings(Box<Settings>),
     /// Sessions recovered from the store at daemon start.
     Restore(Vec<Session>),
+    /// What the daemon observed of the lid and displays (polled while sessions exist, and right
+    /// before a due suspend). The lid opening cancels a pending suspend.
+    Machine(Machine),
+    /// The post-stop sound of pending suspend `id` finished (or could not be played).
+    SoundFinished {
+        /// The pending suspend's id.
+        id: u64,
+    },
+    /// A temperature reading for the emergency guard, aggregated as the settings say; `None`
+    /// when no thermal zone could be read.
+    Temperature {
+        /// Whole °C.
+        celsius: Option<i32>,
+    },
     /// What an agent's hook reported, with the lid and displays as they were when it arrived
     /// (read only for events that may need a closed-lid decision).
     Agent {
@@ -161,6 +179,19 @@ pub enum Effect {
     DeleteSession(SessionKey),
     /// Record an event in the log.
     Log(LogEvent),
+    /// Play the post-stop sound, then answer [`Input::SoundFinished`] with `id` (also when it
+    /// cannot be played: a sound never blocks a suspend).
+    PlaySound {
+        /// The pending suspend's id.
+        id: u64,
+        /// The sound setting (a system sound name or a `.wav` path).
+        sound: String,
+        /// Temporary volume, restored afterwards.
+        volume_percent: Option<u8>,
+    },
+    /// Release protection, ask the OS to suspend, record the result in the suspend history,
+    /// then hold again whatever protection the registry wants.
+    Suspend(SuspendRequest),
     /// Exit the daemon (after answering the current request).
     Exit,
 }
@@ -208,6 +239,19 @@ pub struct Registry {
     ended: VecDeque<EndedSession>,
     protection: Option<ProtectionPlan>,
     exit_at: Option<Timestamp>,
+    machine: Machine,
+    pending_suspend: Option<PendingSuspend>,
+    next_suspend_id: u64,
+    last_emergency_at: Option<Timestamp>,
+    /// Set while one input is applied: a session ended, and whether by a cancel path.
+    trigger: Option<Trigger>,
+}
+
+/// A session ended during the current input.
+#[derive(Clone, Copy, Debug, Default)]
+struct Trigger {
+    /// Every ending was a cancel path (watched process gone, orphan cleanup).
+    cancel_path: bool,
 }
 
 impl Registry {
@@ -220,7 +264,30 @@ impl Registry {
             ended: VecDeque::new(),
             protection: None,
             exit_at: None,
+            machine: Machine::UNKNOWN,
+            pending_suspend: None,
+            next_suspend_id: 1,
+            last_emergency_at: None,
+            trigger: None,
         }
+    }
+
+    /// What the daemon last observed of the lid and displays.
+    pub fn machine(&self) -> Machine {
+        self.machine
+    }
+
+    /// The suspend waiting for its moment, if any.
+    pub fn pending_suspend(&self) -> Option<&PendingSuspend> {
+        self.pending_suspend.as_ref()
+    }
+
+    /// Whether the daemon should read the temperature: the emergency guard is on, protection
+    /// is held, and the closed-lid policy applies.
+    pub fn temperature_watch_wanted(&self) -> bool {
+        self.settings.emergency_hibernation_on_high_temperature
+            && self.protection.is_some()
+            && self.machine.closed_lid_applies()
     }
 
     /// The settings in force.
@@ -274,6 +341,7 @@ impl Registry {
             .values()
             .filter_map(|s| self.session_deadline(s))
             .chain(self.exit_at)
+            .chain(self.pending_suspend.as_ref().map(|p| p.due_at))
             .min()
     }
 
@@ -288,6 +356,8 @@ impl Registry {
             Input::Stop(stop) => self.stop(stop, now, &mut fx),
             Input::Remove(selector) => self.remove(&selector, now, &mut fx),
             Input::ProcessesGone(keys) => {
+                // Cancel path: only these stops, so no other stop clears the flag below.
+                self.trigger = None;
                 for key in keys {
                     let stop = StopSession {
                         key,
@@ -301,6 +371,24 @@ impl Registry {
             }
             Input::Tick => {
                 self.tick(now, &mut fx);
+                Reply::Done
+            }
+            Input::Machine(machine) => {
+                self.observe(machine, &mut fx);
+                Reply::Done
+            }
+            Input::SoundFinished { id } => {
+                if self
+                    .pending_suspend
+                    .as_ref()
+                    .is_some_and(|p| p.id == id && p.phase == SuspendPhase::Sound)
+                {
+                    self.suspend_now(now, &mut fx);
+                }
+                Reply::Done
+            }
+            Input::Temperature { celsius } => {
+                self.temperature(celsius, now, &mut fx);
                 Reply::Done
             }
             Input::Settings(settings) => {
@@ -485,6 +573,13 @@ impl Registry {
             return Reply::StopDeferred;
         }
         self.sessions.remove(&key);
+        let cancel_path = kind == StopKind::ProcessGone;
+        self.trigger = Some(match self.trigger {
+            Some(t) => Trigger {
+                cancel_path: t.cancel_path && cancel_path,
+            },
+            None => Trigger { cancel_path },
+        });
         log(fx, stop_event_name(&kind), Some(&key), &end_reason);
         fx.push(Effect::DeleteSession(key.clone()));
         self.ended.push_back(EndedSession {
@@ -681,6 +776,13 @@ impl Registry {
     }
 
     fn tick(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        if self
+            .pending_suspend
+            .as_ref()
+            .is_some_and(|p| p.due_at <= now)
+        {
+            self.suspend_due(now, fx);
+        }
         let Some(minutes) = self.settings.session_timeout_minutes else {
             return self.tick_exit(now, fx);
         };
@@ -721,9 +823,21 @@ impl Registry {
     /// Brings derived state (protection, idle exit) in line with the sessions.
     fn reconcile(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
         let wanted = self.wanted_protection();
+        let dropped = self.protection.is_some() && wanted.is_none();
+        let wanted_any = wanted.is_some();
         if wanted != self.protection {
             self.protection.clone_from(&wanted);
             fx.push(Effect::Protection(wanted));
+        }
+        let trigger = self.trigger.take();
+        if wanted_any {
+            self.cancel_suspend("work resumed", fx);
+        } else if dropped || trigger.is_some() {
+            let cancel_path = trigger.is_some_and(|t| t.cancel_path);
+            // A cancel path never replaces a suspend already on its way.
+            if !(cancel_path && self.pending_suspend.is_some()) {
+                self.schedule_suspend(now, cancel_path, fx);
+            }
         }
         if !self.sessions.is_empty() {
             if self.exit_at.take().is_some() {
@@ -758,6 +872,184 @@ impl Registry {
         }
     }
 
+    /// Protection just dropped (or a session ended without it): schedule the suspend when the
+    /// closed-lid policy applies. A new suspend replaces a pending one.
+    fn schedule_suspend(
+        &mut self,
+        now: Timestamp,
+        webhooks_suppressed: bool,
+        fx: &mut Vec<Effect>,
+    ) {
+        let replaced = self.pending_suspend.take();
+        let (reason, trigger_session_count) = if self.sessions.is_empty() {
+            (SuspendReason::Completed, 0)
+        } else {
+            (SuspendReason::SoftLocked, self.sessions.len())
+        };
+        if let Some(why) = self.machine.why_not() {
+            if replaced.is_some() {
+                log(fx, "suspend-canceled", None, &why);
+            }
+            log(
+                fx,
+                "suspend-skipped",
+                None,
+                &format!("{}: {why}", reason.as_str()),
+            );
+            return;
+        }
+        let delay = self.settings.post_stop_suspend_delay_seconds;
+        let id = self.next_suspend_id;
+        self.next_suspend_id += 1;
+        self.pending_suspend = Some(PendingSuspend {
+            id,
+            reason,
+            scheduled_at: now,
+            due_at: now
+                .checked_add(SignedDuration::from_secs(i64::from(delay)))
+                .unwrap_or(Timestamp::MAX),
+            trigger_session_count,
+            webhooks_suppressed,
+            phase: SuspendPhase::Delay,
+        });
+        let replacing = if replaced.is_some() {
+            ", replacing the earlier one"
+        } else {
+            ""
+        };
+        log(
+            fx,
+            "suspend-scheduled",
+            None,
+            &format!(
+                "{} in {delay} s ({}){replacing}",
+                mode_name(self.settings.suspend_mode),
+                reason.as_str()
+            ),
+        );
+        if delay == 0 {
+            self.suspend_due(now, fx);
+        }
+    }
+
+    fn cancel_suspend(&mut self, why: &str, fx: &mut Vec<Effect>) {
+        if self.pending_suspend.take().is_some() {
+            log(fx, "suspend-canceled", None, why);
+        }
+    }
+
+    /// The pending suspend's phase ended: check again, then play the sound or suspend.
+    fn suspend_due(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(pending) = self.pending_suspend.as_mut() else {
+            return;
+        };
+        let sound = self.settings.post_stop_suspend_sound.trim().to_owned();
+        if pending.phase == SuspendPhase::Delay && !sound.is_empty() {
+            if let Some(why) = self.machine.why_not() {
+                return self.cancel_suspend(&why, fx);
+            }
+            pending.phase = SuspendPhase::Sound;
+            pending.due_at = now.checked_add(SOUND_TIMEOUT).unwrap_or(Timestamp::MAX);
+            let id = pending.id;
+            fx.push(Effect::PlaySound {
+                id,
+                sound,
+                volume_percent: self
+                    .settings
+                    .post_stop_suspend_sound_volume_override_percent,
+            });
+            return;
+        }
+        self.suspend_now(now, fx);
+    }
+
+    /// The last check before the OS request.
+    fn suspend_now(&mut self, _now: Timestamp, fx: &mut Vec<Effect>) {
+        if self.sessions.values().any(Session::needs_protection) {
+            return self.cancel_suspend("a session works again", fx);
+        }
+        if let Some(why) = self.machine.why_not() {
+            return self.cancel_suspend(&why, fx);
+        }
+        let Some(pending) = self.pending_suspend.take() else {
+            return;
+        };
+        log(
+            fx,
+            "suspend-requested",
+            None,
+            &format!(
+                "{} ({})",
+                mode_name(self.settings.suspend_mode),
+                pending.reason.as_str()
+            ),
+        );
+        fx.push(Effect::Suspend(SuspendRequest {
+            id: pending.id,
+            mode: self.settings.suspend_mode,
+            fallback: None,
+            reason: pending.reason,
+            active_session_count: 0,
+            trigger_session_count: pending.trigger_session_count,
+            temperature: None,
+        }));
+    }
+
+    fn observe(&mut self, machine: Machine, fx: &mut Vec<Effect>) {
+        let before = self.machine;
+        self.machine = machine;
+        if machine.lid != before.lid {
+            log(fx, "lid-state-changed", None, &format!("{:?}", machine.lid));
+        }
+        if machine.lid == Lid::Open {
+            self.cancel_suspend("the lid was opened", fx);
+        }
+    }
+
+    /// Emergency hibernation: hot, protected, lid closed, no display — hibernate now.
+    fn temperature(&mut self, celsius: Option<i32>, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(celsius) = celsius else { return };
+        if !self.temperature_watch_wanted() {
+            return;
+        }
+        let threshold = clamped_threshold(self.settings.emergency_hibernation_temperature_celsius);
+        if celsius < threshold {
+            return;
+        }
+        if self
+            .last_emergency_at
+            .is_some_and(|at| now.duration_since(at) < EMERGENCY_RETRY)
+        {
+            return;
+        }
+        self.last_emergency_at = Some(now);
+        self.cancel_suspend("emergency hibernation", fx);
+        let active = self
+            .sessions
+            .values()
+            .filter(|s| s.needs_protection())
+            .count();
+        log(
+            fx,
+            "emergency-hibernation-requested",
+            None,
+            &format!("{celsius} °C >= {threshold} °C"),
+        );
+        fx.push(Effect::Suspend(SuspendRequest {
+            id: 0,
+            mode: SuspendMode::Hibernate,
+            fallback: Some(SuspendMode::Sleep),
+            reason: SuspendReason::EmergencyHibernation,
+            active_session_count: active,
+            trigger_session_count: 0,
+            temperature: Some(TemperatureReading {
+                celsius,
+                threshold_celsius: threshold,
+                mode: self.settings.emergency_hibernation_temperature_mode,
+            }),
+        }));
+    }
+
     fn wanted_protection(&self) -> Option<ProtectionPlan> {
         let count = self
             .sessions
@@ -781,6 +1073,13 @@ impl Registry {
             who: WHO.to_owned(),
             why: why_text(count),
         })
+    }
+}
+
+fn mode_name(mode: SuspendMode) -> &'static str {
+    match mode {
+        SuspendMode::Sleep => "Sleep",
+        SuspendMode::Hibernate => "Hibernate",
     }
 }
 

@@ -13,6 +13,7 @@
 mod instance;
 mod runtime;
 mod server;
+mod suspend;
 
 use std::io;
 

@@ -12,6 +12,7 @@ use lidguard_core::registry::{
 };
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_core::settings::{Os, Settings};
+use lidguard_core::suspend::{Machine, TEMPERATURE_INTERVAL};
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{
     CleanupStatus, Outcome, ProtectionStatus, Request, Response, SessionRef, SessionStatus, Status,
@@ -31,6 +32,13 @@ const MAX_SLEEP: Duration = Duration::from_secs(30);
 
 /// How often a failed protection acquisition is retried while sessions want it.
 const PROTECTION_RETRY: Duration = Duration::from_secs(30);
+
+/// How often the lid and displays are read while sessions exist or a suspend is pending
+/// (plain file reads and one logind property; nothing is read when no session exists).
+const MACHINE_POLL: Duration = Duration::from_secs(2);
+
+/// The longest the post-stop sound may play.
+const SOUND_LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs the daemon: binds the socket, restores sessions, serves until exit.
 pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), DaemonError> {
@@ -61,6 +69,9 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     })?;
     tracing::info!(pid = std::process::id(), socket = %places.socket().display(), lock = %lock.path().display(), "daemon started");
 
+    let (internal_tx, mut internal) = mpsc::channel::<Input>(16);
+    let mut machine_poll = tokio::time::interval(MACHINE_POLL);
+    machine_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut rt = Runtime {
         registry: Registry::new(settings),
         places,
@@ -75,6 +86,8 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         started_at: Timestamp::now(),
         settings_error,
         exit: false,
+        internal: internal_tx,
+        last_temperature: None,
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -98,8 +111,17 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 let _ = reply.send(answer);
             }
             () = tokio::time::sleep(sleep) => {
+                // A suspend about to be decided sees the lid as it is now.
+                if rt.registry.pending_suspend().is_some_and(|p| p.due_at <= Timestamp::now()) {
+                    rt.observe_machine().await;
+                }
                 rt.apply(Input::Tick).await;
                 rt.retry_protection().await;
+            }
+            Some(input) = internal.recv() => { rt.apply(input).await; }
+            _ = machine_poll.tick(), if rt.watching_machine() => {
+                rt.observe_machine().await;
+                rt.read_temperature().await;
             }
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
             _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
@@ -163,6 +185,10 @@ struct Runtime {
     started_at: Timestamp,
     settings_error: Option<String>,
     exit: bool,
+    /// Inputs that come back from work done off the actor (a sound finished playing).
+    internal: mpsc::Sender<Input>,
+    /// When the emergency guard last read the temperature.
+    last_temperature: Option<std::time::Instant>,
 }
 
 impl Runtime {
@@ -478,6 +504,12 @@ impl Runtime {
                 Effect::DeleteSession(key) => self.delete_session(&key),
                 Effect::Log(event) => self.log(&event),
                 Effect::Exit => self.exit = true,
+                Effect::PlaySound {
+                    id,
+                    sound,
+                    volume_percent,
+                } => self.play_sound(id, sound, volume_percent),
+                Effect::Suspend(request) => self.suspend(&request).await,
             }
         }
         (outcome.reply, outcome.decision)
@@ -544,6 +576,103 @@ impl Runtime {
             .last_attempt
             .is_none_or(|t| t.elapsed() >= PROTECTION_RETRY);
         if wanted.is_some() && wanted != self.held_plan && due && self.power.is_ok() {
+            self.set_protection(wanted).await;
+        }
+    }
+
+    /// Whether the lid and displays are worth watching: sessions exist or a suspend waits.
+    fn watching_machine(&self) -> bool {
+        self.registry.sessions().next().is_some() || self.registry.pending_suspend().is_some()
+    }
+
+    /// Reads the lid and displays and tells the registry when they changed.
+    async fn observe_machine(&mut self) {
+        let (lid, external_displays) = self.closed_lid_state().await;
+        let machine = Machine {
+            lid,
+            external_displays,
+        };
+        if machine != self.registry.machine() {
+            self.apply(Input::Machine(machine)).await;
+        }
+    }
+
+    /// Emergency guard: every [`TEMPERATURE_INTERVAL`] while it is armed.
+    async fn read_temperature(&mut self) {
+        if !self.registry.temperature_watch_wanted() {
+            return;
+        }
+        let interval = Duration::try_from(TEMPERATURE_INTERVAL).unwrap_or(Duration::from_secs(10));
+        if self
+            .last_temperature
+            .is_some_and(|t| t.elapsed() < interval)
+        {
+            return;
+        }
+        self.last_temperature = Some(std::time::Instant::now());
+        let mode = self
+            .registry
+            .settings()
+            .emergency_hibernation_temperature_mode;
+        let celsius = lidguard_platform::sources::temperature(&self.roots, mode);
+        tracing::debug!(?celsius, "temperature read");
+        self.apply(Input::Temperature { celsius }).await;
+    }
+
+    /// Plays the post-stop sound off the actor; the registry hears back either way.
+    fn play_sound(&self, id: u64, sound: String, volume_percent: Option<u8>) {
+        let done = self.internal.clone();
+        tokio::spawn(async move {
+            let played = tokio::task::spawn_blocking(move || {
+                lidguard_platform::sound::play(&sound, volume_percent, SOUND_LIMIT)
+            })
+            .await;
+            match played {
+                Ok(Ok(played)) => tracing::info!(?played, "post-stop sound played"),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "post-stop sound not played; suspending anyway")
+                }
+                Err(e) => tracing::warn!(error = %e, "post-stop sound task failed"),
+            }
+            let _ = done.send(Input::SoundFinished { id }).await;
+        });
+    }
+
+    /// Releases protection, asks the OS, records the history, then holds again what the
+    /// registry wants (emergency hibernation leaves working sessions; after a failed or
+    /// finished suspend they need their protection back).
+    async fn suspend(&mut self, request: &lidguard_core::suspend::SuspendRequest) {
+        if self.held.take().is_some() {
+            tracing::info!("protection released for the suspend request");
+        }
+        self.held_plan = None;
+        let entries = crate::suspend::request(self.power.as_ref(), request).await;
+        let keep = self.registry.settings().suspend_history_entry_count;
+        crate::suspend::record(self.store.as_ref(), &entries, keep);
+        for entry in &entries {
+            let name = if entry.succeeded {
+                "suspend-succeeded"
+            } else {
+                "suspend-failed"
+            };
+            let detail = format!(
+                "{} ({:?}){}",
+                entry.suspend_mode,
+                entry.reason,
+                entry
+                    .error
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            );
+            self.log(&LogEvent {
+                name: name.to_owned(),
+                key: None,
+                detail,
+            });
+        }
+        let wanted = self.registry.protection().cloned();
+        if wanted.is_some() {
             self.set_protection(wanted).await;
         }
     }
@@ -645,6 +774,7 @@ impl Runtime {
             settings_file: self.places.settings_file().display().to_string(),
             settings_error: self.settings_error.clone(),
             settings,
+            pending_suspend: self.registry.pending_suspend().cloned(),
         }
     }
 }

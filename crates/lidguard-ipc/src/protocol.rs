@@ -8,7 +8,8 @@ use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision};
 use lidguard_core::provider::Provider;
 use lidguard_core::session::{Session, SessionKey, StopKind};
-use lidguard_core::settings::Settings;
+use lidguard_core::settings::{Settings, TemperatureMode};
+pub use lidguard_core::suspend::{PendingSuspend, SuspendReason};
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks.
@@ -354,6 +355,39 @@ pub struct Status {
     pub settings_file: String,
     /// A problem with the settings file (the daemon then runs with defaults).
     pub settings_error: Option<String>,
+    /// A suspend waiting for its moment (lid closed, work done), or `null`.
+    #[serde(default)]
+    pub pending_suspend: Option<PendingSuspend>,
+}
+
+/// One suspend request as recorded in the suspend history (`lidguard suspend-history`).
+/// Field names are a contract (see the README).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuspendHistoryEntry {
+    /// When it was requested (UTC).
+    pub recorded_at: Timestamp,
+    /// `Sleep` or `Hibernate`.
+    pub suspend_mode: String,
+    /// `Completed`, `SoftLocked` or `EmergencyHibernation`.
+    pub reason: SuspendReason,
+    /// Whether the OS accepted the request.
+    pub succeeded: bool,
+    /// The OS's refusal or error, `null` on success.
+    pub error: Option<String>,
+    /// Sessions still keeping protection (emergency hibernation only).
+    pub active_session_count: usize,
+    /// Soft-locked sessions that triggered a `SoftLocked` suspend.
+    pub trigger_session_count: usize,
+    /// Emergency only: the reading, °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_celsius: Option<i32>,
+    /// Emergency only: the threshold in force, °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_celsius: Option<i32>,
+    /// Emergency only: how thermal zones were combined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_mode: Option<TemperatureMode>,
 }
 
 #[cfg(test)]

@@ -12,4 +12,5 @@
 
 pub mod power;
 pub mod process;
+pub mod sound;
 pub mod sources;

@@ -1,4 +1,4 @@
-//! File-based sensing: the lid and the connected displays.
+//! File-based sensing: the lid, the connected displays and the thermal zones.
 //!
 //! Everything reads below [`Roots`], so tests (and users, through `LIDGUARD_PROC_ROOT` and
 //! `LIDGUARD_SYS_ROOT`) can point it at a fake tree. Nothing here panics on odd input: a missing,
@@ -207,6 +207,25 @@ pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
     u32::try_from(count).unwrap_or(u32::MAX)
 }
 
+/// Every readable `<sys>/class/thermal/thermal_zone*/temp`, in millidegrees Celsius as the
+/// kernel reports them. Unreadable or non-numeric files are skipped (combine with
+/// [`lidguard_core::suspend::aggregate_temperature`], which also drops values not above zero).
+pub fn thermal_millidegrees(roots: &Roots) -> Vec<i64> {
+    let dir = roots.sys_root.join("class").join("thermal");
+    entries(&dir)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("thermal_zone"))
+        .filter_map(|(_, zone)| fs::read_to_string(zone.join("temp")).ok())
+        .filter_map(|text| text.trim().parse::<i64>().ok())
+        .collect()
+}
+
+/// The temperature the emergency guard uses: the zones combined by `mode`, whole °C, or
+/// `None` when no zone can be read.
+pub fn temperature(roots: &Roots, mode: lidguard_core::settings::TemperatureMode) -> Option<i32> {
+    lidguard_core::suspend::aggregate_temperature(&thermal_millidegrees(roots), mode)
+}
+
 /// The lid, by the best source: logind's `LidClosed` (system bus) when the machine has a lid
 /// switch and the roots are not overridden, else (or when logind cannot tell) the ACPI files.
 pub async fn lid_state(roots: &Roots) -> LidState {
@@ -282,6 +301,33 @@ mod tests {
         assert!(!is_internal_connector("card0-DP-1"));
         assert!(!is_internal_connector("eDP"));
         assert!(!is_internal_connector("card0"));
+    }
+
+    #[test]
+    fn thermal_zones_skip_unreadable_and_malformed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let thermal = dir.path().join("class/thermal");
+        for (zone, temp) in [
+            ("thermal_zone0", Some("48000\n")),
+            ("thermal_zone1", Some("garbage")),
+            ("thermal_zone2", None),
+            ("thermal_zone3", Some("-273000")),
+            ("thermal_zone4", Some("62000")),
+            ("cooling_device0", Some("99000")),
+        ] {
+            std::fs::create_dir_all(thermal.join(zone)).unwrap();
+            if let Some(temp) = temp {
+                std::fs::write(thermal.join(zone).join("temp"), temp).unwrap();
+            }
+        }
+        let roots = Roots::new(dir.path(), dir.path());
+        assert_eq!(thermal_millidegrees(&roots), vec![48000, -273000, 62000]);
+        use lidguard_core::settings::TemperatureMode;
+        assert_eq!(temperature(&roots, TemperatureMode::High), Some(62));
+        assert_eq!(temperature(&roots, TemperatureMode::Low), Some(48));
+        assert_eq!(temperature(&roots, TemperatureMode::Average), Some(55));
+        let empty = Roots::new(dir.path().join("none"), dir.path().join("none"));
+        assert_eq!(temperature(&empty, TemperatureMode::Average), None);
     }
 
     #[test]

@@ -91,6 +91,14 @@ pub(crate) enum Command {
     ProviderMcpStatus(ProviderMcpArgs),
     /// Remove a Provider MCP server entry from a JSON MCP config.
     ProviderMcpRemove(ProviderMcpArgs),
+    /// The suspend requests lidguard made (newest last), in local time.
+    SuspendHistory(SuspendHistoryArgs),
+    /// The lid as lidguard reads it: Open, Closed or Unknown.
+    CurrentLidState(JsonArgs),
+    /// Connected displays, and how many of them are external (the suspend decision's count).
+    CurrentMonitorCount(JsonArgs),
+    /// The temperature the emergency-hibernation guard reads.
+    CurrentTemperature(TemperatureArgs),
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
         long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
@@ -234,6 +242,26 @@ pub(crate) struct HookStatusArgs {
     /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
     #[arg(long, value_name = "PROVIDER")]
     pub(crate) provider: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SuspendHistoryArgs {
+    /// How many entries to show (newest).
+    #[arg(value_name = "COUNT", default_value_t = 10)]
+    pub(crate) count: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TemperatureArgs {
+    /// How thermal zones are combined: default (the setting), low, average or high.
+    #[arg(long, value_name = "MODE")]
+    pub(crate) temperature_mode: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,

@@ -18,6 +18,15 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "cleanup-orphans",
         ],
     ),
+    (
+        "Power",
+        &[
+            "suspend-history",
+            "current-lid-state",
+            "current-monitor-count",
+            "current-temperature",
+        ],
+    ),
     ("Settings", &["settings"]),
     (
         "Hooks",

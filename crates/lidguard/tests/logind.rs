@@ -174,3 +174,146 @@ fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked()
     assert!(reason.contains("refused"), "{reason}");
     assert_eq!(logind.block_inhibited(), "");
 }
+
+/// A fake `/proc` and `/sys` with the lid closed, an internal panel and no external display.
+fn closed_lid_roots(home: &Home) -> (std::path::PathBuf, std::path::PathBuf) {
+    let proc_root = home.path().join("proc");
+    let sys_root = home.path().join("sys");
+    let lid = proc_root.join("acpi/button/lid/LID0");
+    std::fs::create_dir_all(&lid).unwrap();
+    std::fs::write(lid.join("state"), "state:      closed\n").unwrap();
+    let panel = sys_root.join("class/drm/card0-eDP-1");
+    std::fs::create_dir_all(&panel).unwrap();
+    std::fs::write(panel.join("status"), "connected\n").unwrap();
+    (proc_root, sys_root)
+}
+
+#[test]
+fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    // Safety first: this test must never suspend the machine running it. In a container
+    // logind answers CanSuspend=na; anywhere it would say yes, skip.
+    let can = logind
+        .bus()
+        .busctl(&[
+            "call",
+            "org.freedesktop.login1",
+            "/org/freedesktop/login1",
+            "org.freedesktop.login1.Manager",
+            "CanSuspend",
+        ])
+        .unwrap();
+    if !can.contains("\"na\"") {
+        eprintln!(
+            "skipped: logind here answers CanSuspend {can:?}; this test only runs where it is na"
+        );
+        return;
+    }
+    let home = Home::with_bus(logind.address());
+    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let (proc_root, sys_root) = closed_lid_roots(&home);
+    let out = home
+        .cmd(&["start", "--provider", "claude", "--session", "s1"])
+        .env("LIDGUARD_PROC_ROOT", &proc_root)
+        .env("LIDGUARD_SYS_ROOT", &sys_root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(logind.block_inhibited().contains("sleep"));
+    // The daemon sees the closed lid on its next machine reading.
+    assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
+    std::thread::sleep(Duration::from_millis(2500));
+
+    home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
+    let history = || -> serde_json::Value {
+        serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
+    };
+    assert!(
+        eventually(WAIT, || history().as_array().is_some_and(|h| !h.is_empty())),
+        "no suspend was recorded; log:\n{}",
+        logind.log()
+    );
+    let entry = &history()[0];
+    assert_eq!(entry["suspendMode"], "Sleep");
+    assert_eq!(entry["reason"], "Completed");
+    assert_eq!(entry["succeeded"], false);
+    let error = entry["error"].as_str().unwrap();
+    assert!(error.contains("CanSuspend=na"), "{error}");
+    // Protection was released for the request and stays released.
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    let text = home.ok(&["suspend-history"]);
+    assert!(
+        text.contains("Sleep (Completed)  FAILED: systemd-logind reports CanSuspend=na"),
+        "{text}"
+    );
+}
+
+#[test]
+fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let can = logind
+        .bus()
+        .busctl(&[
+            "call",
+            "org.freedesktop.login1",
+            "/org/freedesktop/login1",
+            "org.freedesktop.login1.Manager",
+            "CanHibernate",
+        ])
+        .unwrap();
+    if !can.contains("\"na\"") {
+        eprintln!(
+            "skipped: logind here answers CanHibernate {can:?}; this test only runs where it is na"
+        );
+        return;
+    }
+    let home = Home::with_bus(logind.address());
+    home.ok(&[
+        "settings",
+        "--emergency-hibernation-temperature-celsius",
+        "70",
+    ]);
+    let (proc_root, sys_root) = closed_lid_roots(&home);
+    let zone = sys_root.join("class/thermal/thermal_zone0");
+    std::fs::create_dir_all(&zone).unwrap();
+    std::fs::write(zone.join("temp"), "95000\n").unwrap();
+    let out = home
+        .cmd(&["start", "--provider", "codex", "--session", "hot"])
+        .env("LIDGUARD_PROC_ROOT", &proc_root)
+        .env("LIDGUARD_SYS_ROOT", &sys_root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let history = || -> serde_json::Value {
+        serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
+    };
+    assert!(
+        eventually(Duration::from_secs(15), || history()
+            .as_array()
+            .is_some_and(|h| h.len() >= 2)),
+        "{}",
+        history()
+    );
+    let h = history();
+    assert_eq!(h[0]["suspendMode"], "Hibernate");
+    assert_eq!(h[0]["reason"], "EmergencyHibernation");
+    assert_eq!(h[0]["temperatureCelsius"], 95);
+    assert_eq!(h[0]["thresholdCelsius"], 70);
+    assert_eq!(h[1]["suspendMode"], "Sleep", "falls back to sleep");
+    assert_eq!(h[1]["succeeded"], false);
+    // The session still works, so protection is held again afterwards.
+    assert!(eventually(WAIT, || logind
+        .block_inhibited()
+        .contains("sleep")));
+    assert!(home.session("hot").is_some());
+}

@@ -40,12 +40,16 @@ trait LoginManager {
     fn inhibit(&self, what: &str, who: &str, why: &str, mode: &str) -> zbus::Result<zbus::OwnedFd>;
 
     /// "yes", "no", "challenge" or "na".
-    #[allow(dead_code, reason = "for `lidguard linux-permission status` later")]
     fn can_suspend(&self) -> zbus::Result<String>;
 
     /// "yes", "no", "challenge" or "na".
-    #[allow(dead_code, reason = "for `lidguard linux-permission status` later")]
     fn can_hibernate(&self) -> zbus::Result<String>;
+
+    /// Suspends to RAM; `interactive` lets polkit ask for a password (never here).
+    fn suspend(&self, interactive: bool) -> zbus::Result<()>;
+
+    /// Suspends to disk.
+    fn hibernate(&self, interactive: bool) -> zbus::Result<()>;
 
     /// Whether the lid is closed (`false` on machines without a lid switch).
     #[zbus(property)]
@@ -137,6 +141,42 @@ impl PowerControl for LogindPower {
 
     fn describe(&self) -> String {
         format!("{BACKEND} on {}", self.bus)
+    }
+
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let (verb, can) = if hibernate {
+                ("Hibernate", self.proxy.can_hibernate().await)
+            } else {
+                ("Suspend", self.proxy.can_suspend().await)
+            };
+            let can =
+                can.map_err(|e| format!("{BACKEND} Can{verb} failed: {}", logind_problem(&e)))?;
+            // "challenge" needs interactive authentication, which a background daemon cannot
+            // give; "na" means the system cannot do it at all.
+            match can.as_str() {
+                "yes" => {}
+                "na" => {
+                    return Err(format!(
+                        "{BACKEND} reports Can{verb}=na: this system cannot {} (no support,                          no swap for hibernation, or a container)",
+                        verb.to_ascii_lowercase()
+                    ));
+                }
+                other => {
+                    return Err(format!(
+                        "{BACKEND} reports Can{verb}={other}: this user may not {} without                          authentication (polkit org.freedesktop.login1.{})",
+                        verb.to_ascii_lowercase(),
+                        verb.to_ascii_lowercase()
+                    ));
+                }
+            }
+            let call = if hibernate {
+                self.proxy.hibernate(false).await
+            } else {
+                self.proxy.suspend(false).await
+            };
+            call.map_err(|e| format!("{BACKEND} {verb} failed: {}", logind_problem(&e)))
+        })
     }
 
     fn lid_closed(&self) -> BoxFuture<'_, Option<bool>> {

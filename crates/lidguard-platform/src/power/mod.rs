@@ -61,6 +61,14 @@ pub trait PowerControl: Send + Sync {
     fn lid_closed(&self) -> BoxFuture<'_, Option<bool>> {
         Box::pin(async { None })
     }
+
+    /// Asks the OS to suspend (`hibernate`: to disk) now, after checking that it can. Returns
+    /// when the request was accepted (on a real suspend, after the machine wakes up) or with
+    /// an error that says why it was not.
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+        let what = if hibernate { "hibernate" } else { "suspend" };
+        Box::pin(async move { Err(format!("this backend cannot {what}")) })
+    }
 }
 
 /// Protection that is being held. Dropping it releases every lock it holds.

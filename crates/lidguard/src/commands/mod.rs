@@ -4,6 +4,7 @@ mod config_edit;
 pub(crate) mod hook;
 mod hook_config;
 mod hook_events;
+mod machine;
 mod mcp;
 mod mcp_config;
 mod server;
@@ -77,6 +78,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::OpencodeHooks(args) => {
             snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
+        }
+        Command::SuspendHistory(args) => machine::suspend_history(&places, args.count, args.json),
+        Command::CurrentLidState(args) => machine::lid_state(args.json),
+        Command::CurrentMonitorCount(args) => machine::monitor_count(args.json),
+        Command::CurrentTemperature(args) => {
+            machine::temperature(&places, args.temperature_mode.as_deref(), args.json)
         }
         Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
         Command::McpRemove(args) => mcp_config::apply(&places, &args, true),

@@ -60,7 +60,7 @@ fn not_running(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn local(t: Timestamp) -> String {
+pub(crate) fn local(t: Timestamp) -> String {
     let zoned: ZonedDateTime = t.to_zoned_datetime(TimeZone::system());
     zoned.strftime("%Y-%m-%d %H:%M:%S").to_string()
 }
@@ -105,6 +105,14 @@ fn render(s: &Status) -> String {
         s.visible_displays.map_or("?".into(), |n| n.to_string()),
         s.external_displays.map_or("?".into(), |n| n.to_string()),
     ));
+    if let Some(pending) = &s.pending_suspend {
+        line(format!(
+            "Suspend pending ({:?}): {:?} phase, due {}",
+            pending.reason,
+            pending.phase,
+            local(pending.due_at)
+        ));
+    }
     if s.sessions.is_empty() {
         line("Sessions: none".into());
     } else {

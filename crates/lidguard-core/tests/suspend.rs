@@ -1,0 +1,444 @@
+//! Simulation tests of the closed-lid suspend flow on the pure core, with a virtual clock:
+//! every branch of reference §3 (delay, cancel by activity / lid open / new session, all
+//! soft-locked, sound phase, cancel-path stops, emergency hibernation).
+
+use jiff::{SignedDuration, Timestamp};
+use lidguard_core::event::Lid;
+use lidguard_core::provider::Provider;
+use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, StopSession};
+use lidguard_core::session::{SessionKey, StopKind};
+use lidguard_core::settings::{Os, Settings, SuspendMode};
+use lidguard_core::suspend::{Machine, SuspendPhase, SuspendReason, SuspendRequest};
+
+struct Sim {
+    reg: Registry,
+    now: Timestamp,
+    effects: Vec<Effect>,
+}
+
+const CLOSED: Machine = Machine {
+    lid: Lid::Closed,
+    external_displays: Some(0),
+};
+const OPEN: Machine = Machine {
+    lid: Lid::Open,
+    external_displays: Some(0),
+};
+
+fn key(id: &str) -> SessionKey {
+    SessionKey::new(Provider::Claude, id, "")
+}
+
+impl Sim {
+    fn new(edit: impl FnOnce(&mut Settings)) -> Sim {
+        let mut settings = Settings::defaults_for(Os::Linux);
+        edit(&mut settings);
+        let mut sim = Sim {
+            reg: Registry::new(settings),
+            now: "2026-11-30T03:00:00Z".parse().unwrap(),
+            effects: Vec::new(),
+        };
+        sim.apply(Input::Restore(Vec::new()));
+        sim.apply(Input::Machine(CLOSED));
+        sim.effects.clear();
+        sim
+    }
+
+    fn apply(&mut self, input: Input) {
+        let Outcome { effects, .. } = self.reg.apply(input, self.now);
+        self.effects.extend(effects);
+    }
+
+    fn advance(&mut self, secs: i64) {
+        let end = self
+            .now
+            .checked_add(SignedDuration::from_secs(secs))
+            .unwrap();
+        while let Some(deadline) = self.reg.next_deadline() {
+            if deadline > end {
+                break;
+            }
+            self.now = self.now.max(deadline);
+            self.apply(Input::Tick);
+        }
+        self.now = end;
+    }
+
+    fn start(&mut self, id: &str) {
+        self.apply(Input::Start(StartSession {
+            key: key(id),
+            cwd: None,
+            transcript_path: None,
+            watched_pid: None,
+        }));
+    }
+
+    fn stop(&mut self, id: &str, kind: StopKind) {
+        self.apply(Input::Stop(StopSession {
+            key: key(id),
+            kind,
+            end_reason: None,
+            pending_work: None,
+        }));
+    }
+
+    fn soft_lock(&mut self, id: &str) {
+        self.apply(Input::SoftLock {
+            key: key(id),
+            reason: "waiting".into(),
+        });
+    }
+
+    fn requests(&self) -> Vec<&SuspendRequest> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Suspend(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn logged(&self, name: &str) -> usize {
+        self.effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Log(l) if l.name == name))
+            .count()
+    }
+
+    /// The moment the suspend effect was emitted, relative to `from`.
+    fn take(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+}
+
+#[test]
+fn the_last_stop_with_the_lid_closed_suspends_after_the_delay() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    let pending = sim.reg.pending_suspend().expect("scheduled");
+    assert_eq!(pending.reason, SuspendReason::Completed);
+    assert_eq!(pending.due_at, sim.now + SignedDuration::from_secs(10));
+    assert!(sim.requests().is_empty());
+    sim.advance(9);
+    assert!(sim.requests().is_empty(), "not before the delay");
+    sim.advance(1);
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].mode, SuspendMode::Sleep);
+    assert_eq!(requests[0].reason, SuspendReason::Completed);
+    assert!(sim.reg.pending_suspend().is_none());
+    assert!(
+        sim.reg.protection().is_none(),
+        "protection released before the request"
+    );
+}
+
+#[test]
+fn zero_delay_suspends_at_once_in_the_configured_mode() {
+    let mut sim = Sim::new(|s| {
+        s.post_stop_suspend_delay_seconds = 0;
+        s.suspend_mode = SuspendMode::Hibernate;
+    });
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].mode, SuspendMode::Hibernate);
+}
+
+#[test]
+fn lid_open_or_a_display_means_no_suspend() {
+    let mut sim = Sim::new(|_| {});
+    sim.apply(Input::Machine(OPEN));
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    assert!(sim.reg.pending_suspend().is_none());
+    assert_eq!(sim.logged("suspend-skipped"), 1);
+
+    sim.apply(Input::Machine(Machine {
+        lid: Lid::Closed,
+        external_displays: Some(1),
+    }));
+    sim.start("b");
+    sim.stop("b", StopKind::ProviderEnd);
+    assert!(sim.reg.pending_suspend().is_none());
+
+    sim.apply(Input::Machine(Machine::UNKNOWN));
+    sim.start("c");
+    sim.stop("c", StopKind::ProviderEnd);
+    assert!(
+        sim.reg.pending_suspend().is_none(),
+        "an unknown lid never counts as closed"
+    );
+    sim.advance(60);
+    assert!(sim.requests().is_empty());
+}
+
+#[test]
+fn activity_a_new_session_or_the_lid_opening_cancels_a_pending_suspend() {
+    // New session.
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.advance(5);
+    sim.start("b");
+    assert!(sim.reg.pending_suspend().is_none());
+    assert_eq!(sim.logged("suspend-canceled"), 1);
+    sim.advance(60);
+    assert!(sim.requests().is_empty());
+
+    // Activity on a soft-locked session.
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.soft_lock("a");
+    assert_eq!(
+        sim.reg.pending_suspend().unwrap().reason,
+        SuspendReason::SoftLocked
+    );
+    sim.apply(Input::Activity {
+        key: key("a"),
+        reason: "PostToolUse".into(),
+    });
+    assert!(sim.reg.pending_suspend().is_none());
+    assert!(sim.reg.protection().is_some());
+
+    // Lid opened during the delay.
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.advance(3);
+    sim.apply(Input::Machine(OPEN));
+    assert!(sim.reg.pending_suspend().is_none());
+    sim.apply(Input::Machine(CLOSED));
+    sim.advance(60);
+    assert!(
+        sim.requests().is_empty(),
+        "closing it again does not revive the old suspend"
+    );
+}
+
+#[test]
+fn a_display_plugged_in_during_the_delay_cancels_at_the_check() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.apply(Input::Machine(Machine {
+        lid: Lid::Closed,
+        external_displays: Some(1),
+    }));
+    sim.advance(10);
+    assert!(sim.requests().is_empty());
+    assert!(sim.reg.pending_suspend().is_none());
+}
+
+#[test]
+fn all_sessions_soft_locked_suspends_with_the_count() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.start("b");
+    sim.soft_lock("a");
+    assert!(sim.reg.pending_suspend().is_none(), "b still works");
+    sim.soft_lock("b");
+    let pending = sim.reg.pending_suspend().unwrap();
+    assert_eq!(pending.reason, SuspendReason::SoftLocked);
+    assert_eq!(pending.trigger_session_count, 2);
+    sim.advance(10);
+    assert_eq!(sim.requests()[0].reason, SuspendReason::SoftLocked);
+    assert!(
+        sim.reg.session(&key("a")).is_some(),
+        "soft-locked sessions stay tracked"
+    );
+}
+
+#[test]
+fn the_inactive_timeout_leads_to_a_suspend_too() {
+    let mut sim = Sim::new(|s| s.session_timeout_minutes = Some(1));
+    sim.start("a");
+    sim.advance(60);
+    assert_eq!(
+        sim.reg.pending_suspend().unwrap().reason,
+        SuspendReason::SoftLocked
+    );
+    sim.advance(10);
+    assert_eq!(sim.requests().len(), 1);
+}
+
+#[test]
+fn a_later_stop_replaces_the_pending_suspend_but_a_cancel_path_does_not() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.start("b");
+    sim.soft_lock("a");
+    sim.soft_lock("b");
+    let first = sim.reg.pending_suspend().unwrap().clone();
+    sim.advance(5);
+    // Watched process gone: the pending suspend is left alone.
+    sim.apply(Input::ProcessesGone(vec![key("a")]));
+    assert_eq!(sim.reg.pending_suspend().unwrap(), &first);
+    // A normal stop starts the flow again.
+    sim.stop("b", StopKind::ProviderEnd);
+    let second = sim.reg.pending_suspend().unwrap().clone();
+    assert_ne!(second.id, first.id);
+    assert_eq!(second.reason, SuspendReason::Completed);
+    assert_eq!(second.due_at, sim.now + SignedDuration::from_secs(10));
+    sim.advance(10);
+    assert_eq!(sim.requests().len(), 1, "one suspend, not two");
+}
+
+#[test]
+fn a_cancel_path_stop_schedules_with_webhooks_suppressed() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.apply(Input::ProcessesGone(vec![key("a")]));
+    let pending = sim.reg.pending_suspend().unwrap();
+    assert!(pending.webhooks_suppressed);
+    sim.start("b");
+    sim.stop("b", StopKind::ProviderEnd);
+    assert!(!sim.reg.pending_suspend().unwrap().webhooks_suppressed);
+}
+
+#[test]
+fn the_sound_plays_before_the_suspend_and_never_blocks_it() {
+    let mut sim = Sim::new(|s| {
+        s.post_stop_suspend_sound = "Asterisk".into();
+        s.post_stop_suspend_sound_volume_override_percent = Some(40);
+    });
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.advance(10);
+    let effects = sim.take();
+    let id = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::PlaySound {
+                id,
+                sound,
+                volume_percent,
+            } => {
+                assert_eq!(sound, "Asterisk");
+                assert_eq!(*volume_percent, Some(40));
+                Some(*id)
+            }
+            _ => None,
+        })
+        .expect("the sound is played");
+    assert_eq!(
+        sim.reg.pending_suspend().unwrap().phase,
+        SuspendPhase::Sound
+    );
+    assert!(sim.requests().is_empty(), "the suspend waits for the sound");
+    sim.apply(Input::SoundFinished { id: id + 100 });
+    assert!(
+        sim.requests().is_empty(),
+        "another suspend's sound does not count"
+    );
+    sim.apply(Input::SoundFinished { id });
+    assert_eq!(sim.requests().len(), 1);
+
+    // A sound that never reports back times out.
+    sim.start("b");
+    sim.stop("b", StopKind::ProviderEnd);
+    sim.advance(10);
+    sim.take();
+    sim.advance(60);
+    assert_eq!(sim.requests().len(), 1);
+
+    // The lid opened while the sound played: no suspend.
+    sim.start("c");
+    sim.stop("c", StopKind::ProviderEnd);
+    sim.advance(10);
+    let id = sim
+        .take()
+        .iter()
+        .find_map(|e| match e {
+            Effect::PlaySound { id, .. } => Some(*id),
+            _ => None,
+        })
+        .unwrap();
+    sim.apply(Input::Machine(OPEN));
+    sim.apply(Input::SoundFinished { id });
+    assert!(sim.requests().is_empty());
+}
+
+#[test]
+fn emergency_hibernation_when_hot_with_the_lid_closed() {
+    let mut sim = Sim::new(|s| s.emergency_hibernation_temperature_celsius = 200);
+    sim.start("a");
+    assert!(sim.reg.temperature_watch_wanted());
+    sim.apply(Input::Temperature { celsius: Some(109) });
+    assert!(
+        sim.requests().is_empty(),
+        "the threshold is clamped to 110, not ignored"
+    );
+    sim.apply(Input::Temperature { celsius: None });
+    assert!(sim.requests().is_empty(), "no reading, no action");
+    sim.apply(Input::Temperature { celsius: Some(110) });
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 1);
+    let r = requests[0];
+    assert_eq!(r.reason, SuspendReason::EmergencyHibernation);
+    assert_eq!(r.mode, SuspendMode::Hibernate);
+    assert_eq!(r.fallback, Some(SuspendMode::Sleep));
+    assert_eq!(r.active_session_count, 1);
+    assert_eq!(r.temperature.unwrap().threshold_celsius, 110);
+    // Not again on every reading.
+    sim.take();
+    sim.advance(10);
+    sim.apply(Input::Temperature { celsius: Some(115) });
+    assert!(sim.requests().is_empty());
+    sim.advance(300);
+    sim.apply(Input::Temperature { celsius: Some(115) });
+    assert_eq!(sim.requests().len(), 1, "retried after a while");
+}
+
+#[test]
+fn emergency_hibernation_ignores_delay_and_sound() {
+    let mut sim = Sim::new(|s| {
+        s.post_stop_suspend_sound = "Beep".into();
+        s.emergency_hibernation_temperature_celsius = 80;
+    });
+    sim.start("a");
+    sim.start("b");
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.apply(Input::Temperature { celsius: Some(81) });
+    assert_eq!(sim.requests().len(), 1);
+    assert!(
+        !sim.effects
+            .iter()
+            .any(|e| matches!(e, Effect::PlaySound { .. }))
+    );
+}
+
+#[test]
+fn no_emergency_with_the_lid_open_a_display_no_protection_or_the_feature_off() {
+    type Setup = Box<dyn Fn(&mut Sim)>;
+    let cases: Vec<Setup> = vec![
+        Box::new(|sim| sim.apply(Input::Machine(OPEN))),
+        Box::new(|sim| {
+            sim.apply(Input::Machine(Machine {
+                lid: Lid::Closed,
+                external_displays: Some(1),
+            }));
+        }),
+        Box::new(|sim| sim.soft_lock("a")),
+    ];
+    for setup in cases {
+        let mut sim = Sim::new(|s| s.emergency_hibernation_temperature_celsius = 70);
+        sim.start("a");
+        setup(&mut sim);
+        sim.take();
+        sim.apply(Input::Temperature { celsius: Some(100) });
+        assert!(
+            !sim.requests()
+                .iter()
+                .any(|r| r.reason == SuspendReason::EmergencyHibernation)
+        );
+    }
+    let mut sim = Sim::new(|s| s.emergency_hibernation_on_high_temperature = false);
+    sim.start("a");
+    assert!(!sim.reg.temperature_watch_wanted());
+    sim.apply(Input::Temperature { celsius: Some(105) });
+    assert!(sim.requests().is_empty());
+}

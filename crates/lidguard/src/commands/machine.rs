@@ -1,0 +1,130 @@
+//! The diagnostics `current-lid-state`, `current-monitor-count`, `current-temperature` (read
+//! exactly as the daemon reads them, `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` included) and
+//! `suspend-history`.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use lidguard_core::settings::{Os, TemperatureMode};
+use lidguard_ipc::protocol::SuspendHistoryEntry;
+use lidguard_ipc::{Places, settings_file};
+use lidguard_platform::sources::{self, Roots};
+use lidguard_store::Store;
+
+use super::status::local;
+use crate::output;
+
+pub(crate) fn lid_state(json: bool) -> anyhow::Result<ExitCode> {
+    let roots = Roots::from_env();
+    let lid = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(sources::lid_state(&roots));
+    if json {
+        output::json(&serde_json::json!({"lid": lid.to_string()}))?;
+    } else {
+        output::line(&lid.to_string())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn monitor_count(json: bool) -> anyhow::Result<ExitCode> {
+    let roots = Roots::from_env();
+    let visible = sources::visible_displays(&roots, false);
+    let external = sources::visible_displays(&roots, true);
+    if json {
+        output::json(
+            &serde_json::json!({"visibleDisplays": visible, "externalDisplays": external}),
+        )?;
+    } else {
+        // The first number is the connected displays; the suspend decision uses the second.
+        output::line(&format!("{visible} connected ({external} external)"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn temperature(
+    places: &Places,
+    mode: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let mode = match mode {
+        None | Some("default") => {
+            settings_file::load_or_default(&places.settings_file(), Os::current())?
+                .emergency_hibernation_temperature_mode
+        }
+        Some(name) => TemperatureMode::from_name(name).with_context(|| {
+            format!("unknown temperature mode `{name}`; use default, low, average or high")
+        })?,
+    };
+    let roots = Roots::from_env();
+    let zones = sources::thermal_millidegrees(&roots);
+    let celsius = sources::temperature(&roots, mode);
+    if json {
+        output::json(
+            &serde_json::json!({"temperatureCelsius": celsius, "mode": mode, "zones": zones.len()}),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match celsius {
+        Some(c) => output::line(&format!(
+            "{c} °C ({} of {} zone(s))",
+            mode.as_str(),
+            zones.len()
+        ))?,
+        None => {
+            output::line(
+                "unavailable: no readable thermal zone (/sys/class/thermal/thermal_zone*/temp)",
+            )?;
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn suspend_history(
+    places: &Places,
+    count: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let path = places.database();
+    let entries: Vec<SuspendHistoryEntry> = if path.exists() {
+        let store = Store::open(&path)
+            .with_context(|| format!("cannot open lidguard's database {}", path.display()))?;
+        store
+            .suspend_history(count)?
+            .into_iter()
+            .filter_map(|row| serde_json::from_str(&row.data_json).ok())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if json {
+        output::json(&entries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        output::line("No suspend has been requested yet.")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for e in &entries {
+        let result = match &e.error {
+            None => "requested".to_owned(),
+            Some(error) => format!("FAILED: {error}"),
+        };
+        let mut line = format!(
+            "{}  {} ({:?})  {result}",
+            local(e.recorded_at),
+            e.suspend_mode,
+            e.reason
+        );
+        if let (Some(t), Some(limit)) = (e.temperature_celsius, e.threshold_celsius) {
+            line.push_str(&format!("  {t} °C >= {limit} °C"));
+        }
+        if e.trigger_session_count > 0 {
+            line.push_str(&format!("  {} waiting session(s)", e.trigger_session_count));
+        }
+        output::line(&line)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
