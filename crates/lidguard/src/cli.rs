@@ -99,6 +99,11 @@ pub(crate) enum Command {
     CurrentMonitorCount(JsonArgs),
     /// The temperature the emergency-hibernation guard reads.
     CurrentTemperature(TemperatureArgs),
+    /// Play a system sound (Asterisk, Beep, Exclamation, Hand, Question) as the suspend flow
+    /// would.
+    PreviewSystemSound(PreviewSoundArgs),
+    /// Play the configured post-stop suspend sound with its volume override.
+    PreviewCurrentSound,
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
         long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
@@ -255,6 +260,16 @@ pub(crate) struct SuspendHistoryArgs {
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PreviewSoundArgs {
+    /// The system sound's name.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+    /// Play it at this volume (1 to 100 percent), restoring the volume afterwards.
+    #[arg(long, value_name = "PERCENT")]
+    pub(crate) volume: Option<u8>,
 }
 
 #[derive(Debug, Args)]

@@ -25,6 +25,8 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "current-lid-state",
             "current-monitor-count",
             "current-temperature",
+            "preview-system-sound",
+            "preview-current-sound",
         ],
     ),
     ("Settings", &["settings"]),

@@ -15,6 +15,8 @@ mod hook_config;
 mod hooks;
 // The MCP servers over stdio: tools/list snapshots, protocol errors, a Provider MCP session.
 mod mcp;
+// The closed-lid suspend flow with fake lid, display and thermal trees; the diagnostics.
+mod power;
 // Captured agent sessions replayed through the real hooks, with the state after each step.
 mod scenarios;
 // Keep-awake through systemd-logind: inhibitors held, released, and gone after kill -9.

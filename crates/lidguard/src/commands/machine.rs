@@ -128,3 +128,48 @@ pub(crate) fn suspend_history(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `preview-system-sound NAME`: plays one of the named system sounds as the suspend flow would.
+pub(crate) fn preview_system_sound(name: &str, volume: Option<u8>) -> anyhow::Result<ExitCode> {
+    let Some(sound) = lidguard_core::settings::SystemSound::from_name(name) else {
+        let names: Vec<&str> = lidguard_core::settings::SystemSound::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect();
+        anyhow::bail!(
+            "unknown system sound `{name}`; use one of {}",
+            names.join(", ")
+        );
+    };
+    play(sound.name(), volume)
+}
+
+/// `preview-current-sound`: plays `post-stop-suspend-sound` with its volume override.
+pub(crate) fn preview_current_sound(places: &Places) -> anyhow::Result<ExitCode> {
+    let settings = settings_file::load_or_default(&places.settings_file(), Os::current())?;
+    if settings.post_stop_suspend_sound.trim().is_empty() {
+        output::line(
+            "post-stop-suspend-sound is off; set one with `lidguard settings --post-stop-suspend-sound Asterisk` (or a .wav path).",
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    play(
+        &settings.post_stop_suspend_sound,
+        settings.post_stop_suspend_sound_volume_override_percent,
+    )
+}
+
+fn play(setting: &str, volume: Option<u8>) -> anyhow::Result<ExitCode> {
+    if volume.is_some_and(|v| !(1..=100).contains(&v)) {
+        anyhow::bail!("--volume must be from 1 to 100");
+    }
+    let played =
+        lidguard_platform::sound::play(setting, volume, lidguard_platform::sound::DEFAULT_TIMEOUT)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    output::line(&format!(
+        "played {} with {}",
+        played.file.display(),
+        played.player.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -85,6 +85,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CurrentTemperature(args) => {
             machine::temperature(&places, args.temperature_mode.as_deref(), args.json)
         }
+        Command::PreviewSystemSound(args) => machine::preview_system_sound(&args.name, args.volume),
+        Command::PreviewCurrentSound => machine::preview_current_sound(&places),
         Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
         Command::McpRemove(args) => mcp_config::apply(&places, &args, true),
         Command::McpStatus(args) => mcp_config::status(&args),
