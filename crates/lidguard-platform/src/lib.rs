@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+pub mod polkit;
 pub mod power;
 pub mod process;
 pub mod sound;

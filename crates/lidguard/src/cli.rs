@@ -104,6 +104,19 @@ pub(crate) enum Command {
     PreviewSystemSound(PreviewSoundArgs),
     /// Play the configured post-stop suspend sound with its volume override.
     PreviewCurrentSound,
+    /// Linux: whether this user may keep the machine awake and suspend it, and the polkit
+    /// rule that allows it without a password.
+    #[command(
+        long_about = "Linux: whether this user may keep the machine awake and suspend it, and \
+        the polkit rule that allows it without a password.\n\n\
+        status: the rule's state and logind's CanSuspend/CanHibernate. check: takes and releases \
+        a test inhibitor for sleep, idle and the lid switch (never suspends); exits 1 when \
+        refused. install: writes /etc/polkit-1/rules.d/49-lidguard.rules for --user (default: \
+        the user who ran sudo), allowing only suspend, hibernate and the three block inhibitors; \
+        needs root. remove: deletes it. A file of that name that lidguard did not write is never \
+        overwritten or deleted."
+    )]
+    LinuxPermission(PermissionArgs),
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
         long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
@@ -270,6 +283,35 @@ pub(crate) struct PreviewSoundArgs {
     /// Play it at this volume (1 to 100 percent), restoring the volume afterwards.
     #[arg(long, value_name = "PERCENT")]
     pub(crate) volume: Option<u8>,
+}
+
+/// What `linux-permission` does.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum PermissionAction {
+    /// The rule's state and what logind allows.
+    Status,
+    /// Take and release a test inhibitor; ask whether suspend and hibernate are possible.
+    Check,
+    /// Write the polkit rule (root).
+    Install,
+    /// Delete the polkit rule (root).
+    Remove,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PermissionArgs {
+    /// status, check, install or remove.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub(crate) action: PermissionAction,
+    /// Install: the user the rule is for (default: $SUDO_USER, else the current user).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) user: Option<String>,
+    /// The polkit rules directory (default /etc/polkit-1/rules.d).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) rules_dir: Option<PathBuf>,
+    /// Status and check: print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,7 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "current-temperature",
             "preview-system-sound",
             "preview-current-sound",
+            "linux-permission",
         ],
     ),
     ("Settings", &["settings"]),

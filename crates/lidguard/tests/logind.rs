@@ -317,3 +317,44 @@ fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
         .contains("sleep")));
     assert!(home.session("hot").is_some());
 }
+
+#[test]
+fn linux_permission_check_and_status_against_the_real_logind() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let out = home
+        .cmd(&["linux-permission", "check", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["inhibitors"], "sleep:idle:handle-lid-switch");
+    assert!(v["canSuspend"].is_string(), "{v}");
+    // The test inhibitor is gone again.
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+
+    let rules = home.path().join("rules.d");
+    std::fs::create_dir_all(&rules).unwrap();
+    let dir = rules.to_str().unwrap();
+    let out = home
+        .cmd(&["linux-permission", "status", "--rules-dir", dir, "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rule"]["state"], "notInstalled");
+    assert!(v["canSuspend"].is_string(), "{v}");
+    assert_eq!(
+        v["backend"]
+            .as_str()
+            .map(|b| b.starts_with("systemd-logind")),
+        Some(true)
+    );
+}

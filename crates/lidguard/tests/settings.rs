@@ -145,3 +145,61 @@ fn on_a_terminal_settings_opens_the_editor() {
     let json: serde_json::Value = serde_json::from_str(&home.ok(&["settings", "--json"])).unwrap();
     assert_eq!(json["sessionTimeoutMinutes"], 30);
 }
+
+#[test]
+fn linux_permission_install_and_remove_leave_foreign_rules_alone() {
+    let home = crate::util::Home::new();
+    let rules = home.path().join("rules.d");
+    std::fs::create_dir_all(&rules).unwrap();
+    let neighbour = rules.join("50-default.rules");
+    std::fs::write(
+        &neighbour,
+        "polkit.addAdminRule(function() { return []; });\n",
+    )
+    .unwrap();
+    let dir = rules.to_str().unwrap();
+
+    home.ok(&[
+        "linux-permission",
+        "install",
+        "--rules-dir",
+        dir,
+        "--user",
+        "alice",
+    ]);
+    let ours = std::fs::read_to_string(rules.join("49-lidguard.rules")).unwrap();
+    assert!(ours.contains("\"alice\"") && ours.contains("org.freedesktop.login1.suspend"));
+    let status = home.ok(&["linux-permission", "status", "--rules-dir", dir]);
+    assert!(status.contains("installed for alice"), "{status}");
+    home.ok(&["linux-permission", "remove", "--rules-dir", dir]);
+    assert!(!rules.join("49-lidguard.rules").exists());
+    assert_eq!(
+        std::fs::read_to_string(&neighbour).unwrap(),
+        "polkit.addAdminRule(function() { return []; });\n"
+    );
+
+    // A file of that name lidguard did not write: never overwritten, never deleted.
+    let foreign = "// the admin's own rule\n";
+    std::fs::write(rules.join("49-lidguard.rules"), foreign).unwrap();
+    for action in ["install", "remove"] {
+        let out = home
+            .cmd(&[
+                "linux-permission",
+                action,
+                "--rules-dir",
+                dir,
+                "--user",
+                "alice",
+            ])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{action} must refuse");
+        assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+        assert_eq!(
+            std::fs::read_to_string(rules.join("49-lidguard.rules")).unwrap(),
+            foreign
+        );
+    }
+    let status = home.ok(&["linux-permission", "status", "--rules-dir", dir]);
+    assert!(status.contains("not managed by lidguard"), "{status}");
+}

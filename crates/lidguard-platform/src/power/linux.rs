@@ -143,6 +143,15 @@ impl PowerControl for LogindPower {
         format!("{BACKEND} on {}", self.bus)
     }
 
+    fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {
+        Box::pin(async move {
+            (
+                self.proxy.can_suspend().await.ok(),
+                self.proxy.can_hibernate().await.ok(),
+            )
+        })
+    }
+
     fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
             let (verb, can) = if hibernate {

@@ -62,6 +62,12 @@ pub trait PowerControl: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// What the OS says about suspending: `(CanSuspend, CanHibernate)` as logind answers them
+    /// (`yes`, `no`, `challenge`, `na`), each `None` when it cannot be asked.
+    fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {
+        Box::pin(async { (None, None) })
+    }
+
     /// Asks the OS to suspend (`hibernate`: to disk) now, after checking that it can. Returns
     /// when the request was accepted (on a real suspend, after the machine wakes up) or with
     /// an error that says why it was not.
@@ -84,8 +90,8 @@ pub enum PowerError {
     /// The OS refused the lock because this user may not take it.
     #[error(
         "{backend} refused the {what} lock: {message}. This user is not allowed to take it \
-         (polkit actions org.freedesktop.login1.inhibit-block-*); a `lidguard linux-permission \
-         install` command to grant it is planned"
+         (polkit actions org.freedesktop.login1.inhibit-block-*); `sudo lidguard \
+         linux-permission install` installs a rule that allows it"
     )]
     Refused {
         /// The backend, e.g. "systemd-logind".

@@ -7,6 +7,7 @@ mod hook_events;
 mod machine;
 mod mcp;
 mod mcp_config;
+mod permission;
 mod server;
 mod session;
 mod settings;
@@ -87,6 +88,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::PreviewSystemSound(args) => machine::preview_system_sound(&args.name, args.volume),
         Command::PreviewCurrentSound => machine::preview_current_sound(&places),
+        Command::LinuxPermission(args) => permission::run(&args),
         Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
         Command::McpRemove(args) => mcp_config::apply(&places, &args, true),
         Command::McpStatus(args) => mcp_config::status(&args),

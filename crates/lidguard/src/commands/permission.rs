@@ -1,0 +1,200 @@
+//! `lidguard linux-permission status|check|install|remove`: whether this user may take
+//! logind's block inhibitors and suspend, and the polkit rule that allows it without a
+//! password.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use lidguard_core::protection::{Inhibit, ProtectionPlan};
+use lidguard_platform::polkit::{self, InstallOutcome, RemoveOutcome, RuleState};
+use serde_json::json;
+
+use crate::cli::{PermissionAction, PermissionArgs};
+use crate::output;
+
+pub(crate) fn run(args: &PermissionArgs) -> anyhow::Result<ExitCode> {
+    let dir = args
+        .rules_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(polkit::RULES_DIR));
+    match args.action {
+        PermissionAction::Status => status(&dir, args.json),
+        PermissionAction::Check => check(args.json),
+        PermissionAction::Install => {
+            let user = target_user(args.user.as_deref())?;
+            let outcome = polkit::install(&dir, &user).map_err(anyhow::Error::new)?;
+            let path = polkit::rule_path(&dir);
+            output::line(&match outcome {
+                InstallOutcome::Installed => format!("installed {} for {user}", path.display()),
+                InstallOutcome::Replaced { previous_user } => format!(
+                    "replaced {} (was for {}); now for {user}",
+                    path.display(),
+                    previous_user.as_deref().unwrap_or("an unreadable user")
+                ),
+                InstallOutcome::Unchanged => {
+                    format!("{} is already installed for {user}", path.display())
+                }
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PermissionAction::Remove => {
+            let path = polkit::rule_path(&dir);
+            match polkit::remove(&dir).map_err(anyhow::Error::new)? {
+                RemoveOutcome::Removed => output::line(&format!("removed {}", path.display()))?,
+                RemoveOutcome::NothingToRemove => {
+                    output::line(&format!(
+                        "nothing to remove ({} is not there)",
+                        path.display()
+                    ))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The user the rule is for: `--user`, else the user who ran `sudo`, else this user.
+fn target_user(given: Option<&str>) -> anyhow::Result<String> {
+    if let Some(user) = given {
+        return Ok(user.to_owned());
+    }
+    if let Some(user) = std::env::var("SUDO_USER")
+        .ok()
+        .filter(|u| !u.is_empty() && u != "root")
+    {
+        return Ok(user);
+    }
+    current_user().context("cannot tell which user the rule is for; pass --user NAME")
+}
+
+fn current_user() -> Option<String> {
+    std::env::var("USER")
+        .ok()
+        .or_else(|| std::env::var("LOGNAME").ok())
+        .filter(|u| !u.is_empty())
+}
+
+fn rule_state_text(state: &RuleState) -> String {
+    match state {
+        RuleState::NotInstalled => "not installed".to_owned(),
+        RuleState::Foreign => "present but not managed by lidguard (left alone)".to_owned(),
+        RuleState::InstalledFor(user) => format!("installed for {user}"),
+        RuleState::Unreadable(why) => format!("cannot be inspected: {why}"),
+    }
+}
+
+fn status(dir: &std::path::Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let state = polkit::status(dir);
+    let (can_suspend, can_hibernate, backend) = capabilities();
+    let user = current_user();
+    if as_json {
+        let rule = match &state {
+            RuleState::NotInstalled => json!({"state": "notInstalled"}),
+            RuleState::Foreign => json!({"state": "foreign"}),
+            RuleState::InstalledFor(u) => json!({"state": "installed", "user": u}),
+            RuleState::Unreadable(why) => json!({"state": "unreadable", "error": why}),
+        };
+        output::json(&json!({
+            "user": user,
+            "rulesFile": polkit::rule_path(dir),
+            "rule": rule,
+            "canSuspend": can_suspend,
+            "canHibernate": can_hibernate,
+            "backend": backend.as_ref().ok(),
+            "backendError": backend.as_ref().err(),
+        }))?;
+    } else {
+        output::line(&format!("user: {}", user.as_deref().unwrap_or("?")))?;
+        output::line(&format!(
+            "polkit rule {}: {}",
+            polkit::rule_path(dir).display(),
+            rule_state_text(&state)
+        ))?;
+        match backend {
+            Ok(backend) => {
+                output::line(&format!("backend: {backend}"))?;
+                output::line(&format!(
+                    "CanSuspend: {} · CanHibernate: {}",
+                    can_suspend.as_deref().unwrap_or("?"),
+                    can_hibernate.as_deref().unwrap_or("?")
+                ))?;
+            }
+            Err(why) => output::line(&format!("backend: unavailable ({why})"))?,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+type Capabilities = (Option<String>, Option<String>, Result<String, String>);
+
+fn capabilities() -> Capabilities {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return (None, None, Err(e.to_string())),
+    };
+    runtime.block_on(async {
+        match lidguard_platform::power::connect().await {
+            Ok(power) => {
+                let (s, h) = power.capabilities().await;
+                (s, h, Ok(power.describe()))
+            }
+            Err(e) => (None, None, Err(e.to_string())),
+        }
+    })
+}
+
+/// Takes and releases a test inhibitor for every lock lidguard uses, and asks whether the
+/// system can suspend and hibernate. Never suspends. Exits 1 when a lock is refused.
+fn check(as_json: bool) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(async {
+        let power = lidguard_platform::power::connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        let plan = ProtectionPlan {
+            keep_awake: vec![Inhibit::Sleep, Inhibit::Idle],
+            lid_switch: true,
+            who: "lidguard".to_owned(),
+            why: "lidguard linux-permission check".to_owned(),
+        };
+        let held = power.hold(&plan).await.map_err(|e| e.to_string())?;
+        let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
+        let locks = locks.join(":");
+        drop(held);
+        let (s, h) = power.capabilities().await;
+        Ok::<_, String>((power.describe(), locks, s, h))
+    });
+    match result {
+        Ok((backend, locks, can_suspend, can_hibernate)) => {
+            if as_json {
+                output::json(
+                    &json!({"ok": true, "backend": backend, "inhibitors": locks, "canSuspend": can_suspend, "canHibernate": can_hibernate}),
+                )?;
+            } else {
+                output::line(&format!("ok: {backend} granted and released {locks}"))?;
+                output::line(&format!(
+                    "CanSuspend: {} · CanHibernate: {}",
+                    can_suspend.as_deref().unwrap_or("?"),
+                    can_hibernate.as_deref().unwrap_or("?")
+                ))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(why) => {
+            if as_json {
+                output::json(&json!({"ok": false, "error": why}))?;
+                return Ok(ExitCode::FAILURE);
+            }
+            bail!(
+                "{why}\n`sudo lidguard linux-permission install --user {}` installs a polkit rule that allows it.",
+                current_user().unwrap_or_else(|| "NAME".to_owned())
+            )
+        }
+    }
+}
