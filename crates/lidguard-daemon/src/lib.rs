@@ -14,6 +14,7 @@ mod instance;
 mod runtime;
 mod server;
 mod suspend;
+mod watch;
 
 use std::io;
 

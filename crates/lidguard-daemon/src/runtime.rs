@@ -69,7 +69,12 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     })?;
     tracing::info!(pid = std::process::id(), socket = %places.socket().display(), lock = %lock.path().display(), "daemon started");
 
-    let (internal_tx, mut internal) = mpsc::channel::<Input>(16);
+    let (internal_tx, mut internal) = mpsc::channel::<Input>(64);
+    let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<std::path::PathBuf>();
+    let watchers = crate::watch::Watchers::new(internal_tx.clone(), fs_tx);
+    let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
+    transcript_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut flush_at: Option<tokio::time::Instant> = None;
     let mut machine_poll = tokio::time::interval(MACHINE_POLL);
     machine_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut rt = Runtime {
@@ -88,6 +93,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         exit: false,
         internal: internal_tx,
         last_temperature: None,
+        watchers,
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -119,6 +125,20 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 rt.retry_protection().await;
             }
             Some(input) = internal.recv() => { rt.apply(input).await; }
+            Some(path) = fs_events.recv() => {
+                rt.watchers.changed(path);
+                if rt.watchers.has_dirty() && flush_at.is_none() {
+                    flush_at = Some(tokio::time::Instant::now() + crate::watch::DEBOUNCE);
+                }
+            }
+            () = async { tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)).await }, if flush_at.is_some() => {
+                flush_at = None;
+                rt.read_transcripts().await;
+            }
+            _ = transcript_poll.tick(), if rt.watchers.following_any() => {
+                rt.watchers.poll();
+                rt.read_transcripts().await;
+            }
             _ = machine_poll.tick(), if rt.watching_machine() => {
                 rt.observe_machine().await;
                 rt.read_temperature().await;
@@ -189,6 +209,8 @@ struct Runtime {
     internal: mpsc::Sender<Input>,
     /// When the emergency guard last read the temperature.
     last_temperature: Option<std::time::Instant>,
+    /// The agents' processes and transcripts.
+    watchers: crate::watch::Watchers,
 }
 
 impl Runtime {
@@ -512,6 +534,9 @@ impl Runtime {
                 Effect::Suspend(request) => self.suspend(&request).await,
             }
         }
+        let watch_processes = self.registry.settings().watch_parent_process;
+        self.watchers
+            .sync(self.registry.sessions(), watch_processes);
         (outcome.reply, outcome.decision)
     }
 
@@ -577,6 +602,13 @@ impl Runtime {
             .is_none_or(|t| t.elapsed() >= PROTECTION_RETRY);
         if wanted.is_some() && wanted != self.held_plan && due && self.power.is_ok() {
             self.set_protection(wanted).await;
+        }
+    }
+
+    /// Reads the transcripts that changed and applies what their detectors found.
+    async fn read_transcripts(&mut self) {
+        for input in self.watchers.read_dirty() {
+            self.apply(input).await;
         }
     }
 
@@ -731,7 +763,11 @@ impl Runtime {
         let sessions = self
             .registry
             .sessions()
-            .map(|s| SessionStatus::from_session(s, self.registry.session_deadline(s)))
+            .map(|s| {
+                let mut status = SessionStatus::from_session(s, self.registry.session_deadline(s));
+                status.transcript_monitor = self.watchers.note(&s.key).map(|n| n.describe());
+                status
+            })
             .collect();
         let wanted = self.registry.protection();
         let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();

@@ -259,6 +259,10 @@ pub struct SessionStatus {
     pub last_activity_at: Timestamp,
     /// When the inactive timeout will soft-lock it, if it will.
     pub timeout_at: Option<Timestamp>,
+    /// The transcript monitor: `following <path>`, `no transcript found`, or why several
+    /// candidates were not followed; `null` when not looked at.
+    #[serde(default)]
+    pub transcript_monitor: Option<String>,
 }
 
 impl SessionStatus {
@@ -283,6 +287,7 @@ impl SessionStatus {
             started_at: s.started_at,
             last_activity_at: s.last_activity_at,
             timeout_at,
+            transcript_monitor: None,
         }
     }
 }

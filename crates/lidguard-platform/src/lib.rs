@@ -15,3 +15,4 @@ pub mod power;
 pub mod process;
 pub mod sound;
 pub mod sources;
+pub mod tail;

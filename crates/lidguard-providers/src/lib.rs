@@ -18,6 +18,7 @@ pub mod copilot;
 pub mod install;
 pub mod opencode;
 pub mod owner;
+pub mod transcript;
 
 use lidguard_core::event::{AgentEvent, Decision, RAW_EXCERPT_BYTES, truncate_bytes};
 use lidguard_core::provider::Provider;

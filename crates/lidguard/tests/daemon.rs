@@ -203,6 +203,8 @@ fn remove_session_by_id_provider_name_and_all() {
 #[test]
 fn cleanup_orphans_ends_sessions_whose_process_is_gone() {
     let home = Home::new();
+    // Without the watchdog, a dead process's session stays until cleanup finds it.
+    home.ok(&["settings", "--watch-parent-process", "false"]);
     let mut dead = Agent::spawn();
     let live = Agent::spawn();
     home.ok(&[

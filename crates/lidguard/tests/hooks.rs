@@ -303,15 +303,27 @@ fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
     std::fs::write(&payload, CLAUDE_PROMPT).unwrap();
     let script = format!("{} claude-hook < {}", crate::util::BIN, payload.display());
     let mut cmd = std::process::Command::new(&agent);
-    cmd.args(["-c", &format!("{script}; echo $$")])
+    // The "agent" prints its pid after the hook ran, then lives until its stdin closes.
+    cmd.args(["-c", &format!("{script}; echo $$; read _ || true")])
         .env("LIDGUARD_HOME", home.path())
-        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus);
-    let out = cmd.output().unwrap();
-    assert!(out.status.success());
-    let agent_pid: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let agent_pid: u64 = line.trim().parse().unwrap();
     let s = home.session("s1").unwrap();
     assert_eq!(s["watchedPid"], agent_pid, "{s}");
-    // The agent has exited by now: orphan cleanup ends the session.
-    let out = home.ok(&["cleanup-orphans"]);
-    assert!(out.contains("cleaned up 1"), "{out}");
+    // The agent exits: the daemon's watchdog ends the session (cancel path).
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert!(crate::util::eventually(
+        std::time::Duration::from_secs(10),
+        || home.session("s1").is_none()
+    ));
 }

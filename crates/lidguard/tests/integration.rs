@@ -23,5 +23,7 @@ mod scenarios;
 mod logind;
 // Hostile or broken surroundings: bad requests, other users, corrupt files, bad directories.
 mod robustness;
+// The daemon watching agents: process exit (cancel path), transcripts and their detectors.
+mod watchers;
 // `lidguard settings` and `help`.
 mod settings;

@@ -1,0 +1,365 @@
+//! Watching the agents themselves: their processes and their transcripts.
+//!
+//! - **Processes.** One small task per watched process waits for its exit without polling
+//!   (a Linux pidfd becomes readable when the process ends; elsewhere a slow liveness poll)
+//!   and reports [`Input::ProcessesGone`], the cancel path.
+//! - **Transcripts.** One `notify` watcher (inotify on Linux) for all sessions, on the
+//!   transcripts' parent directories (files may appear later), plus a slow metadata poll for
+//!   file systems that do not report changes. A change marks the file dirty; after a short
+//!   debounce the runtime reads only the appended bytes ([`Tail`]) and runs the provider's
+//!   [`Detector`], which turns them into activity, a soft-lock or an interrupt.
+//!
+//! Nothing here spins: idle sessions cost one parked task and one inotify watch each.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lidguard_core::registry::{Input, StopSession};
+use lidguard_core::session::{Session, SessionKey, StopKind};
+use lidguard_platform::tail::Tail;
+use lidguard_providers::transcript::{Detector, Discovery, Signal, discover};
+use notify::Watcher;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// How long changes to a transcript are gathered before it is read.
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(50);
+/// The slow fallback: transcripts' sizes are compared this often.
+pub(crate) const TRANSCRIPT_POLL: Duration = Duration::from_secs(5);
+/// How often a session without a transcript path looks for one.
+const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
+/// Liveness poll where no pidfd is available.
+const PROCESS_POLL: Duration = Duration::from_secs(5);
+
+/// One followed transcript.
+struct Followed {
+    key: SessionKey,
+    tail: Tail,
+    detector: Detector,
+}
+
+/// What the runtime shows about a session's transcript.
+#[derive(Clone, Debug)]
+pub(crate) enum TranscriptNote {
+    /// Followed.
+    Following(PathBuf),
+    /// Looked for, not found (yet).
+    NotFound,
+    /// Several candidates; none followed.
+    Ambiguous(usize),
+}
+
+impl TranscriptNote {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            TranscriptNote::Following(p) => format!("following {}", p.display()),
+            TranscriptNote::NotFound => "no transcript found".to_owned(),
+            TranscriptNote::Ambiguous(n) => {
+                format!("{n} transcripts match the session id; none followed")
+            }
+        }
+    }
+}
+
+/// All watches of one daemon.
+pub(crate) struct Watchers {
+    inputs: mpsc::Sender<Input>,
+    processes: HashMap<SessionKey, (u32, AbortHandle)>,
+    followed: BTreeMap<PathBuf, Followed>,
+    notes: HashMap<SessionKey, TranscriptNote>,
+    last_discovery: HashMap<SessionKey, std::time::Instant>,
+    fs: Option<notify::RecommendedWatcher>,
+    watched_dirs: HashSet<PathBuf>,
+    /// Paths changed since the last read.
+    dirty: HashSet<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+impl Watchers {
+    /// `inputs` receives what the watches find; `fs_events` receives the paths the file
+    /// watcher reports (the runtime hands them back to [`Watchers::changed`]).
+    pub(crate) fn new(
+        inputs: mpsc::Sender<Input>,
+        fs_events: mpsc::UnboundedSender<PathBuf>,
+    ) -> Watchers {
+        let fs = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event {
+                for path in event.paths {
+                    let _ = fs_events.send(path);
+                }
+            }
+        })
+        .inspect_err(
+            |e| tracing::warn!(error = %e, "no file-system notifications; transcripts are polled"),
+        )
+        .ok();
+        Watchers {
+            inputs,
+            processes: HashMap::new(),
+            followed: BTreeMap::new(),
+            notes: HashMap::new(),
+            last_discovery: HashMap::new(),
+            fs,
+            watched_dirs: HashSet::new(),
+            dirty: HashSet::new(),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .or_else(std::env::home_dir),
+        }
+    }
+
+    /// What is known about `key`'s transcript.
+    pub(crate) fn note(&self, key: &SessionKey) -> Option<&TranscriptNote> {
+        self.notes.get(key)
+    }
+
+    /// Whether any transcript is followed (the slow poll only runs then).
+    pub(crate) fn following_any(&self) -> bool {
+        !self.followed.is_empty()
+    }
+
+    /// Whether reads are waiting for the debounce.
+    pub(crate) fn has_dirty(&self) -> bool {
+        !self.dirty.is_empty()
+    }
+
+    /// Brings the watches in line with the sessions.
+    pub(crate) fn sync<'a>(
+        &mut self,
+        sessions: impl Iterator<Item = &'a Session>,
+        watch_processes: bool,
+    ) {
+        let sessions: Vec<&Session> = sessions.collect();
+        let keys: HashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
+
+        // Processes.
+        self.processes.retain(|key, (_, task)| {
+            let keep = keys.contains(key) && watch_processes;
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        if watch_processes {
+            for s in &sessions {
+                let Some(pid) = s.watched_pid else { continue };
+                if self.processes.get(&s.key).is_some_and(|(p, _)| *p == pid) {
+                    continue;
+                }
+                if let Some((_, old)) = self.processes.remove(&s.key) {
+                    old.abort();
+                }
+                let task = tokio::spawn(wait_for_exit(pid, s.key.clone(), self.inputs.clone()));
+                self.processes
+                    .insert(s.key.clone(), (pid, task.abort_handle()));
+            }
+        }
+
+        // Transcripts.
+        self.followed.retain(|_, f| keys.contains(&f.key));
+        self.notes.retain(|key, _| keys.contains(key));
+        self.last_discovery.retain(|key, _| keys.contains(key));
+        for s in &sessions {
+            let path = match &s.transcript_path {
+                Some(path) => Some(PathBuf::from(path)),
+                None => self.discover(s),
+            };
+            let Some(path) = path else { continue };
+            if self.followed.get(&path).is_some_and(|f| f.key == s.key) {
+                continue;
+            }
+            self.follow(&s.key, path);
+        }
+        let wanted: HashSet<PathBuf> = self
+            .followed
+            .keys()
+            .filter_map(|p| p.parent().map(Path::to_path_buf))
+            .collect();
+        if let Some(fs) = self.fs.as_mut() {
+            for dir in self.watched_dirs.difference(&wanted) {
+                let _ = fs.unwatch(dir);
+            }
+            for dir in wanted.difference(&self.watched_dirs) {
+                if let Err(e) = fs.watch(dir, notify::RecursiveMode::NonRecursive) {
+                    tracing::debug!(error = %e, dir = %dir.display(), "cannot watch yet; polling");
+                }
+            }
+        }
+        self.watched_dirs = wanted;
+    }
+
+    fn discover(&mut self, s: &Session) -> Option<PathBuf> {
+        if let Some(TranscriptNote::Following(path)) = self.notes.get(&s.key) {
+            return Some(path.clone());
+        }
+        if self
+            .last_discovery
+            .get(&s.key)
+            .is_some_and(|t| t.elapsed() < DISCOVERY_RETRY)
+        {
+            return None;
+        }
+        self.last_discovery
+            .insert(s.key.clone(), std::time::Instant::now());
+        let home = self.home.clone()?;
+        let var = |name: &str| std::env::var_os(name);
+        match discover(s.key.provider, &s.key.session_id, &home, &var) {
+            Discovery::Found(path) => Some(path),
+            Discovery::NotFound => {
+                self.notes.insert(s.key.clone(), TranscriptNote::NotFound);
+                None
+            }
+            Discovery::Ambiguous(n) => {
+                self.notes
+                    .insert(s.key.clone(), TranscriptNote::Ambiguous(n));
+                None
+            }
+        }
+    }
+
+    fn follow(&mut self, key: &SessionKey, path: PathBuf) {
+        self.followed.retain(|_, f| f.key != *key);
+        let mut tail = Tail::new(&path);
+        let mut detector = Detector::new(key.provider);
+        // What is already there sets the state (a pending question) but signals nothing.
+        loop {
+            match tail.read() {
+                Ok(got) => detector.prime(&got.lines),
+                Err(e) => {
+                    tracing::debug!(error = %e, path = %path.display(), "transcript not readable yet");
+                    break;
+                }
+            }
+            if !tail.behind() {
+                break;
+            }
+        }
+        tracing::info!(session = %key, path = %path.display(), "following transcript");
+        self.notes
+            .insert(key.clone(), TranscriptNote::Following(path.clone()));
+        self.followed.insert(
+            path,
+            Followed {
+                key: key.clone(),
+                tail,
+                detector,
+            },
+        );
+    }
+
+    /// A path the file watcher reported.
+    pub(crate) fn changed(&mut self, path: PathBuf) {
+        if self.followed.contains_key(&path) {
+            self.dirty.insert(path);
+        }
+    }
+
+    /// The slow fallback: marks transcripts whose size moved.
+    pub(crate) fn poll(&mut self) {
+        for (path, f) in &self.followed {
+            let moved = std::fs::metadata(path).is_ok_and(|m| m.len() != f.tail.offset());
+            if moved {
+                self.dirty.insert(path.clone());
+            }
+        }
+    }
+
+    /// Reads the dirty transcripts; returns what the detectors found, one input per session.
+    pub(crate) fn read_dirty(&mut self) -> Vec<Input> {
+        let mut inputs = Vec::new();
+        for path in std::mem::take(&mut self.dirty) {
+            let Some(f) = self.followed.get_mut(&path) else {
+                continue;
+            };
+            let mut lines = Vec::new();
+            loop {
+                match f.tail.read() {
+                    Ok(got) => {
+                        if got.restarted {
+                            f.detector = Detector::new(f.key.provider);
+                        }
+                        lines.extend(got.lines);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, path = %path.display(), "cannot read transcript");
+                        break;
+                    }
+                }
+                if !f.tail.behind() {
+                    break;
+                }
+            }
+            let Some(signal) = f.detector.feed(&lines) else {
+                continue;
+            };
+            let key = f.key.clone();
+            inputs.push(match signal {
+                Signal::Activity { reason } => Input::Activity {
+                    key,
+                    reason: reason.to_owned(),
+                },
+                Signal::SoftLock { reason } => Input::SoftLock {
+                    key,
+                    reason: reason.to_owned(),
+                },
+                Signal::Stop { reason } => Input::Stop(StopSession {
+                    key,
+                    kind: StopKind::Interrupted,
+                    end_reason: Some(reason.to_owned()),
+                    pending_work: None,
+                }),
+            });
+        }
+        inputs
+    }
+}
+
+/// Waits for `pid` to exit, then reports the session's process gone.
+async fn wait_for_exit(pid: u32, key: SessionKey, inputs: mpsc::Sender<Input>) {
+    exited(pid).await;
+    tracing::info!(session = %key, pid, "watched process exited");
+    let _ = inputs.send(Input::ProcessesGone(vec![key])).await;
+}
+
+#[cfg(target_os = "linux")]
+async fn exited(pid: u32) {
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+
+    let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    match pidfd_open(raw, PidfdFlags::empty()) {
+        // SAFETY: `fd` is an open pidfd that the AsyncFd owns from here on; it is closed only
+        // when the AsyncFd drops, and `as_raw_fd` of an `OwnedFd` always returns that same fd.
+        Ok(fd) => match unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) } {
+            // A pidfd turns readable when its process exits.
+            Ok(fd) => {
+                let _ = fd.readable().await;
+            }
+            Err(e) => {
+                tracing::debug!(error = ?e, "pidfd not pollable; polling");
+                poll_exit(pid).await;
+            }
+        },
+        Err(rustix::io::Errno::SRCH) => {}
+        Err(e) => {
+            tracing::debug!(error = %e, "no pidfd; polling");
+            poll_exit(pid).await;
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn exited(pid: u32) {
+    poll_exit(pid).await;
+}
+
+async fn poll_exit(pid: u32) {
+    let roots = lidguard_platform::sources::Roots::system();
+    while lidguard_platform::process::is_alive(&roots, pid) {
+        tokio::time::sleep(PROCESS_POLL).await;
+    }
+}

@@ -1,0 +1,276 @@
+//! The daemon watching the agents themselves: a watched process that exits ends its session
+//! through the cancel path; transcripts appended by a writer process are followed (each
+//! provider's detector, truncation, rotation, a file that appears later), and a 1 GiB
+//! transcript neither costs memory nor slows detection.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::{Agent, Home, eventually};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Appends `text` to `path` from another process, as an agent writing its transcript does.
+fn writer_appends(path: &Path, text: &str) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("printf '%s' \"$1\" >> \"$2\"")
+        .arg("writer")
+        .arg(text)
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn start(home: &Home, provider: &str, id: &str, transcript: &Path) {
+    home.ok(&[
+        "start",
+        "--provider",
+        provider,
+        "--session",
+        id,
+        "--transcript",
+        transcript.to_str().unwrap(),
+    ]);
+}
+
+fn state(home: &Home, id: &str) -> Option<(String, Option<String>)> {
+    home.session(id).map(|s| {
+        (
+            s["state"].as_str().unwrap().to_owned(),
+            s["softLockReason"].as_str().map(str::to_owned),
+        )
+    })
+}
+
+#[test]
+fn a_watched_process_that_exits_ends_its_session_through_the_cancel_path() {
+    let home = Home::new();
+    let mut agent = Agent::spawn();
+    let pid = agent.pid().to_string();
+    home.ok(&[
+        "start",
+        "--provider",
+        "claude",
+        "--session",
+        "w1",
+        "--parent-pid",
+        &pid,
+    ]);
+    home.ok(&["start", "--provider", "codex", "--session", "other"]);
+    assert!(home.session("w1").is_some());
+    agent.kill();
+    assert!(
+        eventually(WAIT, || home.session("w1").is_none()),
+        "the session ends when its process exits"
+    );
+    assert!(
+        home.session("other").is_some(),
+        "other sessions are untouched"
+    );
+    // A second stop afterwards is harmless: answered, nothing else happens.
+    let out = home.ok(&["stop", "--provider", "claude", "--session", "w1"]);
+    assert!(out.contains("already stopped"), "{out}");
+    assert!(home.session("other").is_some());
+}
+
+#[test]
+fn a_later_start_without_a_pid_keeps_the_watched_process() {
+    let home = Home::new();
+    let mut agent = Agent::spawn();
+    let pid = agent.pid().to_string();
+    home.ok(&[
+        "start",
+        "--provider",
+        "claude",
+        "--session",
+        "k",
+        "--parent-pid",
+        &pid,
+    ]);
+    home.ok(&["start", "--provider", "claude", "--session", "k"]);
+    assert_eq!(home.session("k").unwrap()["watchedPid"], agent.pid());
+    agent.kill();
+    assert!(eventually(WAIT, || home.session("k").is_none()));
+}
+
+#[test]
+fn codex_transcript_interrupts_and_pending_questions() {
+    let home = Home::new();
+    let t = home.path().join("rollout-2026-11-30T00-00-00-c1.jsonl");
+    writer_appends(
+        &t,
+        "{\"type\":\"session_meta\",\"payload\":{\"id\":\"c1\"}}\n",
+    );
+    start(&home, "codex", "c1", &t);
+    assert!(
+        home.session("c1").unwrap()["transcriptMonitor"]
+            .as_str()
+            .unwrap()
+            .starts_with("following ")
+    );
+
+    writer_appends(
+        &t,
+        "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"request_user_input\",\"call_id\":\"q1\",\"arguments\":\"{}\"}}\n",
+    );
+    assert!(eventually(WAIT, || state(&home, "c1")
+        == Some((
+            "softLocked".into(),
+            Some("codex_transcript_request_user_input_pending".into())
+        ))));
+    writer_appends(
+        &t,
+        "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"q1\",\"output\":\"yes\"}}\n",
+    );
+    assert!(eventually(WAIT, || state(&home, "c1")
+        .is_some_and(|(s, _)| s == "active")));
+
+    writer_appends(
+        &t,
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"turn_aborted\",\"reason\":\"interrupted\"}}\n",
+    );
+    assert!(
+        eventually(WAIT, || home.session("c1").is_none()),
+        "an aborted turn ends it"
+    );
+}
+
+#[test]
+fn claude_and_copilot_interrupts_and_plain_growth() {
+    let home = Home::new();
+    let claude = home.path().join("s1.jsonl");
+    let copilot = home.path().join("events.jsonl");
+    writer_appends(&claude, "");
+    start(&home, "claude", "s1", &claude);
+    start(&home, "copilot", "p1", &copilot); // appears later
+
+    // Growth clears a soft-lock.
+    home.request(&lidguard_ipc::protocol::Request::SoftLock {
+        session: lidguard_ipc::protocol::SessionRef {
+            provider: lidguard_core::provider::Provider::Claude,
+            session_id: "s1".into(),
+            provider_name: None,
+        },
+        reason: "permission_prompt".into(),
+    });
+    assert_eq!(state(&home, "s1").unwrap().0, "softLocked");
+    writer_appends(
+        &claude,
+        "{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n",
+    );
+    assert!(eventually(WAIT, || state(&home, "s1").unwrap().0 == "active"));
+
+    writer_appends(
+        &claude,
+        "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user for tool use]\"}]}}\n",
+    );
+    assert!(eventually(WAIT, || home.session("s1").is_none()));
+
+    writer_appends(&copilot, "{\"type\":\"user.message\",\"data\":{}}\n");
+    writer_appends(
+        &copilot,
+        "{\"type\":\"abort\",\"data\":{\"reason\":\"user\"}}\n",
+    );
+    assert!(
+        eventually(WAIT, || home.session("p1").is_none()),
+        "a transcript that appears after the session started is followed"
+    );
+}
+
+#[test]
+fn truncation_and_rotation_are_followed() {
+    let home = Home::new();
+    let t = home.path().join("t.jsonl");
+    writer_appends(&t, "{\"type\":\"assistant\"}\n{\"type\":\"assistant\"}\n");
+    start(&home, "copilot", "r1", &t);
+    // Truncated, then an abort: read from the start again.
+    std::fs::write(&t, "").unwrap();
+    writer_appends(&t, "{\"type\":\"abort\"}\n");
+    assert!(
+        eventually(WAIT, || home.session("r1").is_none()),
+        "after truncation"
+    );
+
+    start(&home, "copilot", "r2", &t);
+    let fresh = home.path().join("t.jsonl.new");
+    std::fs::write(
+        &fresh,
+        "{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"type\":\"c\"}\n{\"type\":\"abort\"}\n",
+    )
+    .unwrap();
+    std::fs::rename(&fresh, &t).unwrap();
+    assert!(
+        eventually(WAIT, || home.session("r2").is_none()),
+        "after rotation"
+    );
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_1_gib_transcript_keeps_memory_flat_and_detection_fast() {
+    let home = Home::new();
+    let t = home.path().join("rollout-big.jsonl");
+    // 1 GiB of existing transcript (sparse: no disk used), ending in a complete line.
+    let f = std::fs::File::create(&t).unwrap();
+    f.set_len(1 << 30).unwrap();
+    drop(f);
+    writer_appends(
+        &t,
+        "\n{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_started\"}}\n",
+    );
+    start(&home, "codex", "big", &t);
+    let daemon = home.daemon_pid().unwrap();
+    let before = rss_kib(daemon);
+
+    let mut latencies = Vec::new();
+    for i in 0..20 {
+        let (line, want) = if i % 2 == 0 {
+            (
+                format!(
+                    "{{\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call\",\"name\":\"request_user_input\",\"call_id\":\"q{i}\"}}}}\n"
+                ),
+                "softLocked",
+            )
+        } else {
+            (
+                format!(
+                    "{{\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call_output\",\"call_id\":\"q{}\"}}}}\n",
+                    i - 1
+                ),
+                "active",
+            )
+        };
+        let at = Instant::now();
+        writer_appends(&t, &line);
+        let seen = eventually(Duration::from_secs(5), || {
+            state(&home, "big").is_some_and(|(s, _)| s == want)
+        });
+        assert!(seen, "record {i} not detected");
+        latencies.push(at.elapsed());
+    }
+    latencies.sort();
+    let median = latencies[latencies.len() / 2];
+    let after = rss_kib(daemon);
+    eprintln!(
+        "1 GiB transcript: detection median {median:?} (min {:?}, max {:?}) over {} appends; daemon RSS {before} KiB -> {after} KiB",
+        latencies[0],
+        latencies[latencies.len() - 1],
+        latencies.len()
+    );
+    assert!(median < Duration::from_millis(250), "median {median:?}");
+    assert!(
+        after < before + 16 * 1024,
+        "RSS grew from {before} KiB to {after} KiB"
+    );
+}

@@ -1,0 +1,666 @@
+#!/usr/bin/env python3
+"""Capture real agent transcript files (JSONL) for lidguard's transcript monitors.
+
+Started by run.sh inside a loopback-only network namespace (`unshare -n`, only `lo` up). Each
+scenario drives the real interactive client (TUI under a private `tmux -L` server) against a scripted
+fake model on 127.0.0.1 and copies the client's own transcript file at the moments that matter:
+
+  codex    $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl           (fakemodel.py, Responses API)
+  claude   $CLAUDE_CONFIG_DIR/projects/<cwd-slug>/<session-id>.jsonl  (fakemodel.py, Messages API)
+  copilot  $COPILOT_HOME/session-state/<session-id>/events.jsonl     (fakemodel_chat.py)
+
+Per scenario: /tmp/lidguard-capture-transcripts.<ts>/<scenario>/ with home/, the client's config dir,
+proj/ (git init), script.json + model.jsonl (fake model), screen-*.txt (tmux screenshots) and
+snap-<label>.jsonl (byte copies of the transcript). No hooks are installed: the driver waits on the
+transcript file itself. With --fixtures the snapshots are copied to
+tests/fixtures/transcripts/<provider>/<fixture>.jsonl with a <fixture>.expect.json next to each.
+
+    capture.py [--list] [--fixtures] [scenario ...]
+"""
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "claude"))
+import common  # noqa: E402  (fake model, env, tmux helpers shared with the hook captures)
+
+REPO = common.REPO
+NPM = os.path.join(REPO, ".ci", "cache", "npm")
+CODEX_VERSION = os.environ.get("CODEX_VERSION", "0.171.0")
+CLAUDE_VERSION = os.environ.get("CLAUDE_VERSION", "2.1.332")
+COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
+CLIENTS = {
+    "codex": (os.path.join(NPM, f"@openai+codex@{CODEX_VERSION}", "node_modules", ".bin", "codex"),
+              f"@openai/codex@{CODEX_VERSION}"),
+    "claude": (os.path.join(NPM, f"@anthropic-ai+claude-code@{CLAUDE_VERSION}", "node_modules", ".bin", "claude"),
+               f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"),
+    "copilot": (os.path.join(NPM, f"@github+copilot@{COPILOT_VERSION}", "node_modules", ".bin", "copilot"),
+                f"@github/copilot@{COPILOT_VERSION}"),
+}
+FAKE_CHAT = os.path.join(REPO, "tests", "e2e", "fakemodel_chat.py")
+COPILOT_PKGCACHE = os.path.join(REPO, ".ci", "cache", "copilot-xdg-cache")  # first-run extraction, reused
+CLAUDE_KEY = "sk-ant-fake-key-for-offline-capture-0123456789"
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "transcripts")
+SLOW = float(os.environ.get("CAPTURE_SLOW", "2"))  # multiplies every wait (the box can be busy)
+
+SLEEP_CODEX = {"tool": "exec_command", "input": {"cmd": "sleep 30"}}
+RUI_ARGS = {"questions": [{
+    "id": "colour", "header": "Colour", "question": "Which colour should I use?",
+    "options": [{"label": "Red (Recommended)", "description": "A warm colour."},
+                {"label": "Blue", "description": "A cool colour."}]}]}
+
+
+def bash(cmd, desc, **kw):
+    return {"tool": "Bash", "input": dict(command=cmd, description=desc, **kw)}
+
+
+# name -> provider, desc, prompt, script (fake model steps), and per-scenario extras.
+# "fixtures": {snapshot label: (fixture name, expect dict)}; expect values "{call_id}" etc. are filled
+# from what the capture saw.
+SCENARIOS = {
+    "codex-tool-interrupt": dict(
+        provider="codex", desc="Codex TUI: exec_command `sleep 30` running, Escape pressed",
+        prompt="Sleep for thirty seconds in the shell.",
+        script=[SLEEP_CODEX, {"text": "(after interrupt)"}],
+        fixtures={"final": ("tool-interrupt", {
+            "provider": "codex", "last_signal": "stop", "reason": "turn_aborted",
+            "notes": "exec_command `sleep 30` was running (function_call without function_call_output) when "
+                     "Escape was pressed; the last event_msg is payload.type=turn_aborted "
+                     "(payload.reason=interrupted). Nothing follows it."})}),
+    "codex-stream-interrupt": dict(
+        provider="codex", desc="Codex TUI: Escape while the model reply is still streaming (no tool)",
+        prompt="Say hi slowly.", script=[{"hang": True, "text": "Thinking about"}, {"text": "(unused)"}],
+        fixtures={"final": ("stream-interrupt", {
+            "provider": "codex", "last_signal": "stop", "reason": "turn_aborted",
+            "notes": "Escape while the reply streamed (no tool call); event_msg turn_aborted ends the file."})}),
+    "codex-request-user-input": dict(
+        provider="codex", desc="Codex TUI: request_user_input question shown, captured, then answered",
+        prompt="Ask me which colour to use.", plan_mode=True,
+        script=[{"tool": "request_user_input", "input": RUI_ARGS}, {"text": "You chose a colour; done.", "delay": 8}],
+        fixtures={
+            "pending": ("request-user-input-pending", {
+                "provider": "codex", "last_signal": "soft_lock",
+                "reason": "codex_transcript_request_user_input_pending", "call_id": "{call_id}",
+                "notes": "response_item function_call name=request_user_input with no function_call_output "
+                         "of the same call_id yet: Codex is waiting for the user's answer."}),
+            "answered": ("request-user-input-answered", {
+                "provider": "codex", "last_signal": "activity", "call_id": "{call_id}",
+                "notes": "the same file right after the answer (the model's next reply still pending): "
+                         "response_item function_call_output with the same call_id follows the function_call; "
+                         "the turn is still running."}),
+            "final": ("request-user-input-complete", {
+                "provider": "codex", "last_signal": "stop", "reason": "task_complete", "call_id": "{call_id}",
+                "notes": "the same file once the turn ended: after the function_call_output come the final "
+                         "assistant message and event_msg task_complete. The request is answered, so no "
+                         "soft lock."})}),
+    "claude-tool-interrupt": dict(
+        provider="claude", desc="Claude Code (tmux): Bash `echo waiting; sleep 30; echo done` running, Escape pressed",
+        prompt="Sleep for thirty seconds in the shell.",
+        script=[bash("echo waiting; sleep 30; echo done", "Wait thirty seconds"), {"text": "(after interrupt)"}],  # a bare `sleep 30` is blocked by 2.1.332
+        fixtures={"final": ("tool-interrupt", {
+            "provider": "claude", "last_signal": "stop", "reason": "interrupted_tool_use",
+            "marker": "[Request interrupted by user for tool use]",
+            "notes": "Bash `echo waiting; sleep 30; echo done` was running; Escape writes a tool_result (is_error) for the tool_use and "
+                     "a user record whose message.content[].text is the marker."})}),
+    "claude-stream-interrupt": dict(
+        provider="claude", desc="Claude Code (tmux): Escape while the model reply is still streaming",
+        prompt="Say hi slowly.", script=[{"hang": True, "text": "Thinking about"}, {"text": "(unused)"}],
+        fixtures={"final": ("stream-interrupt", {
+            "provider": "claude", "last_signal": "stop", "reason": "interrupted",
+            "marker": "[Request interrupted by user]",
+            "notes": "Escape during streaming; the last user record's message.content[].text is the marker."})}),
+    "claude-background-notification": dict(
+        provider="claude",
+        desc="Claude Code (tmux): Bash run_in_background `sleep 5; echo slept`, turn ends, notification turn",
+        prompt="Start a short background sleep.",
+        script=[bash("sleep 5; echo slept", "Short background sleep", run_in_background=True),
+                {"text": "Started a background sleep; ending my turn."},
+                {"text": "The background sleep finished."}],
+        fixtures={
+            "idle-pending": ("background-pending", {
+                "provider": "claude", "last_signal": "stop", "background_pending": True,
+                "task_id": "{task_id}",
+                "notes": "first turn ended (assistant end_turn text) while the background shell {task_id} "
+                         "still runs: its tool_result says it runs in the background and no "
+                         "<task-notification> for it has been written yet."}),
+            "final": ("background-notification", {
+                "provider": "claude", "last_signal": "stop", "background_pending": False,
+                "task_id": "{task_id}",
+                "notes": "the background shell finished: a queue-operation enqueue/dequeue pair and a user "
+                         "record carrying the <task-notification> (task-id {task_id}, status completed) start a "
+                         "second turn that ends with an end_turn answer."})}),
+    "copilot-tool-abort": dict(
+        provider="copilot", desc="Copilot CLI TUI: bash `sleep 30` running, Escape pressed",
+        prompt="Sleep for thirty seconds in the shell.",
+        script=[{"tool": "bash", "args": {"command": "sleep 30", "description": "Sleep thirty seconds"}},
+                {"text": "(after abort)"}],
+        fixtures={"final": ("tool-abort", {
+            "provider": "copilot", "last_signal": "stop", "reason": "abort",
+            "notes": "bash sleep 30 was running (tool.execution_start without tool.execution_complete "
+                     "before the abort); Escape writes a top-level type=abort record."})}),
+}
+
+
+# ---- generic helpers ---------------------------------------------------------------------------
+def read_records(path):
+    out = []
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass  # a line still being written
+    except OSError:
+        pass
+    return out
+
+
+CURRENT = {"tmux": None}  # the scenario's tmux, for a screenshot when a wait times out
+
+
+def wait_for(what, pred, timeout, poll=0.3):
+    end = time.time() + timeout * SLOW
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(poll)
+    if CURRENT["tmux"]:
+        CURRENT["tmux"].snapshot("timeout")
+    raise common.Timeout(f"timed out after {timeout * SLOW}s waiting for {what}")
+
+
+def soft_wait(what, pred, timeout, info):
+    try:
+        return wait_for(what, pred, timeout)
+    except common.Timeout as e:
+        info.setdefault("warnings", []).append(str(e))
+
+
+def snap(run, label, path):
+    dst = os.path.join(run, f"snap-{label}.jsonl")
+    shutil.copyfile(path, dst)
+    return dst
+
+
+def stop_strays(run):
+    """Stop processes this run started that outlived tmux (e.g. Codex's app-server daemon): any
+    process whose environment names this run's HOME. SIGTERM, then SIGKILL, by pid."""
+    marker = f"HOME={os.path.join(run, 'home')}\0".encode()
+
+    def ours():
+        found = []
+        for d in os.listdir("/proc"):
+            if d.isdigit() and int(d) != os.getpid():
+                try:
+                    with open(f"/proc/{d}/environ", "rb") as f:
+                        if marker in f.read():
+                            found.append(int(d))
+                except OSError:
+                    pass
+        return found
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = ours()
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+        end = time.time() + 3
+        while time.time() < end and ours():
+            time.sleep(0.2)
+    return
+
+
+class Fake(common.FakeModel):
+    """common.FakeModel running another server script: fakemodel_delay.py (fakemodel.py plus a
+    "delay" step option) for Codex and Claude, fakemodel_chat.py for Copilot."""
+    server = os.path.join(HERE, "fakemodel_delay.py")
+
+    def __enter__(self):
+        pf = os.path.join(self.run, "model.port")
+        self.proc = subprocess.Popen(
+            [sys.executable, self.server, "--port", "0", "--port-file", pf, "--script", self.script,
+             "--log", os.path.join(self.run, "model.jsonl")],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.run, "model.err"), "w"))
+        for _ in range(100):
+            if os.path.exists(pf):
+                self.port = int(open(pf).read())
+                return self
+            time.sleep(0.1)
+        self.proc.kill()
+        raise RuntimeError("fake model did not start")
+
+
+# ---- Codex ---------------------------------------------------------------------------------------
+def codex_setup(run, port):
+    home, chome, proj = (os.path.join(run, d) for d in ("home", "codex", "proj"))
+    for d in (home, chome, proj):
+        os.makedirs(d, exist_ok=True)
+    common.git_init(proj, {"README.md": "# Capture project\n"})
+    with open(os.path.join(chome, "config.toml"), "w") as f:
+        f.write(f'''model = "gpt-fake"
+model_provider = "fake"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{proj}"]
+trust_level = "trusted"
+''')
+    env = common.base_env(home, port)
+    env.update(CODEX_HOME=chome)
+    return env, proj, chome
+
+
+def codex_rollout(chome):
+    files = sorted(glob.glob(os.path.join(chome, "sessions", "*", "*", "*", "rollout-*.jsonl")))
+    return files[-1] if files else None
+
+
+def codex_records(chome):
+    path = codex_rollout(chome)
+    return (path, read_records(path)) if path else (None, [])
+
+
+def codex_has(chome, pred):
+    path, recs = codex_records(chome)
+    return path if any(pred(r) for r in recs) else None
+
+
+def ev_type(r):
+    return r.get("type") == "event_msg" and (r.get("payload") or {}).get("type")
+
+
+def run_codex(name, sc, run, port, info):
+    env, proj, chome = codex_setup(run, port)
+    t = common.Tmux(f"lg-tx-{os.getpid()}-{name}", env, proj, snapdir=run)
+    CURRENT["tmux"] = t
+    try:
+        t.start(f"{shlex.quote(CLIENTS['codex'][0])} --no-alt-screen")
+        t.wait_screen(lambda s: "\u203a" in s or "context left" in s, 40)  # the composer is up
+        time.sleep(2)
+        t.snapshot("start")
+        if sc.get("plan_mode"):  # request_user_input only works in Plan mode ("unavailable in Default mode")
+            t.keys("-l", "/plan")
+            time.sleep(1.5)
+            for _ in range(3):
+                t.keys("Enter")
+                time.sleep(2)
+                if "\u203a /plan" not in t.screen():
+                    break
+            t.snapshot("plan-mode")
+        t.type_line(sc["prompt"])
+        if name == "codex-tool-interrupt":
+            # the exec_command function_call is in the rollout, and the command is running
+            wait_for("exec_command function_call", lambda: codex_has(chome, lambda r: (
+                r.get("payload") or {}).get("type") == "function_call"), 40)
+            soft_wait("the sleep process", lambda: pgrep_env(run, b"sleep 30"), 20, info)
+            time.sleep(2)
+            t.snapshot("running")
+            snap(run, "running", codex_rollout(chome))
+            t.keys("Escape")
+            wait_for("turn_aborted", lambda: codex_has(chome, lambda r: ev_type(r) == "turn_aborted"), 30)
+        elif name == "codex-stream-interrupt":
+            wait_for("model request", lambda: model_steps(run) >= 1, 40)
+            time.sleep(3)
+            t.snapshot("streaming")
+            t.keys("Escape")
+            wait_for("turn_aborted", lambda: codex_has(chome, lambda r: ev_type(r) == "turn_aborted"), 30)
+        elif name == "codex-request-user-input":
+            def rui_call():
+                _, recs = codex_records(chome)
+                for r in recs:
+                    p = r.get("payload") or {}
+                    if r.get("type") == "response_item" and p.get("type") == "function_call" \
+                            and p.get("name") == "request_user_input":
+                        return p.get("call_id")
+            call_id = wait_for("request_user_input function_call", rui_call, 40)
+            info["call_id"] = call_id
+            time.sleep(4)  # let the question render and anything else land in the rollout
+            t.snapshot("question")
+            snap(run, "pending", codex_rollout(chome))
+            # answer: the first option (preselected) is chosen with Enter; a confirm step may follow
+            t.keys("Enter")
+
+            def answered():
+                return codex_has(chome, lambda r: (r.get("payload") or {}).get("type") == "function_call_output"
+                                 and (r.get("payload") or {}).get("call_id") == call_id)
+            for _ in range(4):
+                time.sleep(2)
+                t.snapshot("after-enter")
+                if answered():
+                    break
+                t.keys("Enter")
+            wait_for("function_call_output for " + call_id, answered, 20)
+            time.sleep(1)  # the next model request is held back 8 s by the fake ("delay")
+            if codex_has(chome, lambda r: ev_type(r) == "task_complete"):
+                info.setdefault("warnings", []).append("task_complete came before the answered snapshot")
+            snap(run, "answered", codex_rollout(chome))
+            wait_for("task_complete", lambda: codex_has(chome, lambda r: ev_type(r) == "task_complete"), 30)
+            time.sleep(1)
+        time.sleep(2)
+        t.snapshot("final")
+        snap(run, "final", codex_rollout(chome))
+        info["transcript"] = codex_rollout(chome)
+        t.keys("C-c")
+        time.sleep(0.5)
+        t.keys("C-c")
+        time.sleep(2)
+    finally:
+        t.stop()
+        stop_strays(run)
+
+
+def pgrep_env(run, argv_needle):
+    """A pid of a process started by this run whose argv (joined by spaces) contains argv_needle."""
+    marker = f"HOME={os.path.join(run, 'home')}\0".encode()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ")
+                if argv_needle not in cmd:
+                    continue
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if marker in f.read():
+                        return int(d)
+            except OSError:
+                pass
+    return None
+
+
+def model_steps(run):
+    return sum(1 for r in read_records(os.path.join(run, "model.jsonl"))
+               if r.get("kind") == "step" or (isinstance(r.get("served"), dict)))
+
+
+# ---- Claude Code ---------------------------------------------------------------------------------
+def claude_setup(run, port):
+    home, cfg, proj = (os.path.join(run, d) for d in ("home", "cfg", "proj"))
+    for d in (home, cfg, proj, os.path.join(run, "tmp")):
+        os.makedirs(d, exist_ok=True)
+    common.git_init(proj, {"CLAUDE.md": "# Capture project\nScratch project for transcript captures.\n"})
+    common.write_json(os.path.join(cfg, ".claude.json"), {
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION,
+        "theme": "dark", "customApiKeyResponses": {"approved": [CLAUDE_KEY[-20:]], "rejected": []},
+        "projects": {proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
+    env = common.base_env(home, port)
+    env.update(CLAUDE_CONFIG_DIR=cfg, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY=CLAUDE_KEY,
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+               DISABLE_AUTOUPDATER="1", DISABLE_INSTALLATION_CHECKS="1",
+               CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL="1", CLAUDE_CODE_MAX_RETRIES="0",
+               CLAUDE_CODE_TMPDIR=os.path.join(run, "tmp"))
+    return env, proj, cfg
+
+
+def claude_transcript(cfg):
+    files = sorted(glob.glob(os.path.join(cfg, "projects", "*", "*.jsonl")), key=os.path.getmtime)
+    return files[-1] if files else None
+
+
+def claude_has(cfg, pred):
+    path = claude_transcript(cfg)
+    return path if path and any(pred(r) for r in read_records(path)) else None
+
+
+def msg_texts(r):
+    """Every text in a record's message.content (string content or text/tool_result blocks)."""
+    c = (r.get("message") or {}).get("content")
+    if isinstance(c, str):
+        return [c]
+    out = []
+    for b in c or []:
+        if isinstance(b, dict):
+            if isinstance(b.get("text"), str):
+                out.append(b["text"])
+            if isinstance(b.get("content"), str):
+                out.append(b["content"])
+            elif isinstance(b.get("content"), list):
+                out += [x.get("text", "") for x in b["content"] if isinstance(x, dict)]
+    return out
+
+
+def has_text(r, needle):
+    return any(needle in t for t in msg_texts(r))
+
+
+def tool_use_id(r, name):
+    for b in (r.get("message") or {}).get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == name:
+            return b.get("id")
+
+
+def run_claude(name, sc, run, port, info):
+    env, proj, cfg = claude_setup(run, port)
+    t = common.Tmux(f"lg-tx-{os.getpid()}-{name}", env, proj, snapdir=run)
+    CURRENT["tmux"] = t
+    client = CLIENTS["claude"][0]
+    try:
+        # interactive 2.1.332 defaults to auto mode; ask like a default user, Bash pre-allowed
+        t.start(" ".join(shlex.quote(a) for a in [client, "--permission-mode", "default", "--allowedTools", "Bash"]))
+        t.wait_screen(lambda s: "\u276f" in s, 40)  # the prompt marker
+        time.sleep(2)
+        t.snapshot("start")
+        t.type_line(sc["prompt"])
+        if name == "claude-tool-interrupt":
+            wait_for("Bash tool_use", lambda: claude_has(cfg, lambda r: tool_use_id(r, "Bash")), 40)
+            soft_wait("the sleep process", lambda: pgrep_env(run, b"sleep 30"), 20, info)
+            time.sleep(2)
+            t.snapshot("running")
+            snap(run, "running", claude_transcript(cfg))
+            t.keys("Escape")
+            wait_for("interrupt marker", lambda: claude_has(cfg, lambda r: has_text(r, "[Request interrupted")), 30)
+        elif name == "claude-stream-interrupt":
+            wait_for("model request", lambda: model_steps(run) >= 1, 40)
+            time.sleep(3)
+            t.snapshot("streaming")
+            t.keys("Escape")
+            wait_for("interrupt marker", lambda: claude_has(cfg, lambda r: has_text(r, "[Request interrupted")), 30)
+        elif name == "claude-background-notification":
+            def first_answer():
+                return claude_has(cfg, lambda r: r.get("type") == "assistant" and has_text(r, "ending my turn"))
+            wait_for("first end_turn answer", first_answer, 40)
+            time.sleep(0.5)
+            t.snapshot("idle-pending")
+            snap(run, "idle-pending", claude_transcript(cfg))
+            wait_for("the notification turn's answer", lambda: claude_has(
+                cfg, lambda r: r.get("type") == "assistant" and has_text(r, "background sleep finished")), 40)
+            time.sleep(2)
+            recs = read_records(claude_transcript(cfg))
+            for r in recs:
+                for tx in msg_texts(r):
+                    m = re.search(r"<task-id>([^<]+)</task-id>", tx)
+                    if m:
+                        info["task_id"] = m.group(1).strip()
+                        break
+            if "task_id" not in info:  # the notification may live only in queue-operation records
+                m = re.search(r"<task-id>([^<]+)</task-id>", open(claude_transcript(cfg)).read().replace("\\n", "\n"))
+                if m:
+                    info["task_id"] = m.group(1).strip()
+        time.sleep(2)
+        t.snapshot("final")
+        snap(run, "final", claude_transcript(cfg))
+        info["transcript"] = claude_transcript(cfg)
+        t.type_line("/exit")
+        time.sleep(3)
+    finally:
+        t.stop()
+        stop_strays(run)
+
+
+# ---- Copilot CLI ---------------------------------------------------------------------------------
+def copilot_setup(run, port):
+    dirs = {k: os.path.join(run, k) for k in ("home", "copilot", "proj", "xdg/config", "xdg/data", "xdg/state",
+                                              "logs")}
+    for d in dirs.values():
+        os.makedirs(d, exist_ok=True)
+    os.makedirs(COPILOT_PKGCACHE, exist_ok=True)
+    common.git_init(dirs["proj"], {"README.md": "# scratch project\n"})
+    proxy = f"http://127.0.0.1:{port}"
+    env = common.base_env(dirs["home"], port)
+    env.update(XDG_CONFIG_HOME=dirs["xdg/config"], XDG_DATA_HOME=dirs["xdg/data"], XDG_STATE_HOME=dirs["xdg/state"],
+               XDG_CACHE_HOME=COPILOT_PKGCACHE, COPILOT_HOME=dirs["copilot"], COPILOT_OFFLINE="true",
+               COPILOT_PROVIDER_BASE_URL=f"{proxy}/v1", COPILOT_PROVIDER_API_KEY="fake-key",
+               COPILOT_MODEL="fake-model", COPILOT_AUTO_UPDATE="false")
+    return env, dirs["proj"], dirs["copilot"]
+
+
+def copilot_events(chome):
+    files = sorted(glob.glob(os.path.join(chome, "session-state", "*", "events.jsonl")), key=os.path.getmtime)
+    return files[-1] if files else None
+
+
+def copilot_has(chome, pred):
+    path = copilot_events(chome)
+    return path if path and any(pred(r) for r in read_records(path)) else None
+
+
+def run_copilot(name, sc, run, port, info):
+    env, proj, chome = copilot_setup(run, port)
+    t = common.Tmux(f"lg-tx-{os.getpid()}-{name}", env, proj, snapdir=run)
+    CURRENT["tmux"] = t
+    client = CLIENTS["copilot"][0]
+    try:
+        t.start(" ".join(shlex.quote(a) for a in [client, "--allow-all-tools", "--log-level", "all",
+                                                   "--log-dir", os.path.join(run, "logs")]))
+        t.wait_screen(lambda s: "Do you trust the files" in s or "trust" in s.lower(), 60)
+        t.snapshot("trust")
+        t.keys("Enter")  # "Yes"
+        time.sleep(3)
+        t.snapshot("start")
+        t.type_line(sc["prompt"])
+        if name == "copilot-tool-abort":
+            wait_for("tool.execution_start", lambda: copilot_has(
+                chome, lambda r: r.get("type") == "tool.execution_start"), 40)
+            soft_wait("the sleep process", lambda: pgrep_env(run, b"sleep 30"), 20, info)
+            time.sleep(2)
+            t.snapshot("running")
+            snap(run, "running", copilot_events(chome))
+            t.keys("Escape")
+            try:
+                wait_for("an abort record", lambda: copilot_has(
+                    chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
+            except common.Timeout:
+                t.snapshot("after-escape")
+                t.keys("Escape")  # some TUIs want a second Escape
+                wait_for("an abort record", lambda: copilot_has(
+                    chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
+        time.sleep(3)
+        t.snapshot("final")
+        snap(run, "final", copilot_events(chome))
+        info["transcript"] = copilot_events(chome)
+        t.type_line("/exit")
+        time.sleep(3)
+    finally:
+        t.stop()
+        stop_strays(run)
+
+
+RUNNERS = {"codex": run_codex, "claude": run_claude, "copilot": run_copilot}
+
+
+# ---- fixtures ------------------------------------------------------------------------------------
+MAX_FIXTURE = 200_000
+
+
+def fill(v, info):
+    if isinstance(v, str):
+        return re.sub(r"\{(\w+)\}", lambda m: str(info.get(m.group(1), m.group(0))), v)
+    if isinstance(v, dict):
+        return {k: fill(x, info) for k, x in v.items()}
+    return v
+
+
+def write_fixtures(out, names):
+    written = []
+    for name in names:
+        sc = SCENARIOS[name]
+        run = os.path.join(out, name)
+        try:
+            with open(os.path.join(run, "info.json")) as f:
+                info = json.load(f)
+        except OSError:
+            continue
+        if info.get("error"):
+            print(f"[{name}] not written: {info['error']}")
+            continue
+        dest = os.path.join(FIXTURES, sc["provider"])
+        os.makedirs(dest, exist_ok=True)
+        for label, (fname, expect) in sc["fixtures"].items():
+            src = os.path.join(run, f"snap-{label}.jsonl")
+            if not os.path.exists(src):
+                print(f"[{name}] missing snapshot {label}")
+                continue
+            with open(src, "rb") as f:
+                data = f.read()
+            if len(data) > MAX_FIXTURE:
+                print(f"[{name}] WARNING: {fname}.jsonl is {len(data)} bytes (> {MAX_FIXTURE}); trim it")
+            with open(os.path.join(dest, f"{fname}.jsonl"), "wb") as f:
+                f.write(data)
+            exp = fill(dict(expect, client=CLIENTS[sc["provider"]][1], scenario=sc["desc"]), info)
+            common.write_json(os.path.join(dest, f"{fname}.expect.json"), exp)
+            written.append(os.path.join(sc["provider"], fname))
+    print(f"wrote {len(written)} fixtures under {FIXTURES}: {', '.join(written)}")
+
+
+def main():
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(SCENARIOS)
+    if "--list" in sys.argv:
+        for n, sc in SCENARIOS.items():
+            print(f"{n:32} {sc['desc']}")
+        return 0
+    common.check_netns()
+    for n in names:
+        if n not in SCENARIOS:
+            sys.exit(f"unknown scenario {n}")
+    out = os.environ.get("CAPTURE_OUT") or f"/tmp/lidguard-capture-transcripts.{time.strftime('%Y%m%d-%H%M%S')}"
+    os.makedirs(out, exist_ok=True)
+    summary = {}
+    for name in names:
+        sc = SCENARIOS[name]
+        run = os.path.join(out, name)
+        shutil.rmtree(run, ignore_errors=True)
+        os.makedirs(run)
+        info = {"client": CLIENTS[sc["provider"]][1]}
+        t0 = time.time()
+        fake = Fake(run, sc["script"])
+        if sc["provider"] == "copilot":
+            fake.server = FAKE_CHAT
+        with fake as fm:
+            try:
+                RUNNERS[sc["provider"]](name, sc, run, fm.port, info)
+            except common.Timeout as e:
+                info["error"] = str(e)
+        info["seconds"] = round(time.time() - t0, 1)
+        common.write_json(os.path.join(run, "info.json"), info)
+        summary[name] = info
+        print(f"[{name}] {'FAILED: ' + info['error'] if info.get('error') else 'ok'} {info['seconds']}s "
+              f"{ {k: v for k, v in info.items() if k not in ('client', 'seconds', 'error')} }", flush=True)
+    common.write_json(os.path.join(out, "summary.json"), summary)
+    if "--fixtures" in sys.argv:
+        write_fixtures(out, names)
+    print(f"output: {out}")
+    return 1 if any(i.get("error") for i in summary.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
