@@ -25,5 +25,6 @@ pub mod registry;
 pub mod session;
 pub mod settings;
 pub mod suspend;
+pub mod webhook;
 
 pub use jiff::Timestamp;

@@ -32,8 +32,9 @@ use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
 use crate::settings::{Settings, SuspendMode};
 use crate::suspend::{
     EMERGENCY_RETRY, Machine, PendingSuspend, SOUND_TIMEOUT, SuspendPhase, SuspendReason,
-    SuspendRequest, TemperatureReading, clamped_threshold,
+    SuspendRequest, TemperatureReading, WEBHOOK_TIMEOUT, clamped_threshold,
 };
+use crate::webhook::{EventType, Payload, prompt_preview, with_session};
 
 /// The `who` lidguard gives the OS for its locks.
 pub const WHO: &str = "lidguard";
@@ -122,6 +123,11 @@ pub enum Input {
         /// The pending suspend's id.
         id: u64,
     },
+    /// The PreSuspend webhook of pending suspend `id` was sent (or failed, or timed out).
+    WebhookDone {
+        /// The pending suspend's id.
+        id: u64,
+    },
     /// A temperature reading for the emergency guard, aggregated as the settings say; `None`
     /// when no thermal zone could be read.
     Temperature {
@@ -179,6 +185,14 @@ pub enum Effect {
     DeleteSession(SessionKey),
     /// Record an event in the log.
     Log(LogEvent),
+    /// POST this webhook to the URL the settings give for its event type (5 s at most; a
+    /// failure is logged only). With `id`, answer [`Input::WebhookDone`] when it is over.
+    Webhook {
+        /// The pending suspend waiting for it, if any.
+        id: Option<u64>,
+        /// The body.
+        payload: Box<Payload>,
+    },
     /// Play the post-stop sound, then answer [`Input::SoundFinished`] with `id` (also when it
     /// cannot be played: a sound never blocks a suspend).
     PlaySound {
@@ -245,13 +259,27 @@ pub struct Registry {
     last_emergency_at: Option<Timestamp>,
     /// Set while one input is applied: a session ended, and whether by a cancel path.
     trigger: Option<Trigger>,
+    /// The normal end that scheduled the pending suspend, if one did.
+    pending_origin: Option<Ended>,
+    /// Whether the pending suspend's PreSuspend webhook was attempted.
+    pre_suspend_sent: bool,
 }
 
 /// A session ended during the current input.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Trigger {
     /// Every ending was a cancel path (watched process gone, orphan cleanup).
     cancel_path: bool,
+    /// The last provider-reported normal end, for the webhooks.
+    provider_end: Option<Ended>,
+}
+
+/// A session as it was when it ended normally: what its webhooks describe.
+#[derive(Clone, Debug)]
+struct Ended {
+    session: Session,
+    end_reason: String,
+    at: Timestamp,
 }
 
 impl Registry {
@@ -269,6 +297,8 @@ impl Registry {
             next_suspend_id: 1,
             last_emergency_at: None,
             trigger: None,
+            pending_origin: None,
+            pre_suspend_sent: false,
         }
     }
 
@@ -387,6 +417,16 @@ impl Registry {
                 }
                 Reply::Done
             }
+            Input::WebhookDone { id } => {
+                if self
+                    .pending_suspend
+                    .as_ref()
+                    .is_some_and(|p| p.id == id && p.phase == SuspendPhase::Webhook)
+                {
+                    self.play_or_suspend(now, &mut fx);
+                }
+                Reply::Done
+            }
             Input::Temperature { celsius } => {
                 self.temperature(celsius, now, &mut fx);
                 Reply::Done
@@ -472,6 +512,8 @@ impl Registry {
                     soft_lock: None,
                     pending_work: None,
                     background: BTreeMap::new(),
+                    prompt_preview: None,
+                    last_assistant_message: None,
                 };
                 self.sessions.insert(key.clone(), session.clone());
                 (Reply::Started, session)
@@ -572,13 +614,24 @@ impl Registry {
             log(fx, "session-stop-deferred", Some(&key), &reason);
             return Reply::StopDeferred;
         }
-        self.sessions.remove(&key);
+        let removed = self.sessions.remove(&key);
         let cancel_path = kind == StopKind::ProcessGone;
-        self.trigger = Some(match self.trigger {
+        let provider_end = removed
+            .filter(|_| kind == StopKind::ProviderEnd)
+            .map(|session| Ended {
+                session,
+                end_reason: end_reason.clone(),
+                at: now,
+            });
+        self.trigger = Some(match self.trigger.take() {
             Some(t) => Trigger {
                 cancel_path: t.cancel_path && cancel_path,
+                provider_end: provider_end.or(t.provider_end),
             },
-            None => Trigger { cancel_path },
+            None => Trigger {
+                cancel_path,
+                provider_end,
+            },
         });
         log(fx, stop_event_name(&kind), Some(&key), &end_reason);
         fx.push(Effect::DeleteSession(key.clone()));
@@ -649,12 +702,18 @@ impl Registry {
                     .owner_pid
                     .filter(|_| self.settings.watch_parent_process);
                 let start = StartSession {
-                    key,
+                    key: key.clone(),
                     cwd: event.cwd.clone(),
                     transcript_path: event.transcript_path.clone(),
                     watched_pid,
                 };
-                self.start(start, now, fx)
+                let reply = self.start(start, now, fx);
+                if let (Some(session), Some(prompt)) = (self.sessions.get_mut(&key), &event.prompt)
+                {
+                    session.prompt_preview = Some(prompt_preview(prompt));
+                    session.last_assistant_message = None;
+                }
+                reply
             }
             EventKind::WorkNoticeDelivered { work_ids } => {
                 // A completion notice is not new work: it only finishes what it names.
@@ -724,6 +783,7 @@ impl Registry {
                 self.activity(&key, &activity_reason, now, fx)
             }
             EventKind::TurnStopped { running_work, .. } => {
+                self.remember_answer(&key, event);
                 let pending = match running_work {
                     // The provider's own list is authoritative when it sends one.
                     Some(list) => {
@@ -748,6 +808,7 @@ impl Registry {
                 normal,
                 defer_for_work,
             } => {
+                self.remember_answer(&key, event);
                 let pending = if *defer_for_work {
                     self.tracked_work(&key)
                 } else {
@@ -767,6 +828,17 @@ impl Registry {
             }
         };
         (reply, None)
+    }
+
+    /// Keeps the agent's last answer, when its hook gave one, for the webhooks.
+    fn remember_answer(&mut self, key: &SessionKey, event: &AgentEvent) {
+        if let (Some(session), Some(text)) = (
+            self.sessions.get_mut(key),
+            event.last_assistant_message.as_ref(),
+        ) && !text.trim().is_empty()
+        {
+            session.last_assistant_message = Some(text.clone());
+        }
     }
 
     /// Tracked background work of a session, described for the pending-work reason.
@@ -830,14 +902,20 @@ impl Registry {
             fx.push(Effect::Protection(wanted));
         }
         let trigger = self.trigger.take();
+        let provider_end = trigger.as_ref().and_then(|t| t.provider_end.clone());
+        let mut scheduled = false;
         if wanted_any {
             self.cancel_suspend("work resumed", fx);
         } else if dropped || trigger.is_some() {
-            let cancel_path = trigger.is_some_and(|t| t.cancel_path);
+            let cancel_path = trigger.as_ref().is_some_and(|t| t.cancel_path);
             // A cancel path never replaces a suspend already on its way.
             if !(cancel_path && self.pending_suspend.is_some()) {
-                self.schedule_suspend(now, cancel_path, fx);
+                scheduled = self.schedule_suspend(now, cancel_path, provider_end.clone(), fx);
             }
+        }
+        if let Some(ended) = provider_end.filter(|_| !scheduled) {
+            // A normal end that does not put the machine to sleep is announced as such.
+            self.post_session_end(&ended, fx);
         }
         if !self.sessions.is_empty() {
             if self.exit_at.take().is_some() {
@@ -878,25 +956,28 @@ impl Registry {
         &mut self,
         now: Timestamp,
         webhooks_suppressed: bool,
+        origin: Option<Ended>,
         fx: &mut Vec<Effect>,
-    ) {
-        let replaced = self.pending_suspend.take();
+    ) -> bool {
+        // A new suspend replaces a pending one; that one's normal end is announced if its
+        // PreSuspend was not.
+        let replaced = self.pending_suspend.is_some();
+        if replaced {
+            self.cancel_suspend("replaced by a new suspend", fx);
+        }
         let (reason, trigger_session_count) = if self.sessions.is_empty() {
             (SuspendReason::Completed, 0)
         } else {
             (SuspendReason::SoftLocked, self.sessions.len())
         };
         if let Some(why) = self.machine.why_not() {
-            if replaced.is_some() {
-                log(fx, "suspend-canceled", None, &why);
-            }
             log(
                 fx,
                 "suspend-skipped",
                 None,
                 &format!("{}: {why}", reason.as_str()),
             );
-            return;
+            return false;
         }
         let delay = self.settings.post_stop_suspend_delay_seconds;
         let id = self.next_suspend_id;
@@ -912,7 +993,7 @@ impl Registry {
             webhooks_suppressed,
             phase: SuspendPhase::Delay,
         });
-        let replacing = if replaced.is_some() {
+        let replacing = if replaced {
             ", replacing the earlier one"
         } else {
             ""
@@ -927,24 +1008,111 @@ impl Registry {
                 reason.as_str()
             ),
         );
+        self.pre_suspend_sent = false;
+        self.pending_origin = origin;
         if delay == 0 {
             self.suspend_due(now, fx);
         }
+        true
     }
 
     fn cancel_suspend(&mut self, why: &str, fx: &mut Vec<Effect>) {
+        self.end_pending(why, false, fx);
+    }
+
+    /// Drops the pending suspend. Unless `suppress`, a normal end whose suspend is canceled
+    /// before its PreSuspend webhook is announced with PostSessionEnd.
+    fn end_pending(&mut self, why: &str, suppress: bool, fx: &mut Vec<Effect>) {
+        let origin = self.pending_origin.take();
         if self.pending_suspend.take().is_some() {
             log(fx, "suspend-canceled", None, why);
+            if let Some(ended) = origin.filter(|_| !suppress && !self.pre_suspend_sent) {
+                self.post_session_end(&ended, fx);
+            }
+        }
+        self.pre_suspend_sent = false;
+    }
+
+    fn post_session_end(&mut self, ended: &Ended, fx: &mut Vec<Effect>) {
+        if self.settings.post_session_end_webhook_url.trim().is_empty() {
+            return;
+        }
+        let active = self
+            .sessions
+            .values()
+            .filter(|s| s.needs_protection())
+            .count();
+        let payload = with_session(
+            Payload {
+                event_type: Some(EventType::PostSessionEnd),
+                reason: "SessionEnded".to_owned(),
+                user_interface_culture: self.settings.user_interface_culture.clone(),
+                ..Payload::default()
+            },
+            &ended.session,
+            &ended.end_reason,
+            ended.at,
+            active,
+        );
+        log(fx, "webhook-post-session-end", Some(&ended.session.key), "");
+        fx.push(Effect::Webhook {
+            id: None,
+            payload: Box::new(payload),
+        });
+    }
+
+    /// The PreSuspend body for the pending suspend: the whole session when a normal end
+    /// scheduled it, else only the reason.
+    fn pre_suspend_payload(&self, pending: &PendingSuspend) -> Payload {
+        let base = Payload {
+            event_type: Some(EventType::PreSuspend),
+            reason: pending.reason.as_str().to_owned(),
+            user_interface_culture: self.settings.user_interface_culture.clone(),
+            soft_locked_session_count: (pending.reason == SuspendReason::SoftLocked)
+                .then_some(pending.trigger_session_count),
+            ..Payload::default()
+        };
+        match &self.pending_origin {
+            Some(ended) => with_session(base, &ended.session, &ended.end_reason, ended.at, 0),
+            None => base,
         }
     }
 
     /// The pending suspend's phase ended: check again, then play the sound or suspend.
     fn suspend_due(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(pending) = self.pending_suspend.clone() else {
+            return;
+        };
+        if pending.phase == SuspendPhase::Delay
+            && !pending.webhooks_suppressed
+            && !self.settings.pre_suspend_webhook_url.trim().is_empty()
+        {
+            if let Some(why) = self.machine.why_not() {
+                return self.cancel_suspend(&why, fx);
+            }
+            let payload = self.pre_suspend_payload(&pending);
+            self.pre_suspend_sent = true;
+            if let Some(p) = self.pending_suspend.as_mut() {
+                p.phase = SuspendPhase::Webhook;
+                p.due_at = now.checked_add(WEBHOOK_TIMEOUT).unwrap_or(Timestamp::MAX);
+            }
+            log(fx, "webhook-pre-suspend", None, pending.reason.as_str());
+            fx.push(Effect::Webhook {
+                id: Some(pending.id),
+                payload: Box::new(payload),
+            });
+            return;
+        }
+        self.play_or_suspend(now, fx);
+    }
+
+    /// After the delay and the PreSuspend webhook: the sound if one is set, then the request.
+    fn play_or_suspend(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
         let Some(pending) = self.pending_suspend.as_mut() else {
             return;
         };
         let sound = self.settings.post_stop_suspend_sound.trim().to_owned();
-        if pending.phase == SuspendPhase::Delay && !sound.is_empty() {
+        if pending.phase != SuspendPhase::Sound && !sound.is_empty() {
             if let Some(why) = self.machine.why_not() {
                 return self.cancel_suspend(&why, fx);
             }
@@ -974,6 +1142,8 @@ impl Registry {
         let Some(pending) = self.pending_suspend.take() else {
             return;
         };
+        self.pending_origin = None;
+        self.pre_suspend_sent = false;
         log(
             fx,
             "suspend-requested",
@@ -1023,7 +1193,18 @@ impl Registry {
             return;
         }
         self.last_emergency_at = Some(now);
-        self.cancel_suspend("emergency hibernation", fx);
+        self.end_pending("emergency hibernation", true, fx);
+        if !self.settings.pre_suspend_webhook_url.trim().is_empty() {
+            fx.push(Effect::Webhook {
+                id: None,
+                payload: Box::new(Payload {
+                    event_type: Some(EventType::PreSuspend),
+                    reason: SuspendReason::EmergencyHibernation.as_str().to_owned(),
+                    user_interface_culture: self.settings.user_interface_culture.clone(),
+                    ..Payload::default()
+                }),
+            });
+        }
         let active = self
             .sessions
             .values()

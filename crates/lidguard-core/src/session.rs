@@ -127,6 +127,12 @@ pub struct Session {
     /// Background work the agent's hooks reported as started and not yet finished, by id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub background: BTreeMap<String, WorkKind>,
+    /// The last prompt, previewed for webhooks (at most 50 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_preview: Option<String>,
+    /// The agent's last answer as its hooks reported it, for webhooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_assistant_message: Option<String>,
 }
 
 impl Session {

@@ -23,6 +23,10 @@ use crate::settings::{
 /// sound never blocks a suspend).
 pub const SOUND_TIMEOUT: SignedDuration = SignedDuration::from_secs(60);
 
+/// The longest the flow waits for the PreSuspend webhook (its 5 s request timeout, plus a
+/// margin) before going on without an answer.
+pub const WEBHOOK_TIMEOUT: SignedDuration = SignedDuration::from_secs(6);
+
 /// The shortest time between two emergency hibernation attempts: a machine that cannot
 /// hibernate is not asked again every temperature reading.
 pub const EMERGENCY_RETRY: SignedDuration = SignedDuration::from_mins(5);
@@ -91,6 +95,8 @@ impl SuspendReason {
 pub enum SuspendPhase {
     /// Waiting out `postStopSuspendDelaySeconds`.
     Delay,
+    /// Sending the PreSuspend webhook.
+    Webhook,
     /// Playing the post-stop sound.
     Sound,
 }

@@ -15,6 +15,7 @@ mod runtime;
 mod server;
 mod suspend;
 mod watch;
+mod webhook;
 
 use std::io;
 

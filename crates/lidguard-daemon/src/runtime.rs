@@ -94,6 +94,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         internal: internal_tx,
         last_temperature: None,
         watchers,
+        webhooks: Vec::new(),
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -161,6 +162,13 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let _ = drained.await;
     let socket = rt.places.socket();
     let _ = std::fs::remove_file(&socket);
+    let sending = std::mem::take(&mut rt.webhooks);
+    let _ = tokio::time::timeout(crate::webhook::TIMEOUT + Duration::from_secs(1), async {
+        for task in sending {
+            let _ = task.await;
+        }
+    })
+    .await;
     rt.release_all();
     tracing::info!("daemon stopped");
     drop(lock);
@@ -211,6 +219,8 @@ struct Runtime {
     last_temperature: Option<std::time::Instant>,
     /// The agents' processes and transcripts.
     watchers: crate::watch::Watchers,
+    /// Webhooks still being sent (the daemon's exit waits for them, 5 s at most).
+    webhooks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Runtime {
@@ -532,6 +542,7 @@ impl Runtime {
                     volume_percent,
                 } => self.play_sound(id, sound, volume_percent),
                 Effect::Suspend(request) => self.suspend(&request).await,
+                Effect::Webhook { id, payload } => self.send_webhook(id, *payload),
             }
         }
         let watch_processes = self.registry.settings().watch_parent_process;
@@ -649,6 +660,38 @@ impl Runtime {
         let celsius = lidguard_platform::sources::temperature(&self.roots, mode);
         tracing::debug!(?celsius, "temperature read");
         self.apply(Input::Temperature { celsius }).await;
+    }
+
+    /// Sends a webhook off the actor; a pending suspend waiting for it hears back either way.
+    fn send_webhook(&mut self, id: Option<u64>, mut payload: lidguard_core::webhook::Payload) {
+        let settings = self.registry.settings();
+        let Some(event) = payload.event_type else {
+            return;
+        };
+        let Some(url) = crate::webhook::url_for(settings, event) else {
+            if let Some(id) = id {
+                let done = self.internal.clone();
+                tokio::spawn(async move {
+                    let _ = done.send(Input::WebhookDone { id }).await;
+                });
+            }
+            return;
+        };
+        payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+        let done = self.internal.clone();
+        self.webhooks.retain(|t| !t.is_finished());
+        self.webhooks.push(tokio::spawn(async move {
+            let sent =
+                tokio::task::spawn_blocking(move || crate::webhook::post(&url, &payload)).await;
+            match sent {
+                Ok(Ok(status)) => tracing::info!(?event, status, "webhook sent"),
+                Ok(Err(e)) => tracing::warn!(?event, error = %e, "webhook failed"),
+                Err(e) => tracing::warn!(?event, error = %e, "webhook task failed"),
+            }
+            if let Some(id) = id {
+                let _ = done.send(Input::WebhookDone { id }).await;
+            }
+        }));
     }
 
     /// Plays the post-stop sound off the actor; the registry hears back either way.

@@ -91,6 +91,12 @@ pub(crate) enum Command {
     ProviderMcpStatus(ProviderMcpArgs),
     /// Remove a Provider MCP server entry from a JSON MCP config.
     ProviderMcpRemove(ProviderMcpArgs),
+    /// Turn the PreSuspend webhook off (same as `settings --pre-suspend-webhook-url off`).
+    RemovePreSuspendWebhook,
+    /// Turn the PostSessionEnd webhook off.
+    RemovePostSessionEndWebhook,
+    /// Turn the ask-before-sleep webhook off.
+    RemoveClosedLidStopFollowUpWebhook,
     /// The suspend requests lidguard made (newest last), in local time.
     SuspendHistory(SuspendHistoryArgs),
     /// The lid as lidguard reads it: Open, Closed or Unknown.

@@ -30,7 +30,15 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "linux-permission",
         ],
     ),
-    ("Settings", &["settings"]),
+    (
+        "Settings",
+        &[
+            "settings",
+            "remove-pre-suspend-webhook",
+            "remove-post-session-end-webhook",
+            "remove-closed-lid-stop-follow-up-webhook",
+        ],
+    ),
     (
         "Hooks",
         &[

@@ -25,5 +25,7 @@ mod logind;
 mod robustness;
 // The daemon watching agents: process exit (cancel path), transcripts and their detectors.
 mod watchers;
+// Webhooks to a receiver on loopback.
+mod webhooks;
 // `lidguard settings` and `help`.
 mod settings;

@@ -80,6 +80,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::OpencodeHooks(args) => {
             snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
         }
+        Command::RemovePreSuspendWebhook => clear(&places, "pre-suspend-webhook-url"),
+        Command::RemovePostSessionEndWebhook => clear(&places, "post-session-end-webhook-url"),
+        Command::RemoveClosedLidStopFollowUpWebhook => {
+            clear(&places, "closed-lid-stop-follow-up-webhook-url")
+        }
         Command::SuspendHistory(args) => machine::suspend_history(&places, args.count, args.json),
         Command::CurrentLidState(args) => machine::lid_state(args.json),
         Command::CurrentMonitorCount(args) => machine::monitor_count(args.json),
@@ -110,6 +115,15 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::CopilotHook(_)
         | Command::OpencodeHook(_) => unreachable!("handled above"),
     }
+}
+
+/// `remove-*-webhook`: sets the URL to `off` through the settings command.
+fn clear(places: &Places, flag: &'static str) -> anyhow::Result<ExitCode> {
+    let args = crate::cli::SettingsArgs {
+        json: false,
+        changes: vec![(flag, "off".to_owned())],
+    };
+    settings::run(places, &args)
 }
 
 /// A snippet printer, checking the format name it was given.

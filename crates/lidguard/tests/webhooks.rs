@@ -1,0 +1,210 @@
+//! Webhooks from the real daemon to a receiver on loopback started by the test: PostSessionEnd
+//! after a normal end with the lid open, PreSuspend (field by field) before a closed-lid
+//! suspend, and a receiver that never answers or fails not holding up the suspend.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{Home, eventually, pipe};
+
+/// How the receiver answers.
+#[derive(Clone, Copy)]
+enum Mode {
+    Ok,
+    ServerError,
+    Silent,
+}
+
+/// A one-thread HTTP receiver; each request's path and JSON body arrive on the channel.
+fn receiver(mode: Mode) -> (String, Receiver<(String, Value)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let path = request_line
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .to_owned();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let _ = tx.send((path, serde_json::from_slice(&body).unwrap_or(Value::Null)));
+            match mode {
+                Mode::Ok => {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+                    );
+                }
+                Mode::ServerError => {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 500 Oops\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    );
+                }
+                Mode::Silent => {
+                    std::thread::sleep(Duration::from_secs(30));
+                }
+            }
+        }
+    });
+    (url, rx)
+}
+
+fn fake_roots(home: &Home, lid: &str) -> (PathBuf, PathBuf) {
+    let proc_root = home.path().join("proc");
+    let sys_root = home.path().join("sys");
+    let dir = proc_root.join("acpi/button/lid/LID0");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("state"), format!("state: {lid}\n")).unwrap();
+    std::fs::create_dir_all(sys_root.join("class/drm")).unwrap();
+    (proc_root, sys_root)
+}
+
+/// Runs the Claude hook with `payload`, with the daemon seeing the fake lid.
+fn claude(home: &Home, roots: &(PathBuf, PathBuf), payload: &str) {
+    let mut cmd = home.cmd(&["claude-hook"]);
+    cmd.env("LIDGUARD_PROC_ROOT", &roots.0)
+        .env("LIDGUARD_SYS_ROOT", &roots.1);
+    let out = pipe(cmd, payload.as_bytes());
+    assert!(out.status.success());
+}
+
+const PROMPT: &str = r#"{"session_id":"w1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/w1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
+const STOP: &str = r#"{"session_id":"w1","cwd":"/home/u/proj","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
+
+fn history(home: &Home) -> Vec<Value> {
+    serde_json::from_str::<Value>(&home.ok(&["suspend-history", "--json"]))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn post_session_end_after_a_normal_end_with_the_lid_open() {
+    let home = Home::new();
+    let (url, rx) = receiver(Mode::Ok);
+    home.ok(&[
+        "settings",
+        "--post-session-end-webhook-url",
+        &format!("{url}/post/secret-path"),
+    ]);
+    let roots = fake_roots(&home, "open");
+    claude(&home, &roots, PROMPT);
+    claude(&home, &roots, STOP);
+    let (path, body) = rx.recv_timeout(Duration::from_secs(10)).expect("a webhook");
+    assert_eq!(path, "/post/secret-path");
+    assert_eq!(body["eventType"], "PostSessionEnd");
+    assert_eq!(body["reason"], "SessionEnded");
+    assert_eq!(body["provider"], "Claude");
+    assert_eq!(body["sessionIdentifier"], "w1");
+    assert_eq!(body["endReason"], "Stop");
+    assert_eq!(body["activeSessionCount"], 0);
+    assert_eq!(
+        body["inputPromptPreview"],
+        "Please refactor the storage layer and add tests..."
+    );
+    assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
+    assert_eq!(body["workingDirectory"], "/home/u/proj");
+    assert_eq!(
+        body["transcriptPath"],
+        "/home/u/.claude/projects/p/w1.jsonl"
+    );
+    for field in [
+        "startedAtUtc",
+        "lastActivityAtUtc",
+        "endedAtUtc",
+        "userInterfaceCulture",
+    ] {
+        assert!(body[field].is_string(), "{field}: {body}");
+    }
+    assert!(
+        body.get("providerName").is_none(),
+        "absent fields are omitted"
+    );
+    assert!(
+        rx.recv_timeout(Duration::from_millis(500)).is_err(),
+        "exactly one"
+    );
+}
+
+#[test]
+fn pre_suspend_before_a_closed_lid_suspend_and_no_post_session_end() {
+    let home = Home::new();
+    let (url, rx) = receiver(Mode::Ok);
+    home.ok(&[
+        "settings",
+        "--pre-suspend-webhook-url",
+        &format!("{url}/pre"),
+    ]);
+    home.ok(&[
+        "settings",
+        "--post-session-end-webhook-url",
+        &format!("{url}/post"),
+    ]);
+    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let roots = fake_roots(&home, "closed");
+    claude(&home, &roots, PROMPT);
+    assert!(eventually(Duration::from_secs(5), || home.status()["lid"] == "Closed"));
+    std::thread::sleep(Duration::from_millis(2500)); // the daemon's machine reading
+    claude(&home, &roots, STOP);
+    let (path, body) = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("PreSuspend");
+    assert_eq!(path, "/pre");
+    assert_eq!(body["eventType"], "PreSuspend");
+    assert_eq!(body["reason"], "Completed");
+    assert_eq!(body["sessionIdentifier"], "w1");
+    assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
+    assert!(eventually(Duration::from_secs(5), || !history(&home).is_empty()));
+    assert!(
+        rx.recv_timeout(Duration::from_millis(500)).is_err(),
+        "no PostSessionEnd"
+    );
+}
+
+#[test]
+fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
+    for mode in [Mode::Silent, Mode::ServerError] {
+        let home = Home::new();
+        let (url, rx) = receiver(mode);
+        home.ok(&[
+            "settings",
+            "--pre-suspend-webhook-url",
+            &format!("{url}/pre"),
+        ]);
+        home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+        let roots = fake_roots(&home, "closed");
+        claude(&home, &roots, PROMPT);
+        std::thread::sleep(Duration::from_millis(2500));
+        let at = Instant::now();
+        claude(&home, &roots, STOP);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the webhook was attempted");
+        assert!(eventually(Duration::from_secs(10), || !history(&home).is_empty()));
+        let took = at.elapsed();
+        assert!(took < Duration::from_secs(8), "{took:?}");
+        // The daemon kept answering meanwhile.
+        assert_eq!(home.status()["lid"], "Closed");
+    }
+}
