@@ -215,6 +215,8 @@ pub struct Settings {
     pub post_session_end_webhook_url: String,
     /// Ask-before-sleep webhook; empty = off.
     pub closed_lid_stop_follow_up_webhook_url: String,
+    /// Signs webhook requests (HMAC-SHA256); empty = unsigned.
+    pub webhook_secret: String,
     /// How long to wait for a reply before sleeping (0 = do not wait).
     pub closed_lid_stop_follow_up_delay_seconds: u32,
     /// Ask again when continued work tries to finish.
@@ -255,6 +257,7 @@ impl Default for Settings {
             pre_suspend_webhook_url: String::new(),
             post_session_end_webhook_url: String::new(),
             closed_lid_stop_follow_up_webhook_url: String::new(),
+            webhook_secret: String::new(),
             closed_lid_stop_follow_up_delay_seconds: 180,
             repeat_closed_lid_stop_follow_up: true,
             closed_lid_permission_request_decision: ClosedLidPermissionRequestDecision::Deny,
@@ -548,6 +551,19 @@ fn check_reason(spec: &FieldSpec, stored: &str) -> Result<(), SettingsError> {
     }
 }
 
+/// A secret: empty (off), or one line without control characters, short enough.
+fn check_secret(spec: &FieldSpec, stored: &str) -> Result<(), SettingsError> {
+    let FieldKind::Secret { max_chars } = spec.kind else {
+        return Ok(());
+    };
+    if stored.chars().count() <= max_chars && !stored.chars().any(char::is_control) {
+        Ok(())
+    } else {
+        // The value itself is not repeated in the message.
+        Err(SettingsError::invalid(spec, "<secret>"))
+    }
+}
+
 fn parse_reason(spec: &FieldSpec, raw: &str) -> Result<String, SettingsError> {
     let text = raw.trim();
     if text.is_empty() {
@@ -763,6 +779,7 @@ impl Settings {
             Field::ClosedLidStopFollowUpWebhookUrl => {
                 check_url(spec, &self.closed_lid_stop_follow_up_webhook_url)
             }
+            Field::WebhookSecret => check_secret(spec, &self.webhook_secret),
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 required(self.closed_lid_stop_follow_up_delay_seconds)
             }
@@ -848,6 +865,16 @@ impl Settings {
             Field::ClosedLidStopFollowUpWebhookUrl => {
                 self.closed_lid_stop_follow_up_webhook_url = parse_url(spec, raw)?;
             }
+            Field::WebhookSecret => {
+                let text = raw.trim();
+                let text = if text.eq_ignore_ascii_case("off") {
+                    ""
+                } else {
+                    text
+                };
+                check_secret(spec, text)?;
+                self.webhook_secret = text.to_owned();
+            }
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 self.closed_lid_stop_follow_up_delay_seconds = parse_required_number(spec, raw)?;
             }
@@ -916,6 +943,7 @@ impl Settings {
             Field::ClosedLidStopFollowUpWebhookUrl => {
                 off_if_empty(&self.closed_lid_stop_follow_up_webhook_url)
             }
+            Field::WebhookSecret => off_if_empty(&self.webhook_secret),
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 self.closed_lid_stop_follow_up_delay_seconds.to_string()
             }

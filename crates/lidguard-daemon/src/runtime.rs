@@ -678,11 +678,13 @@ impl Runtime {
             return;
         };
         payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+        let secret = settings.webhook_secret.clone();
         let done = self.internal.clone();
         self.webhooks.retain(|t| !t.is_finished());
         self.webhooks.push(tokio::spawn(async move {
             let sent =
-                tokio::task::spawn_blocking(move || crate::webhook::post(&url, &payload)).await;
+                tokio::task::spawn_blocking(move || crate::webhook::post(&url, &payload, &secret))
+                    .await;
             match sent {
                 Ok(Ok(status)) => tracing::info!(?event, status, "webhook sent"),
                 Ok(Err(e)) => tracing::warn!(?event, error = %e, "webhook failed"),

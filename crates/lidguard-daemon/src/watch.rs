@@ -294,10 +294,29 @@ impl Watchers {
                 continue;
             };
             let key = f.key.clone();
+            if let Signal::WorkDelivered { work_ids } = &signal {
+                let event = lidguard_core::event::AgentEvent::new(
+                    key.provider,
+                    key.session_id.clone(),
+                    "transcript-task-notification",
+                    lidguard_core::event::EventKind::WorkNoticeDelivered {
+                        work_ids: work_ids.clone(),
+                    },
+                );
+                inputs.push(Input::Agent {
+                    event: Box::new(event),
+                    lid: lidguard_core::event::Lid::Unknown,
+                    external_displays: None,
+                });
+            }
             inputs.push(match signal {
                 Signal::Activity { reason } => Input::Activity {
                     key,
                     reason: reason.to_owned(),
+                },
+                Signal::WorkDelivered { .. } => Input::Activity {
+                    key,
+                    reason: "claude_transcript_task_notification_delivered".to_owned(),
                 },
                 Signal::SoftLock { reason } => Input::SoftLock {
                     key,

@@ -38,11 +38,22 @@ struct RemoveArgs {
 struct SettingsStatus {
     summary: String,
     settings_file: String,
-    stored_settings: Option<Settings>,
+    stored_settings: Option<serde_json::Value>,
     settings_error: Option<String>,
-    runtime_settings: Option<Settings>,
+    runtime_settings: Option<serde_json::Value>,
     user_only_settings: Vec<String>,
     runtime: RuntimeView,
+}
+
+/// Settings as a model may see them: the webhook secret only as "(set)".
+fn redacted(settings: &Settings) -> serde_json::Value {
+    let mut value = serde_json::to_value(settings).unwrap_or_default();
+    if let Some(secret) = value.get_mut("webhookSecret")
+        && secret.as_str().is_some_and(|s| !s.is_empty())
+    {
+        *secret = serde_json::Value::String("(set)".into());
+    }
+    value
 }
 
 /// The `mcp-server` tools.
@@ -76,11 +87,11 @@ impl ControlServer {
     async fn get_settings_status(&self) -> CallToolResult {
         let path = self.runtime.places().settings_file();
         let (stored, settings_error) = match settings_file::load_or_default(&path, self.os) {
-            Ok(s) => (Some(s), None),
+            Ok(s) => (Some(redacted(&s)), None),
             Err(e) => (None, Some(e.to_string())),
         };
         let status = self.runtime.status().await;
-        let runtime_settings = status.as_ref().ok().map(|s| s.settings.clone());
+        let runtime_settings = status.as_ref().ok().map(|s| redacted(&s.settings));
         let runtime = RuntimeView::from(status.as_deref());
         let summary = match &settings_error {
             Some(e) => format!("The settings file cannot be used: {e}"),
@@ -159,8 +170,8 @@ impl ControlServer {
             "resetToDefaults": update.reset,
             "hadEffectiveChanges": !update.changes.is_empty(),
             "appliedChanges": update.changes,
-            "previousStoredSettings": update.previous,
-            "updatedStoredSettings": update.updated,
+            "previousStoredSettings": redacted(&update.previous),
+            "updatedStoredSettings": redacted(&update.updated),
         }))
     }
 

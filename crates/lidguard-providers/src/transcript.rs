@@ -7,7 +7,9 @@
 //!   `request_user_input` without a `function_call_output` of the same `call_id` means the
 //!   agent waits for the user (soft-lock) until that output appears.
 //! - Claude Code: a latest `user` record whose text is exactly `[Request interrupted by user]`
-//!   or `[Request interrupted by user for tool use]` is an interrupted turn (stop).
+//!   or `[Request interrupted by user for tool use]` is an interrupted turn (stop). A `user`
+//!   record with `origin.kind` `task-notification` delivers the completion of the background
+//!   tasks it names (`<task-id>…</task-id>`); their queued copies (`queue-operation`) do not.
 //! - Copilot CLI: a latest record with top-level `type` `abort` is an aborted turn (stop).
 //!
 //! Any other growth is activity. What was already in the file when following started only sets
@@ -45,6 +47,12 @@ pub enum Signal {
     SoftLock {
         /// The exact soft-lock reason.
         reason: &'static str,
+    },
+    /// Claude Code delivered completion notices for these background tasks (the agent works
+    /// on them now): they are no longer running.
+    WorkDelivered {
+        /// The task ids named by the notices.
+        work_ids: Vec<String>,
     },
 }
 
@@ -93,6 +101,10 @@ impl Detector {
             return Some(Signal::SoftLock {
                 reason: CODEX_USER_INPUT_PENDING,
             });
+        }
+        let work_ids: Vec<String> = records.iter().flat_map(delivered_task_ids).collect();
+        if !work_ids.is_empty() {
+            return Some(Signal::WorkDelivered { work_ids });
         }
         Some(Signal::Activity {
             reason: self.activity_reason(),
@@ -256,6 +268,32 @@ fn walk(dir: &std::path::Path, depth: usize, visit: &mut dyn FnMut(&std::path::P
             _ => {}
         }
     }
+}
+
+/// The task ids of a delivered Claude task notification: a `user` record whose `origin.kind`
+/// is `task-notification`, naming each task as `<task-id>ID</task-id>`. The queued copy
+/// (`queue-operation` records) is not a delivery.
+fn delivered_task_ids(record: &Value) -> Vec<String> {
+    if record["type"] != "user" || record["origin"]["kind"] != "task-notification" {
+        return Vec::new();
+    }
+    let Some(text) = user_text(record) else {
+        return Vec::new();
+    };
+    let mut ids = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("<task-id>") {
+        let after = &rest[start + "<task-id>".len()..];
+        let Some(end) = after.find("</task-id>") else {
+            break;
+        };
+        let id = after[..end].trim();
+        if !id.is_empty() {
+            ids.push(id.to_owned());
+        }
+        rest = &after[end..];
+    }
+    ids
 }
 
 /// The text of a Claude `user` record: `message.content` as a string, or its text parts.

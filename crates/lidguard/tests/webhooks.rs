@@ -20,8 +20,26 @@ enum Mode {
     Silent,
 }
 
-/// A one-thread HTTP receiver; each request's path and JSON body arrive on the channel.
-fn receiver(mode: Mode) -> (String, Receiver<(String, Value)>) {
+/// One request as the receiver saw it.
+struct Received {
+    path: String,
+    /// Header names in lower case.
+    headers: Vec<(String, String)>,
+    raw: Vec<u8>,
+    body: Value,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A one-thread HTTP receiver; each request arrives on the channel.
+fn receiver(mode: Mode) -> (String, Receiver<Received>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = channel();
@@ -37,19 +55,30 @@ fn receiver(mode: Mode) -> (String, Receiver<(String, Value)>) {
                 .unwrap_or("")
                 .to_owned();
             let mut length = 0;
+            let mut headers = Vec::new();
             loop {
                 let mut line = String::new();
                 reader.read_line(&mut line).unwrap();
                 if line.trim().is_empty() {
                     break;
                 }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
+                if let Some((name, value)) = line.split_once(':') {
+                    let name = name.trim().to_ascii_lowercase();
+                    if name == "content-length" {
+                        length = value.trim().parse().unwrap();
+                    }
+                    headers.push((name, value.trim().to_owned()));
                 }
             }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let _ = tx.send((path, serde_json::from_slice(&body).unwrap_or(Value::Null)));
+            let mut raw = vec![0; length];
+            reader.read_exact(&mut raw).unwrap();
+            let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+            let _ = tx.send(Received {
+                path,
+                headers,
+                raw,
+                body,
+            });
             match mode {
                 Mode::Ok => {
                     let _ = stream.write_all(
@@ -112,7 +141,8 @@ fn post_session_end_after_a_normal_end_with_the_lid_open() {
     let roots = fake_roots(&home, "open");
     claude(&home, &roots, PROMPT);
     claude(&home, &roots, STOP);
-    let (path, body) = rx.recv_timeout(Duration::from_secs(10)).expect("a webhook");
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("a webhook");
+    let (path, body) = (got.path, got.body);
     assert_eq!(path, "/post/secret-path");
     assert_eq!(body["eventType"], "PostSessionEnd");
     assert_eq!(body["reason"], "SessionEnded");
@@ -168,9 +198,14 @@ fn pre_suspend_before_a_closed_lid_suspend_and_no_post_session_end() {
     assert!(eventually(Duration::from_secs(5), || home.status()["lid"] == "Closed"));
     std::thread::sleep(Duration::from_millis(2500)); // the daemon's machine reading
     claude(&home, &roots, STOP);
-    let (path, body) = rx
+    let got = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("PreSuspend");
+    assert!(
+        got.header("x-lidguard-signature").is_none(),
+        "unsigned without a secret"
+    );
+    let (path, body) = (got.path, got.body);
     assert_eq!(path, "/pre");
     assert_eq!(body["eventType"], "PreSuspend");
     assert_eq!(body["reason"], "Completed");
@@ -207,4 +242,51 @@ fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
         // The daemon kept answering meanwhile.
         assert_eq!(home.status()["lid"], "Closed");
     }
+}
+
+#[test]
+fn a_webhook_secret_signs_every_request() {
+    use hmac::{KeyInit, Mac};
+    let home = Home::new();
+    let (url, rx) = receiver(Mode::Ok);
+    home.ok(&[
+        "settings",
+        "--post-session-end-webhook-url",
+        &format!("{url}/post"),
+    ]);
+    home.ok(&[
+        "settings",
+        "--webhook-secret",
+        "correct horse battery staple",
+    ]);
+    let shown = home.ok(&["settings"]);
+    assert!(
+        !shown.contains("correct horse"),
+        "the secret is never printed"
+    );
+    let roots = fake_roots(&home, "open");
+    claude(&home, &roots, PROMPT);
+    claude(&home, &roots, STOP);
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("a webhook");
+    let timestamp = got
+        .header("x-lidguard-timestamp")
+        .expect("timestamp header");
+    let age = jiff::Timestamp::now().as_second() - timestamp.parse::<i64>().unwrap();
+    assert!((0..60).contains(&age), "{age}");
+    // Verify as a receiver would: HMAC-SHA256 over "<timestamp>.<raw body>".
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(b"correct horse battery staple").unwrap();
+    mac.update(format!("{timestamp}.").as_bytes());
+    mac.update(&got.raw);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        got.header("x-lidguard-signature"),
+        Some(format!("sha256={hex}").as_str())
+    );
+    assert_eq!(got.body["eventType"], "PostSessionEnd");
 }

@@ -57,6 +57,8 @@ pub enum Field {
     PostSessionEndWebhookUrl,
     /// `closedLidStopFollowUpWebhookUrl`.
     ClosedLidStopFollowUpWebhookUrl,
+    /// `webhookSecret`.
+    WebhookSecret,
     /// `closedLidStopFollowUpDelaySeconds`.
     ClosedLidStopFollowUpDelaySeconds,
     /// `repeatClosedLidStopFollowUp`.
@@ -169,6 +171,11 @@ pub enum FieldKind {
     },
     /// `auto` or a language tag.
     Culture,
+    /// `off` or one line of text of at most `max_chars` characters, never shown in full.
+    Secret {
+        /// Longest accepted text, in characters.
+        max_chars: usize,
+    },
 }
 
 /// One user-settable field.
@@ -206,6 +213,7 @@ impl FieldSpec {
                 | Field::PreSuspendWebhookUrl
                 | Field::PostSessionEndWebhookUrl
                 | Field::ClosedLidStopFollowUpWebhookUrl
+                | Field::WebhookSecret
                 | Field::EmergencyHibernationOnHighTemperature
                 | Field::EmergencyHibernationTemperatureMode
                 | Field::EmergencyHibernationTemperatureCelsius
@@ -296,6 +304,9 @@ impl FieldSpec {
                 format!(
                     "one line of text of at most {max_chars} characters (empty restores the default)"
                 )
+            }
+            FieldKind::Secret { max_chars } => {
+                format!("off, or one line of at most {max_chars} characters")
             }
             FieldKind::Culture => {
                 "auto or a language tag such as en, ko or pt-BR (subtags of 2 to 8 letters or \
@@ -548,6 +559,18 @@ pub const FIELDS: &[FieldSpec] = &[
         platforms: ALL_OSES,
         category: Category::Webhooks,
         kind: FieldKind::WebhookUrl,
+    },
+    FieldSpec {
+        field: Field::WebhookSecret,
+        flag: "webhook-secret",
+        aliases: &[],
+        json_key: "webhookSecret",
+        value_hint: "<SECRET|off>",
+        help: "Key that signs every webhook request (HMAC-SHA256 in X-Lidguard-Signature), so \
+               the receiver's URL need not hold a secret; off = unsigned.",
+        platforms: ALL_OSES,
+        category: Category::Webhooks,
+        kind: FieldKind::Secret { max_chars: 200 },
     },
     // Ask before sleep
     FieldSpec {

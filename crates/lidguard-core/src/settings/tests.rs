@@ -14,6 +14,7 @@ fn spec(flag: &str) -> &'static FieldSpec {
 fn sample(spec: &FieldSpec, defaults: &Settings) -> (&'static str, &'static str) {
     match spec.field {
         Field::PowerRequestReason => ("  Building the world  ", "Building the world"),
+        Field::WebhookSecret => ("  s3cret key  ", "s3cret key"),
         Field::SuspendMode => ("HIBERNATE", "hibernate"),
         Field::ClosedLidPermissionRequestDecision => ("Ask", "ask"),
         Field::EmergencyHibernationTemperatureMode => ("high", "high"),
@@ -90,7 +91,7 @@ fn field_table_is_consistent() {
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
         assert!(!spec.platforms.is_empty());
     }
-    assert_eq!(FIELDS.len(), 26);
+    assert_eq!(FIELDS.len(), 27);
     // Grouped: each category's fields are contiguous and categories appear in display order.
     let mut seen: Vec<Category> = FIELDS.iter().map(|s| s.category).collect();
     seen.dedup();
@@ -143,8 +144,8 @@ fn reference_flag_names_and_aliases_exist() {
         spec("skip-suspend-when-lid-close-does-nothing").platforms,
         &[Os::Windows]
     );
-    assert_eq!(fields_for(Os::Linux).count(), 24);
-    assert_eq!(fields_for(Os::Windows).count(), 26);
+    assert_eq!(fields_for(Os::Linux).count(), 25);
+    assert_eq!(fields_for(Os::Windows).count(), 27);
 }
 
 #[test]
@@ -332,7 +333,7 @@ fn get_field_renders_defaults_as_typed() {
 #[test]
 fn rows_follow_the_table_for_the_os() {
     let linux = Settings::defaults_for(Os::Linux).rows(Os::Linux);
-    assert_eq!(linux.len(), 24);
+    assert_eq!(linux.len(), 25);
     assert!(linux.iter().all(|r| r.flag != "prevent-away-mode-sleep"));
     assert_eq!(linux[0].category, Category::Power);
     assert_eq!(linux[0].flag, "prevent-system-sleep");
@@ -340,7 +341,7 @@ fn rows_follow_the_table_for_the_os() {
     assert_eq!(linux[0].value, "true");
     assert_eq!(linux.last().unwrap().category, Category::Interface);
     let windows = Settings::defaults_for(Os::Windows).rows(Os::Windows);
-    assert_eq!(windows.len(), 26);
+    assert_eq!(windows.len(), 27);
     let row = windows
         .iter()
         .find(|r| r.flag == "skip-suspend-when-lid-close-does-nothing")
@@ -1243,6 +1244,7 @@ fn reset_for_a_model_keeps_every_user_only_field() {
         [
             "pre-suspend-webhook-url",
             "post-session-end-webhook-url",
+            "webhook-secret",
             "closed-lid-stop-follow-up-webhook-url",
             "closed-lid-permission-request-decision",
             "emergency-hibernation-on-high-temperature",

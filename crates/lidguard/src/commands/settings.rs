@@ -67,8 +67,8 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
         output::line(&format!(
             "{}: {} -> {}",
             spec.flag,
-            old.get_field(spec.flag).unwrap_or_default(),
-            new.get_field(spec.flag).unwrap_or_default()
+            shown(spec, old),
+            shown(spec, new)
         ))?;
     }
     output::line(&format!("Saved to {}.", path.display()))?;
@@ -89,6 +89,15 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
     Ok(())
 }
 
+/// A field's value as printed: secrets are never shown, only whether one is set.
+fn shown(spec: &FieldSpec, settings: &Settings) -> String {
+    let value = settings.get_field(spec.flag).unwrap_or_default();
+    if matches!(spec.kind, FieldKind::Secret { .. }) && value != "off" {
+        return "(set)".to_owned();
+    }
+    value
+}
+
 /// A sound path must name an existing file (checked here: the core cannot look at files).
 fn check_sound_files(settings: &Settings) -> anyhow::Result<()> {
     settings_file::check_sound_files(settings).map_err(anyhow::Error::msg)
@@ -103,7 +112,7 @@ fn render(settings: &Settings, os: Os, path: &str) -> String {
             category = Some(spec.category);
             out.push_str(&format!("\n  {}\n", spec.category.label()));
         }
-        let value = settings.get_field(spec.flag).unwrap_or_default();
+        let value = shown(spec, settings);
         out.push_str(&format!("    {:<width$}  {value}\n", spec.flag));
     }
     out.push_str("\nChange one with `lidguard settings --<name> <value>`; `lidguard settings --help` explains each.\n");
@@ -141,7 +150,7 @@ fn edit(
                 category = Some(spec.category);
                 writeln!(out, "  {}", spec.category.label())?;
             }
-            let value = draft.get_field(spec.flag).unwrap_or_default();
+            let value = shown(spec, &draft);
             let mark = if draft.get_field(spec.flag) == current.get_field(spec.flag) {
                 " "
             } else {
@@ -173,7 +182,7 @@ fn edit(
         };
         writeln!(out, "\n{} — {}", spec.flag, spec.help)?;
         writeln!(out, "Accepted: {}.", spec.expected())?;
-        let current_value = draft.get_field(spec.flag).unwrap_or_default();
+        let current_value = shown(spec, &draft);
         let Some(value) = read(out, &format!("New value [{current_value}]: "))? else {
             return Ok(None);
         };

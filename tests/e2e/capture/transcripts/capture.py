@@ -16,6 +16,7 @@ transcript file itself. With --fixtures the snapshots are copied to
 tests/fixtures/transcripts/<provider>/<fixture>.jsonl with a <fixture>.expect.json next to each.
 
     capture.py [--list] [--fixtures] [scenario ...]
+    capture.py --from=/tmp/lidguard-capture-transcripts.<ts> [scenario ...]   (fixtures from an earlier run)
 """
 import glob
 import json
@@ -66,58 +67,102 @@ def bash(cmd, desc, **kw):
 # name -> provider, desc, prompt, script (fake model steps), and per-scenario extras.
 # "fixtures": {snapshot label: (fixture name, expect dict)}; expect values "{call_id}" etc. are filled
 # from what the capture saw.
+RESUME = "Now just say done."
+RESUMED = "Resumed answer: done."
+
+
+def resumed(provider, marker, extra=""):
+    return ("{}-then-prompt", {
+        "provider": provider, "last_signal": "activity",
+        "notes": f"the same session after the interrupt: the user typed a new prompt and the turn answered "
+                 f"normally. The {marker} is still in the file but no longer the latest one of its kind, "
+                 f"so it must not be reported again.{extra}"})
+
+
+# name -> provider, desc, prompt, script (fake model steps), and per-scenario extras.
+# "fixtures": {snapshot label: (fixture name, expect dict)}; "{x}" in expect values is filled from
+# what the capture saw (info.json: call_id, task_id, ...); "{}" in a name is the first fixture's name.
+# "resume": after the "final" snapshot type RESUME, wait for RESUMED, take snapshot "resumed".
 SCENARIOS = {
     "codex-tool-interrupt": dict(
-        provider="codex", desc="Codex TUI: exec_command `sleep 30` running, Escape pressed",
-        prompt="Sleep for thirty seconds in the shell.",
-        script=[SLEEP_CODEX, {"text": "(after interrupt)"}],
+        provider="codex", desc="Codex TUI: exec_command `sleep 30` running, Escape pressed; then a new prompt",
+        prompt="Sleep for thirty seconds in the shell.", resume=True,
+        script=[SLEEP_CODEX, {"text": RESUMED}],
         fixtures={"final": ("tool-interrupt", {
             "provider": "codex", "last_signal": "stop", "reason": "turn_aborted",
-            "notes": "exec_command `sleep 30` was running (function_call without function_call_output) when "
-                     "Escape was pressed; the last event_msg is payload.type=turn_aborted "
-                     "(payload.reason=interrupted). Nothing follows it."})}),
+            "notes": "exec_command `sleep 30` was running when Escape was pressed. Codex then wrote a "
+                     "function_call_output ('aborted by user') for the call, a user message holding "
+                     "<turn_aborted>, and last an event_msg with payload.type=turn_aborted "
+                     "(payload.reason=interrupted). The sleep itself keeps running as a background "
+                     "terminal ('1 background terminal running')."}),
+                  "resumed": resumed("codex", "event_msg turn_aborted")}),
     "codex-stream-interrupt": dict(
         provider="codex", desc="Codex TUI: Escape while the model reply is still streaming (no tool)",
         prompt="Say hi slowly.", script=[{"hang": True, "text": "Thinking about"}, {"text": "(unused)"}],
         fixtures={"final": ("stream-interrupt", {
             "provider": "codex", "last_signal": "stop", "reason": "turn_aborted",
-            "notes": "Escape while the reply streamed (no tool call); event_msg turn_aborted ends the file."})}),
+            "notes": "Escape while the reply streamed (no tool call); the file ends with "
+                     "event_msg turn_aborted (payload.reason=interrupted)."})}),
     "codex-request-user-input": dict(
-        provider="codex", desc="Codex TUI: request_user_input question shown, captured, then answered",
+        provider="codex", desc="Codex TUI in Plan mode (/plan): request_user_input question shown, then answered",
         prompt="Ask me which colour to use.", plan_mode=True,
         script=[{"tool": "request_user_input", "input": RUI_ARGS}, {"text": "You chose a colour; done.", "delay": 8}],
         fixtures={
             "pending": ("request-user-input-pending", {
                 "provider": "codex", "last_signal": "soft_lock",
                 "reason": "codex_transcript_request_user_input_pending", "call_id": "{call_id}",
-                "notes": "response_item function_call name=request_user_input with no function_call_output "
-                         "of the same call_id yet: Codex is waiting for the user's answer."}),
+                "notes": "response_item with payload.type=function_call, payload.name=request_user_input and "
+                         "payload.call_id={call_id}; no function_call_output with that call_id yet. The TUI "
+                         "shows the question. Nothing else marks the wait (no event_msg for it)."}),
             "answered": ("request-user-input-answered", {
-                "provider": "codex", "last_signal": "activity", "call_id": "{call_id}",
-                "notes": "the same file right after the answer (the model's next reply still pending): "
-                         "response_item function_call_output with the same call_id follows the function_call; "
-                         "the turn is still running."}),
+                "provider": "codex", "last_signal": "activity", "answered_call_id": "{call_id}",
+                "notes": "the same file right after the answer, while the model's next reply was still "
+                         "pending: a retained_context record (payload.type=verified_answer, payload.call_id) "
+                         "and a response_item function_call_output with the same call_id follow the "
+                         "function_call. The soft lock is cleared."}),
             "final": ("request-user-input-complete", {
-                "provider": "codex", "last_signal": "stop", "reason": "task_complete", "call_id": "{call_id}",
-                "notes": "the same file once the turn ended: after the function_call_output come the final "
-                         "assistant message and event_msg task_complete. The request is answered, so no "
-                         "soft lock."})}),
+                "provider": "codex", "last_signal": "activity", "answered_call_id": "{call_id}",
+                "notes": "the same file once the turn ended: final assistant message and "
+                         "event_msg task_complete. task_complete is not a transcript stop signal (the "
+                         "Stop hook ends the turn); the answered request must not soft-lock."})}),
+    "codex-request-user-input-default-mode": dict(
+        provider="codex", desc="Codex TUI in Default mode: the model calls request_user_input anyway (refused at once)",
+        prompt="Ask me which colour to use.",
+        script=[{"tool": "request_user_input", "input": RUI_ARGS}, {"text": "I will pick red myself."}],
+        fixtures={"final": ("request-user-input-default-mode", {
+            "provider": "codex", "last_signal": "activity", "answered_call_id": "{call_id}",
+            "notes": "Default mode offers request_user_input in the tools list, but Codex answers the call "
+                     "itself within ms: function_call_output.output = 'request_user_input is unavailable in "
+                     "Default mode'; no question is shown. Then the final answer and task_complete. Must "
+                     "not soft-lock."})}),
     "claude-tool-interrupt": dict(
-        provider="claude", desc="Claude Code (tmux): Bash `echo waiting; sleep 30; echo done` running, Escape pressed",
-        prompt="Sleep for thirty seconds in the shell.",
-        script=[bash("echo waiting; sleep 30; echo done", "Wait thirty seconds"), {"text": "(after interrupt)"}],  # a bare `sleep 30` is blocked by 2.1.332
+        provider="claude",
+        desc="Claude Code (tmux): Bash `echo waiting; sleep 30; echo done` running, Escape pressed; then a new prompt",
+        prompt="Sleep for thirty seconds in the shell.", resume=True,
+        # a bare `sleep 30` is refused by 2.1.332 ("Blocked: standalone sleep 30 ...")
+        script=[bash("echo waiting; sleep 30; echo done", "Wait thirty seconds"), {"text": RESUMED}],
         fixtures={"final": ("tool-interrupt", {
-            "provider": "claude", "last_signal": "stop", "reason": "interrupted_tool_use",
+            "provider": "claude", "last_signal": "stop", "reason": "interrupted",
             "marker": "[Request interrupted by user for tool use]",
-            "notes": "Bash `echo waiting; sleep 30; echo done` was running; Escape writes a tool_result (is_error) for the tool_use and "
-                     "a user record whose message.content[].text is the marker."})}),
+            "notes": "Bash was running; Escape wrote a user record with the tool_result (is_error, "
+                     "toolUseResult 'User rejected tool use', toolDenialKind 'user-rejected') and then a "
+                     "user record whose message.content[0].text is the marker (rowSource 'harness', "
+                     "interruptedMessageId). Non-message records (last-prompt, mode, permission-mode, "
+                     "atis-latch) follow it: the detector must look at the latest *user* record, not the "
+                     "last line."}),
+                  "resumed": resumed("claude", "interrupt marker", (
+                      " Trap: the api-request-blob record written for the new request has message.role=user "
+                      "and repeats the marker as a text block ('[Request interrupted by user for tool use]\\n', "
+                      "with a trailing newline) after the new prompt; pick user records by top-level "
+                      "type=user, not by message.role."))}),
     "claude-stream-interrupt": dict(
         provider="claude", desc="Claude Code (tmux): Escape while the model reply is still streaming",
         prompt="Say hi slowly.", script=[{"hang": True, "text": "Thinking about"}, {"text": "(unused)"}],
         fixtures={"final": ("stream-interrupt", {
             "provider": "claude", "last_signal": "stop", "reason": "interrupted",
             "marker": "[Request interrupted by user]",
-            "notes": "Escape during streaming; the last user record's message.content[].text is the marker."})}),
+            "notes": "Escape during streaming: the partial assistant record (stop_reason null, text "
+                     "'Thinking about'), then a user record whose message.content[0].text is the marker."})}),
     "claude-background-notification": dict(
         provider="claude",
         desc="Claude Code (tmux): Bash run_in_background `sleep 5; echo slept`, turn ends, notification turn",
@@ -127,26 +172,29 @@ SCENARIOS = {
                 {"text": "The background sleep finished."}],
         fixtures={
             "idle-pending": ("background-pending", {
-                "provider": "claude", "last_signal": "stop", "background_pending": True,
-                "task_id": "{task_id}",
-                "notes": "first turn ended (assistant end_turn text) while the background shell {task_id} "
-                         "still runs: its tool_result says it runs in the background and no "
-                         "<task-notification> for it has been written yet."}),
+                "provider": "claude", "last_signal": "activity", "task_id": "{task_id}",
+                "pending_background_tasks": ["{task_id}"], "delivered_task_notifications": [],
+                "notes": "the first turn ended (assistant end_turn, system turn_duration) while background "
+                         "shell {task_id} still runs: its tool_result says 'Command running in background "
+                         "with ID: {task_id}' and no <task-notification> names it yet. No interrupt marker."}),
             "final": ("background-notification", {
-                "provider": "claude", "last_signal": "stop", "background_pending": False,
-                "task_id": "{task_id}",
-                "notes": "the background shell finished: a queue-operation enqueue/dequeue pair and a user "
-                         "record carrying the <task-notification> (task-id {task_id}, status completed) start a "
-                         "second turn that ends with an end_turn answer."})}),
+                "provider": "claude", "last_signal": "activity", "task_id": "{task_id}",
+                "pending_background_tasks": [], "delivered_task_notifications": ["{task_id}"],
+                "notes": "the shell finished: queue-operation enqueue (content = the <task-notification> "
+                         "block), queue-operation dequeue, then a user record whose message.content (a "
+                         "string) is the block and origin.kind='task-notification'; a second turn answers "
+                         "and ends (system turn_duration). No interrupt marker."})}),
     "copilot-tool-abort": dict(
-        provider="copilot", desc="Copilot CLI TUI: bash `sleep 30` running, Escape pressed",
-        prompt="Sleep for thirty seconds in the shell.",
+        provider="copilot", desc="Copilot CLI TUI: bash `sleep 30` running, Escape twice; then a new prompt",
+        prompt="Sleep for thirty seconds in the shell.", resume=True,
         script=[{"tool": "bash", "args": {"command": "sleep 30", "description": "Sleep thirty seconds"}},
-                {"text": "(after abort)"}],
+                {"text": RESUMED}],
         fixtures={"final": ("tool-abort", {
             "provider": "copilot", "last_signal": "stop", "reason": "abort",
-            "notes": "bash sleep 30 was running (tool.execution_start without tool.execution_complete "
-                     "before the abort); Escape writes a top-level type=abort record."})}),
+            "notes": "bash sleep 30 was running (tool.execution_start, no tool.execution_complete). Two "
+                     "Escape presses (one only shows 'esc again to interrupt') wrote assistant.turn_end and "
+                     "then a top-level type=abort record with data.reason=user_abort."}),
+                  "resumed": resumed("copilot", "abort record")}),
 }
 
 
@@ -185,6 +233,21 @@ def soft_wait(what, pred, timeout, info):
         return wait_for(what, pred, timeout)
     except common.Timeout as e:
         info.setdefault("warnings", []).append(str(e))
+
+
+def submit(t, run, text, tries=5):
+    """Type a prompt and press Enter; press Enter again while no new model request arrives (a TUI that
+    is still starting up can swallow the first Enter and leave the text in its composer)."""
+    before = model_steps(run)
+    t.type_line(text)
+    for _ in range(tries):
+        end = time.time() + 4 * SLOW
+        while time.time() < end:
+            if model_steps(run) > before:
+                return
+            time.sleep(0.3)
+        t.snapshot("resubmit")
+        t.keys("Enter")
 
 
 def snap(run, label, path):
@@ -308,7 +371,7 @@ def run_codex(name, sc, run, port, info):
                 if "\u203a /plan" not in t.screen():
                     break
             t.snapshot("plan-mode")
-        t.type_line(sc["prompt"])
+        submit(t, run, sc["prompt"])
         if name == "codex-tool-interrupt":
             # the exec_command function_call is in the rollout, and the command is running
             wait_for("exec_command function_call", lambda: codex_has(chome, lambda r: (
@@ -325,6 +388,11 @@ def run_codex(name, sc, run, port, info):
             t.snapshot("streaming")
             t.keys("Escape")
             wait_for("turn_aborted", lambda: codex_has(chome, lambda r: ev_type(r) == "turn_aborted"), 30)
+        elif name == "codex-request-user-input-default-mode":
+            wait_for("task_complete", lambda: codex_has(chome, lambda r: ev_type(r) == "task_complete"), 40)
+            _, recs = codex_records(chome)
+            info["call_id"] = next((r["payload"].get("call_id") for r in recs if (r.get("payload") or {}).get(
+                "name") == "request_user_input"), None)
         elif name == "codex-request-user-input":
             def rui_call():
                 _, recs = codex_records(chome)
@@ -360,6 +428,14 @@ def run_codex(name, sc, run, port, info):
         time.sleep(2)
         t.snapshot("final")
         snap(run, "final", codex_rollout(chome))
+        if sc.get("resume"):
+            submit(t, run, RESUME)
+            wait_for("the resumed answer", lambda: codex_has(chome, lambda r: r.get("type") == "response_item"
+                                                             and RESUMED in json.dumps(r)), 40)
+            wait_for("task_complete", lambda: codex_has(chome, lambda r: ev_type(r) == "task_complete"), 30)
+            time.sleep(2)
+            t.snapshot("resumed")
+            snap(run, "resumed", codex_rollout(chome))
         info["transcript"] = codex_rollout(chome)
         t.keys("C-c")
         time.sleep(0.5)
@@ -460,7 +536,7 @@ def run_claude(name, sc, run, port, info):
         t.wait_screen(lambda s: "\u276f" in s, 40)  # the prompt marker
         time.sleep(2)
         t.snapshot("start")
-        t.type_line(sc["prompt"])
+        submit(t, run, sc["prompt"])
         if name == "claude-tool-interrupt":
             wait_for("Bash tool_use", lambda: claude_has(cfg, lambda r: tool_use_id(r, "Bash")), 40)
             soft_wait("the sleep process", lambda: pgrep_env(run, b"sleep 30"), 20, info)
@@ -499,6 +575,13 @@ def run_claude(name, sc, run, port, info):
         time.sleep(2)
         t.snapshot("final")
         snap(run, "final", claude_transcript(cfg))
+        if sc.get("resume"):
+            submit(t, run, RESUME)
+            wait_for("the resumed answer", lambda: claude_has(
+                cfg, lambda r: r.get("type") == "assistant" and has_text(r, RESUMED)), 40)
+            time.sleep(3)
+            t.snapshot("resumed")
+            snap(run, "resumed", claude_transcript(cfg))
         info["transcript"] = claude_transcript(cfg)
         t.type_line("/exit")
         time.sleep(3)
@@ -547,7 +630,7 @@ def run_copilot(name, sc, run, port, info):
         t.keys("Enter")  # "Yes"
         time.sleep(3)
         t.snapshot("start")
-        t.type_line(sc["prompt"])
+        submit(t, run, sc["prompt"])
         if name == "copilot-tool-abort":
             wait_for("tool.execution_start", lambda: copilot_has(
                 chome, lambda r: r.get("type") == "tool.execution_start"), 40)
@@ -555,18 +638,25 @@ def run_copilot(name, sc, run, port, info):
             time.sleep(2)
             t.snapshot("running")
             snap(run, "running", copilot_events(chome))
+            # the status line says "esc esc interrupt": two separate Escape presses
             t.keys("Escape")
-            try:
-                wait_for("an abort record", lambda: copilot_has(
-                    chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
-            except common.Timeout:
-                t.snapshot("after-escape")
-                t.keys("Escape")  # some TUIs want a second Escape
-                wait_for("an abort record", lambda: copilot_has(
-                    chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
+            time.sleep(0.4)
+            t.snapshot("after-esc1")
+            t.keys("Escape")
+            time.sleep(1)
+            t.snapshot("after-esc2")
+            wait_for("an abort record", lambda: copilot_has(
+                chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
         time.sleep(3)
         t.snapshot("final")
         snap(run, "final", copilot_events(chome))
+        if sc.get("resume"):
+            submit(t, run, RESUME)
+            wait_for("the resumed answer", lambda: copilot_has(
+                chome, lambda r: r.get("type") == "assistant.message" and (r.get("data") or {}).get("content") == RESUMED), 40)
+            time.sleep(3)
+            t.snapshot("resumed")
+            snap(run, "resumed", copilot_events(chome))
         info["transcript"] = copilot_events(chome)
         t.type_line("/exit")
         time.sleep(3)
@@ -587,7 +677,37 @@ def fill(v, info):
         return re.sub(r"\{(\w+)\}", lambda m: str(info.get(m.group(1), m.group(0))), v)
     if isinstance(v, dict):
         return {k: fill(x, info) for k, x in v.items()}
+    if isinstance(v, list):
+        return [fill(x, info) for x in v]
     return v
+
+
+# Records that carry the clients' own prompts, instructions and tool descriptions: not ours to
+# commit, and no detector reads them. Every other line is kept byte for byte.
+VENDOR_TEXT_TYPES = {"api-request-shape", "api-request-blob", "prompt_snapshot", "session_meta",
+                     "turn_context", "thread_settings_applied", "world_state", "system.message"}
+
+
+def strip_vendor_text(data):
+    kept = []
+    for line in data.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            kept.append(line)
+            continue
+        if not isinstance(record, dict):
+            kept.append(line)
+            continue
+        kind = record.get("type")
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        vendor = (kind in VENDOR_TEXT_TYPES
+                  or (kind == "response_item" and payload.get("role") in ("developer", "system"))
+                  or (kind == "event_msg" and payload.get("type") == "thread_settings_applied")
+                  or (kind == "attachment" and len(line) > 2000))
+        if not vendor:
+            kept.append(line)
+    return b"\n".join(kept)
 
 
 def write_fixtures(out, names):
@@ -605,13 +725,15 @@ def write_fixtures(out, names):
             continue
         dest = os.path.join(FIXTURES, sc["provider"])
         os.makedirs(dest, exist_ok=True)
+        first = next(iter(sc["fixtures"].values()))[0]
         for label, (fname, expect) in sc["fixtures"].items():
+            fname = fname.replace("{}", first)
             src = os.path.join(run, f"snap-{label}.jsonl")
             if not os.path.exists(src):
                 print(f"[{name}] missing snapshot {label}")
                 continue
             with open(src, "rb") as f:
-                data = f.read()
+                data = strip_vendor_text(f.read())
             if len(data) > MAX_FIXTURE:
                 print(f"[{name}] WARNING: {fname}.jsonl is {len(data)} bytes (> {MAX_FIXTURE}); trim it")
             with open(os.path.join(dest, f"{fname}.jsonl"), "wb") as f:
@@ -628,13 +750,22 @@ def main():
         for n, sc in SCENARIOS.items():
             print(f"{n:32} {sc['desc']}")
         return 0
-    common.check_netns()
     for n in names:
         if n not in SCENARIOS:
             sys.exit(f"unknown scenario {n}")
+    src = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--from=")), None)
+    if src:  # only (re)write the fixtures from an earlier run's output dir; runs no client
+        names = [n for n in names if os.path.isdir(os.path.join(src, n))]
+        write_fixtures(src, names)
+        return 0
+    common.check_netns()
     out = os.environ.get("CAPTURE_OUT") or f"/tmp/lidguard-capture-transcripts.{time.strftime('%Y%m%d-%H%M%S')}"
     os.makedirs(out, exist_ok=True)
-    summary = {}
+    try:  # several invocations may share one CAPTURE_OUT; keep the other scenarios' results
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+    except (OSError, ValueError):
+        summary = {}
     for name in names:
         sc = SCENARIOS[name]
         run = os.path.join(out, name)
@@ -659,7 +790,7 @@ def main():
     if "--fixtures" in sys.argv:
         write_fixtures(out, names)
     print(f"output: {out}")
-    return 1 if any(i.get("error") for i in summary.values()) else 0
+    return 1 if any(summary[n].get("error") for n in names) else 0
 
 
 if __name__ == "__main__":
