@@ -2,113 +2,28 @@
 //! every branch of reference §3 (delay, cancel by activity / lid open / new session, all
 //! soft-locked, sound phase, cancel-path stops, emergency hibernation).
 
-use jiff::{SignedDuration, Timestamp};
+mod sim;
+
+use jiff::SignedDuration;
 use lidguard_core::event::Lid;
-use lidguard_core::provider::Provider;
-use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, StopSession};
-use lidguard_core::session::{SessionKey, StopKind};
+use lidguard_core::registry::{Effect, Input};
+use lidguard_core::session::StopKind;
 use lidguard_core::settings::{Os, Settings, SuspendMode};
-use lidguard_core::suspend::{Machine, SuspendPhase, SuspendReason, SuspendRequest};
+use lidguard_core::suspend::{Machine, SuspendPhase, SuspendReason};
+use sim::{CLOSED, OPEN, key};
 
-struct Sim {
-    reg: Registry,
-    now: Timestamp,
-    effects: Vec<Effect>,
-}
-
-const CLOSED: Machine = Machine {
-    lid: Lid::Closed,
-    external_displays: Some(0),
-};
-const OPEN: Machine = Machine {
-    lid: Lid::Open,
-    external_displays: Some(0),
-};
-
-fn key(id: &str) -> SessionKey {
-    SessionKey::new(Provider::Claude, id, "")
-}
+/// The simulator with the lid closed and the default settings as `edit` changes them.
+struct Sim;
 
 impl Sim {
-    fn new(edit: impl FnOnce(&mut Settings)) -> Sim {
+    #[allow(
+        clippy::new_ret_no_self,
+        reason = "a constructor for the shared simulator"
+    )]
+    fn new(edit: impl FnOnce(&mut Settings)) -> sim::Sim {
         let mut settings = Settings::defaults_for(Os::Linux);
         edit(&mut settings);
-        let mut sim = Sim {
-            reg: Registry::new(settings),
-            now: "2026-11-30T03:00:00Z".parse().unwrap(),
-            effects: Vec::new(),
-        };
-        sim.apply(Input::Restore(Vec::new()));
-        sim.apply(Input::Machine(CLOSED));
-        sim.effects.clear();
-        sim
-    }
-
-    fn apply(&mut self, input: Input) {
-        let Outcome { effects, .. } = self.reg.apply(input, self.now);
-        self.effects.extend(effects);
-    }
-
-    fn advance(&mut self, secs: i64) {
-        let end = self
-            .now
-            .checked_add(SignedDuration::from_secs(secs))
-            .unwrap();
-        while let Some(deadline) = self.reg.next_deadline() {
-            if deadline > end {
-                break;
-            }
-            self.now = self.now.max(deadline);
-            self.apply(Input::Tick);
-        }
-        self.now = end;
-    }
-
-    fn start(&mut self, id: &str) {
-        self.apply(Input::Start(StartSession {
-            key: key(id),
-            cwd: None,
-            transcript_path: None,
-            watched_pid: None,
-        }));
-    }
-
-    fn stop(&mut self, id: &str, kind: StopKind) {
-        self.apply(Input::Stop(StopSession {
-            key: key(id),
-            kind,
-            end_reason: None,
-            pending_work: None,
-        }));
-    }
-
-    fn soft_lock(&mut self, id: &str) {
-        self.apply(Input::SoftLock {
-            key: key(id),
-            reason: "waiting".into(),
-        });
-    }
-
-    fn requests(&self) -> Vec<&SuspendRequest> {
-        self.effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Suspend(r) => Some(r),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn logged(&self, name: &str) -> usize {
-        self.effects
-            .iter()
-            .filter(|e| matches!(e, Effect::Log(l) if l.name == name))
-            .count()
-    }
-
-    /// The moment the suspend effect was emitted, relative to `from`.
-    fn take(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        sim::Sim::with(settings, CLOSED)
     }
 }
 
@@ -413,7 +328,7 @@ fn emergency_hibernation_ignores_delay_and_sound() {
 
 #[test]
 fn no_emergency_with_the_lid_open_a_display_no_protection_or_the_feature_off() {
-    type Setup = Box<dyn Fn(&mut Sim)>;
+    type Setup = Box<dyn Fn(&mut sim::Sim)>;
     let cases: Vec<Setup> = vec![
         Box::new(|sim| sim.apply(Input::Machine(OPEN))),
         Box::new(|sim| {

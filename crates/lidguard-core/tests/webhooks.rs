@@ -1,106 +1,39 @@
 //! Simulation tests of when the PreSuspend and PostSessionEnd webhooks are sent and when they
 //! are suppressed (reference §4.3–4.4), with their payloads, on the pure core.
 
-use jiff::{SignedDuration, Timestamp};
+mod sim;
+
+use jiff::Timestamp;
 use lidguard_core::event::Lid;
-use lidguard_core::provider::Provider;
-use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, StopSession};
-use lidguard_core::session::{SessionKey, StopKind};
+use lidguard_core::registry::{Effect, Input, Registry, StartSession, StopSession};
+use lidguard_core::session::StopKind;
 use lidguard_core::settings::{Os, Settings};
 use lidguard_core::suspend::{Machine, SuspendReason};
-use lidguard_core::webhook::{EventType, Payload};
+use lidguard_core::webhook::EventType;
+use sim::{CLOSED, key};
 
-const CLOSED: Machine = Machine {
-    lid: Lid::Closed,
-    external_displays: Some(0),
-};
-
-struct Sim {
-    reg: Registry,
-    now: Timestamp,
-    effects: Vec<Effect>,
+/// Both webhook URLs set, culture `en`, the lid as `machine` says.
+fn new_sim(machine: Machine) -> sim::Sim {
+    let mut settings = Settings::defaults_for(Os::Linux);
+    settings.pre_suspend_webhook_url = "https://hooks.example/pre".into();
+    settings.post_session_end_webhook_url = "https://hooks.example/post".into();
+    settings.user_interface_culture = "en".into();
+    sim::Sim::with(settings, machine)
 }
 
-fn key(id: &str) -> SessionKey {
-    SessionKey::new(Provider::Claude, id, "")
+trait Suspends {
+    fn suspends(&self) -> usize;
 }
 
-impl Sim {
-    fn new(machine: Machine) -> Sim {
-        let mut settings = Settings::defaults_for(Os::Linux);
-        settings.pre_suspend_webhook_url = "https://hooks.example/pre".into();
-        settings.post_session_end_webhook_url = "https://hooks.example/post".into();
-        settings.user_interface_culture = "en".into();
-        let mut sim = Sim {
-            reg: Registry::new(settings),
-            now: "2026-11-30T04:00:00Z".parse().unwrap(),
-            effects: Vec::new(),
-        };
-        sim.apply(Input::Restore(Vec::new()));
-        sim.apply(Input::Machine(machine));
-        sim.effects.clear();
-        sim
-    }
-
-    fn apply(&mut self, input: Input) {
-        let Outcome { effects, .. } = self.reg.apply(input, self.now);
-        self.effects.extend(effects);
-    }
-
-    fn advance(&mut self, secs: i64) {
-        let end = self
-            .now
-            .checked_add(SignedDuration::from_secs(secs))
-            .unwrap();
-        while let Some(deadline) = self.reg.next_deadline() {
-            if deadline > end {
-                break;
-            }
-            self.now = self.now.max(deadline);
-            self.apply(Input::Tick);
-        }
-        self.now = end;
-    }
-
-    fn start(&mut self, id: &str) {
-        self.apply(Input::Start(StartSession {
-            key: key(id),
-            cwd: Some("/home/u/proj".into()),
-            transcript_path: Some("/home/u/.claude/projects/p/s.jsonl".into()),
-            watched_pid: None,
-        }));
-    }
-
-    fn stop(&mut self, id: &str, kind: StopKind) {
-        self.apply(Input::Stop(StopSession {
-            key: key(id),
-            kind,
-            end_reason: Some("Stop".into()),
-            pending_work: None,
-        }));
-    }
-
-    fn webhooks(&self) -> Vec<(Option<u64>, Payload)> {
-        self.effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Webhook { id, payload } => Some((*id, (**payload).clone())),
-                _ => None,
-            })
-            .collect()
-    }
-
+impl Suspends for sim::Sim {
     fn suspends(&self) -> usize {
-        self.effects
-            .iter()
-            .filter(|e| matches!(e, Effect::Suspend(_)))
-            .count()
+        self.requests().len()
     }
 }
 
 #[test]
 fn a_normal_end_with_the_lid_closed_announces_the_suspend_with_the_session() {
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.advance(30);
     sim.stop("s1", StopKind::ProviderEnd);
@@ -128,7 +61,7 @@ fn a_normal_end_with_the_lid_closed_announces_the_suspend_with_the_session() {
 
 #[test]
 fn an_unanswered_pre_suspend_webhook_does_not_block_the_suspend() {
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.stop("s1", StopKind::ProviderEnd);
     sim.advance(10);
@@ -145,7 +78,7 @@ fn an_unanswered_pre_suspend_webhook_does_not_block_the_suspend() {
 
 #[test]
 fn soft_locked_suspends_send_only_the_reason_and_count() {
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("a");
     sim.start("b");
     for id in ["a", "b"] {
@@ -169,7 +102,7 @@ fn soft_locked_suspends_send_only_the_reason_and_count() {
 #[test]
 fn a_normal_end_that_does_not_sleep_sends_post_session_end() {
     // Lid open.
-    let mut sim = Sim::new(Machine {
+    let mut sim = new_sim(Machine {
         lid: Lid::Open,
         external_displays: Some(0),
     });
@@ -183,7 +116,7 @@ fn a_normal_end_that_does_not_sleep_sends_post_session_end() {
     assert_eq!(hooks[0].1.session_identifier.as_deref(), Some("s1"));
 
     // Another session still works.
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.start("s2");
     sim.stop("s1", StopKind::ProviderEnd);
@@ -196,7 +129,7 @@ fn a_normal_end_that_does_not_sleep_sends_post_session_end() {
 #[test]
 fn interrupts_manual_stops_removals_and_cancel_paths_send_nothing_at_the_end() {
     for kind in [StopKind::Interrupted, StopKind::Manual, StopKind::Removed] {
-        let mut sim = Sim::new(Machine {
+        let mut sim = new_sim(Machine {
             lid: Lid::Open,
             external_displays: Some(0),
         });
@@ -206,7 +139,7 @@ fn interrupts_manual_stops_removals_and_cancel_paths_send_nothing_at_the_end() {
         assert!(sim.webhooks().is_empty(), "{name}");
     }
     // Watched process gone with the lid closed: the suspend happens, unannounced.
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.apply(Input::ProcessesGone(vec![key("s1")]));
     sim.advance(10);
@@ -216,7 +149,7 @@ fn interrupts_manual_stops_removals_and_cancel_paths_send_nothing_at_the_end() {
 
 #[test]
 fn a_suspend_canceled_before_its_announcement_becomes_post_session_end() {
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.stop("s1", StopKind::ProviderEnd);
     sim.advance(3);
@@ -227,7 +160,7 @@ fn a_suspend_canceled_before_its_announcement_becomes_post_session_end() {
     assert_eq!(hooks[0].1.session_identifier.as_deref(), Some("s1"));
 
     // Canceled after PreSuspend was attempted: nothing more.
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("s1");
     sim.stop("s1", StopKind::ProviderEnd);
     sim.advance(10);
@@ -237,7 +170,7 @@ fn a_suspend_canceled_before_its_announcement_becomes_post_session_end() {
 
 #[test]
 fn emergency_hibernation_announces_itself_and_suppresses_post_session_end() {
-    let mut sim = Sim::new(CLOSED);
+    let mut sim = new_sim(CLOSED);
     sim.start("hot");
     sim.apply(Input::Temperature { celsius: Some(99) });
     let hooks = sim.webhooks();

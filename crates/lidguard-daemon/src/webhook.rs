@@ -51,9 +51,11 @@ pub(crate) fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
     mac.update(timestamp.as_bytes());
     mac.update(b".");
     mac.update(body);
-    let digest = mac.finalize().into_bytes();
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256={hex}")
+    format!("sha256={}", hex(&mac.finalize().into_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// POSTs `payload` to `url`, signed when `secret` is not empty; blocking (run it off the
@@ -101,24 +103,14 @@ mod tests {
         use hmac::{KeyInit, Mac};
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"Jefe").unwrap();
         mac.update(b"what do ya want for nothing?");
-        let rfc: String = mac
-            .finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let rfc = hex(&mac.finalize().into_bytes());
         assert_eq!(
             rfc,
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"k").unwrap();
         mac.update(b"1700000000.{\"a\":1}");
-        let want: String = mac
-            .finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let want = hex(&mac.finalize().into_bytes());
         assert_eq!(
             signature("k", "1700000000", b"{\"a\":1}"),
             format!("sha256={want}")

@@ -46,19 +46,6 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
-/// A fake `/proc` and `/sys`: the lid and one internal panel, no external display.
-fn fake_roots(dir: &Path, lid: &str) -> (PathBuf, PathBuf) {
-    let proc_root = dir.join("proc");
-    let sys_root = dir.join("sys");
-    let lid_dir = proc_root.join("acpi/button/lid/LID0");
-    std::fs::create_dir_all(&lid_dir).unwrap();
-    std::fs::write(lid_dir.join("state"), format!("state:      {lid}\n")).unwrap();
-    let panel = sys_root.join("class/drm/card0-eDP-1");
-    std::fs::create_dir_all(&panel).unwrap();
-    std::fs::write(panel.join("status"), "connected\n").unwrap();
-    (proc_root, sys_root)
-}
-
 /// A daemon whose lid reads as `lid`, kept alive by a session of its own.
 struct LidHome {
     home: Home,
@@ -69,7 +56,7 @@ struct LidHome {
 impl LidHome {
     fn new(lid: &str) -> LidHome {
         let home = Home::new();
-        let (proc_root, sys_root) = fake_roots(home.path(), lid);
+        let (proc_root, sys_root) = crate::util::fake_roots(&home, lid);
         let lh = LidHome {
             home,
             proc_root,

@@ -109,25 +109,10 @@ fn a_daemon_that_never_answers_costs_a_bounded_wait() {
     assert!(log(&home).contains("did not answer"), "{}", log(&home));
 }
 
-/// A fake `/proc` and `/sys` with the lid `state` and only the internal panel connected.
-fn lid_roots(home: &Home, state: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let proc_root = home.path().join("proc");
-    let sys_root = home.path().join("sys");
-    std::fs::create_dir_all(proc_root.join("acpi/button/lid/LID0")).unwrap();
-    std::fs::write(
-        proc_root.join("acpi/button/lid/LID0/state"),
-        format!("state:      {state}\n"),
-    )
-    .unwrap();
-    std::fs::create_dir_all(sys_root.join("class/drm/card0-eDP-1")).unwrap();
-    std::fs::write(sys_root.join("class/drm/card0-eDP-1/status"), "connected\n").unwrap();
-    (proc_root, sys_root)
-}
-
 #[test]
 fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
     let home = Home::new();
-    let (proc_root, sys_root) = lid_roots(&home, "closed");
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
     let env = [
         ("LIDGUARD_PROC_ROOT", proc_root.as_path()),
         ("LIDGUARD_SYS_ROOT", sys_root.as_path()),
@@ -239,7 +224,7 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
 #[test]
 fn with_the_lid_open_or_a_display_attached_hooks_stay_silent() {
     let home = Home::new();
-    let (proc_root, sys_root) = lid_roots(&home, "open");
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
     let env = [
         ("LIDGUARD_PROC_ROOT", proc_root.as_path()),
         ("LIDGUARD_SYS_ROOT", sys_root.as_path()),

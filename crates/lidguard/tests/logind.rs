@@ -175,19 +175,6 @@ fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked()
     assert_eq!(logind.block_inhibited(), "");
 }
 
-/// A fake `/proc` and `/sys` with the lid closed, an internal panel and no external display.
-fn closed_lid_roots(home: &Home) -> (std::path::PathBuf, std::path::PathBuf) {
-    let proc_root = home.path().join("proc");
-    let sys_root = home.path().join("sys");
-    let lid = proc_root.join("acpi/button/lid/LID0");
-    std::fs::create_dir_all(&lid).unwrap();
-    std::fs::write(lid.join("state"), "state:      closed\n").unwrap();
-    let panel = sys_root.join("class/drm/card0-eDP-1");
-    std::fs::create_dir_all(&panel).unwrap();
-    std::fs::write(panel.join("status"), "connected\n").unwrap();
-    (proc_root, sys_root)
-}
-
 #[test]
 fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
     let _serial = lidguard_testbus::serial();
@@ -214,7 +201,7 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
     }
     let home = Home::with_bus(logind.address());
     home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
-    let (proc_root, sys_root) = closed_lid_roots(&home);
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
     let out = home
         .cmd(&["start", "--provider", "claude", "--session", "s1"])
         .env("LIDGUARD_PROC_ROOT", &proc_root)
@@ -283,7 +270,7 @@ fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
         "--emergency-hibernation-temperature-celsius",
         "70",
     ]);
-    let (proc_root, sys_root) = closed_lid_roots(&home);
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
     let zone = sys_root.join("class/thermal/thermal_zone0");
     std::fs::create_dir_all(&zone).unwrap();
     std::fs::write(zone.join("temp"), "95000\n").unwrap();

@@ -19,21 +19,15 @@ struct Trees {
 
 impl Trees {
     fn new(home: &Home, lid: &str) -> Trees {
-        let t = Trees {
-            proc_root: home.path().join("proc"),
-            sys_root: home.path().join("sys"),
-        };
-        t.set_lid(lid);
-        let panel = t.sys_root.join("class/drm/card0-eDP-1");
-        std::fs::create_dir_all(&panel).unwrap();
-        std::fs::write(panel.join("status"), "connected\n").unwrap();
-        t
+        let (proc_root, sys_root) = crate::util::fake_roots(home, lid);
+        Trees {
+            proc_root,
+            sys_root,
+        }
     }
 
     fn set_lid(&self, lid: &str) {
-        let dir = self.proc_root.join("acpi/button/lid/LID0");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("state"), format!("state:      {lid}\n")).unwrap();
+        crate::util::set_lid(&self.proc_root, lid);
     }
 
     fn zone(&self, n: u32, content: &str) {

@@ -239,3 +239,23 @@ pub(crate) fn pipe(mut cmd: Command, stdin: &[u8]) -> Output {
     let _ = child.stdin.take().unwrap().write_all(stdin);
     child.wait_with_output().unwrap()
 }
+
+/// A fake `/proc` and `/sys` under `home`: the lid in `state` (`open`, `closed`, ...) and only
+/// the internal panel connected. Returns `(proc_root, sys_root)` for `LIDGUARD_PROC_ROOT` and
+/// `LIDGUARD_SYS_ROOT`.
+pub(crate) fn fake_roots(home: &Home, state: &str) -> (PathBuf, PathBuf) {
+    let proc_root = home.path().join("proc");
+    let sys_root = home.path().join("sys");
+    set_lid(&proc_root, state);
+    let panel = sys_root.join("class/drm/card0-eDP-1");
+    std::fs::create_dir_all(&panel).unwrap();
+    std::fs::write(panel.join("status"), "connected\n").unwrap();
+    (proc_root, sys_root)
+}
+
+/// Rewrites the fake lid's state below `proc_root`.
+pub(crate) fn set_lid(proc_root: &Path, state: &str) {
+    let dir = proc_root.join("acpi/button/lid/LID0");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("state"), format!("state:      {state}\n")).unwrap();
+}

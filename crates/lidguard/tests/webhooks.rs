@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Home, eventually, pipe};
+use crate::util::{Home, eventually, fake_roots, pipe};
 
 /// How the receiver answers.
 #[derive(Clone, Copy)]
@@ -97,16 +97,6 @@ fn receiver(mode: Mode) -> (String, Receiver<Received>) {
         }
     });
     (url, rx)
-}
-
-fn fake_roots(home: &Home, lid: &str) -> (PathBuf, PathBuf) {
-    let proc_root = home.path().join("proc");
-    let sys_root = home.path().join("sys");
-    let dir = proc_root.join("acpi/button/lid/LID0");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("state"), format!("state: {lid}\n")).unwrap();
-    std::fs::create_dir_all(sys_root.join("class/drm")).unwrap();
-    (proc_root, sys_root)
 }
 
 /// Runs the Claude hook with `payload`, with the daemon seeing the fake lid.

@@ -195,6 +195,91 @@ SCENARIOS = {
                      "Escape presses (one only shows 'esc again to interrupt') wrote assistant.turn_end and "
                      "then a top-level type=abort record with data.reason=user_abort."}),
                   "resumed": resumed("copilot", "abort record")}),
+    "copilot-background-shell": dict(
+        provider="copilot", background="shell",
+        desc="Copilot CLI TUI: bash mode=async `sleep 5; echo done`, the turn ends while it runs; "
+             "then the shell_completed notification turn",
+        prompt="Start a short background shell.", proc=b"sleep 5",
+        first_text="Started a background shell; ending my turn.", done_text="The background shell finished.",
+        script=[{"tool": "bash", "args": {"command": "sleep 5; echo done", "description": "Background sleep",
+                                          "mode": "async"}},
+                {"text": "Started a background shell; ending my turn."},
+                {"text": "The background shell finished."}],
+        fixtures={
+            "idle-running": ("background-shell-running", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "background_running": ["{shell_id}"], "background_completed": [],
+                "notes": "the first turn ended (assistant.turn_end) while the async shell still runs (the sleep "
+                         "process was alive when the copy was taken). Started by tool.execution_start "
+                         "toolName=bash with data.arguments.mode=async (toolCallId {call_id}); its "
+                         "tool.execution_complete (same data.toolCallId) has data.result.content "
+                         "'<command started in background with shellId: {shell_id}>'. The model gave no shellId, "
+                         "so the id exists only in that result text. No system.notification names it yet."}),
+            "final": ("background-shell-completed", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "background_running": [], "background_completed": ["{shell_id}"],
+                "notes": "the shell finished while the session was idle: Copilot wrote a system.notification with "
+                         "data.kind.type=shell_completed, data.kind.shellId={shell_id}, data.kind.exitCode=0, then "
+                         "by itself an assistant.message with a read_bash toolRequest, tool.execution_start/"
+                         "complete for read_bash (result 'done\\n<shellId: {shell_id} completed with exit code "
+                         "0>'), and a new assistant turn that answered and ended (assistant.turn_end). No "
+                         "user.message for the notification turn."})}),
+    "copilot-detached-shell": dict(
+        provider="copilot", background="shell",
+        desc="Copilot CLI TUI: bash mode=async detach=true `sleep 5; echo done`, the turn ends while it runs; "
+             "then the shell_detached_completed notification turn",
+        prompt="Start a short detached shell.", proc=b"sleep 5",
+        first_text="Started a detached shell; ending my turn.", done_text="The detached shell finished.",
+        script=[{"tool": "bash", "args": {"command": "sleep 5; echo done", "description": "Detached sleep",
+                                          "mode": "async", "detach": True}},
+                {"text": "Started a detached shell; ending my turn."},
+                {"text": "The detached shell finished."}],
+        fixtures={
+            "idle-running": ("detached-shell-running", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "background_running": ["{shell_id}"], "background_completed": [],
+                "notes": "as background-shell-running, but data.arguments.detach=true: the result text is "
+                         "'<command started in detached background with shellId: {shell_id}>' and "
+                         "toolTelemetry.properties.detached='true'. The first turn has ended; the sleep runs."}),
+            "final": ("detached-shell-completed", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "background_running": [], "background_completed": ["{shell_id}"],
+                "notes": "finished: system.notification data.kind.type=shell_detached_completed (no exitCode), "
+                         "data.kind.shellId={shell_id}; then Copilot's own read_bash call and a notification turn "
+                         "that answered and ended."})}),
+    "copilot-background-agent": dict(
+        provider="copilot", background="agent",
+        desc="Copilot CLI TUI: task mode=background (general-purpose sub-agent 'hi-agent', its model reply held "
+             "back 12 s), the main turn ends while it runs; then the agent_idle notification turn",
+        prompt="Start a background agent.",
+        first_text="Started the sub task; ending my turn.", done_text="The background agent finished.",
+        script=[{"tool": "task", "args": {"description": "Sub task", "prompt": "SUBAGENT: say hi",
+                                          "agent_type": "general-purpose", "name": "hi-agent", "mode": "background"},
+                 "unless": "SUBAGENT: say hi"},
+                {"text": "Started the sub task; ending my turn.", "unless": "SUBAGENT: say hi"},
+                {"text": "Subagent says hi.", "match": "SUBAGENT: say hi", "delay": 12},
+                {"text": "The background agent finished.", "unless": "SUBAGENT: say hi"}],
+        fixtures={
+            "idle-running": ("background-agent-running", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "agent_id": "{agent_id}",
+                "background_running": ["{agent_id}"], "background_completed": [],
+                "notes": "the main turn ended while background agent {agent_id} still waits for its model reply: "
+                         "tool.execution_start toolName=task with data.arguments.mode=background (toolCallId "
+                         "{call_id}), subagent.started (top-level agentId={agent_id}, data.toolCallId={call_id}, "
+                         "data.executionMode=background), subagent.configured, the task's tool.execution_complete "
+                         "('Agent started in background with agent_id: {agent_id}. ...'), the main turn's answer "
+                         "and assistant.turn_end, and the sub-agent's own user.message/assistant.turn_start "
+                         "records (top-level agentId={agent_id}). No subagent.completed and no "
+                         "system.notification for it yet. Records carrying a top-level agentId belong to the "
+                         "sub-agent, not to the main session's turn."}),
+            "final": ("background-agent-completed", {
+                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "agent_id": "{agent_id}",
+                "background_running": [], "background_completed": ["{agent_id}"],
+                "notes": "the sub-agent answered: its assistant.message/assistant.turn_end (agentId={agent_id}), "
+                         "subagent.completed (agentId={agent_id}, data.toolCallId={call_id}), then "
+                         "system.notification data.kind.type=agent_idle (data.kind.agentId={agent_id}; a "
+                         "multi-turn agent goes idle, it does not report agent_completed), Copilot's own "
+                         "read_agent call and a notification turn that answered and ended."})}),
 }
 
 
@@ -647,6 +732,8 @@ def run_copilot(name, sc, run, port, info):
             t.snapshot("after-esc2")
             wait_for("an abort record", lambda: copilot_has(
                 chome, lambda r: "abort" in str(r.get("type", "")).lower()), 20)
+        elif sc.get("background"):
+            copilot_background(name, sc, run, chome, t, info)
         time.sleep(3)
         t.snapshot("final")
         snap(run, "final", copilot_events(chome))
@@ -663,6 +750,63 @@ def run_copilot(name, sc, run, port, info):
     finally:
         t.stop()
         stop_strays(run)
+
+
+def copilot_text_turn_ended(chome, text):
+    """events.jsonl path once a main-agent assistant.message with this content is followed by a main-agent
+    assistant.turn_end (records with a top-level agentId belong to sub-agents)."""
+    path = copilot_events(chome)
+    seen = False
+    for r in read_records(path) if path else []:
+        if "agentId" in r:
+            continue
+        if r.get("type") == "assistant.message" and (r.get("data") or {}).get("content") == text:
+            seen = True
+        elif seen and r.get("type") == "assistant.turn_end":
+            return path
+    return None
+
+
+def copilot_background(name, sc, run, chome, t, info):
+    """Background work (async/detached bash, background task agent): copy events.jsonl once the first turn
+    has ended while the work still runs ("idle-running"), then wait for Copilot's completion notification
+    and the notification turn's answer (the caller takes "final")."""
+    kind = sc["background"]
+    start_tool = "bash" if kind == "shell" else "task"
+    wait_for(f"{start_tool} tool.execution_start", lambda: copilot_has(chome, lambda r: r.get(
+        "type") == "tool.execution_start" and (r.get("data") or {}).get("toolName") == start_tool), 40)
+    if kind == "shell":
+        soft_wait("the background sleep process", lambda: pgrep_env(run, sc["proc"]), 20, info)
+    wait_for("the first turn's end", lambda: copilot_text_turn_ended(chome, sc["first_text"]), 40)
+    time.sleep(0.5)
+    recs = read_records(copilot_events(chome))
+    if kind == "shell":
+        alive = pgrep_env(run, sc["proc"])
+        info["running_at_snapshot"] = bool(alive)
+    else:
+        alive = not any(r.get("type") in ("subagent.completed", "subagent.failed") for r in recs)
+        info["running_at_snapshot"] = alive
+    if not alive:
+        info.setdefault("warnings", []).append("background work had already finished at the idle-running copy")
+    if any(r.get("type") == "system.notification" for r in recs):
+        info.setdefault("warnings", []).append("a system.notification came before the idle-running copy")
+    t.snapshot("idle-running")
+    snap(run, "idle-running", copilot_events(chome))
+    wait_for("the completion system.notification", lambda: copilot_has(
+        chome, lambda r: r.get("type") == "system.notification"), 60)
+    wait_for("the notification turn's end", lambda: copilot_text_turn_ended(chome, sc["done_text"]), 40)
+    recs = read_records(copilot_events(chome))
+    for r in recs:
+        d = r.get("data") or {}
+        if r.get("type") == "tool.execution_start" and d.get("toolName") == start_tool and "call_id" not in info:
+            info["call_id"] = d.get("toolCallId")
+        if r.get("type") == "tool.execution_complete" and d.get("toolCallId") == info.get("call_id"):
+            content = str((d.get("result") or {}).get("content", ""))
+            m = re.search(r"shellId: ([^>\s]+)>", content) or re.search(r"agent_id: ([0-9a-f-]+)", content)
+            if m:
+                info["shell_id" if kind == "shell" else "agent_id"] = m.group(1)
+        if r.get("type") == "system.notification":
+            info.setdefault("notifications", []).append((d.get("kind") or {}).get("type"))
 
 
 RUNNERS = {"codex": run_codex, "claude": run_claude, "copilot": run_copilot}
