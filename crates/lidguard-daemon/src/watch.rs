@@ -298,7 +298,7 @@ impl Watchers {
                 let event = lidguard_core::event::AgentEvent::new(
                     key.provider,
                     key.session_id.clone(),
-                    "transcript-task-notification",
+                    "transcript-background-work-finished",
                     lidguard_core::event::EventKind::WorkNoticeDelivered {
                         work_ids: work_ids.clone(),
                     },
@@ -316,7 +316,7 @@ impl Watchers {
                 },
                 Signal::WorkDelivered { .. } => Input::Activity {
                     key,
-                    reason: "claude_transcript_task_notification_delivered".to_owned(),
+                    reason: "transcript_background_work_finished".to_owned(),
                 },
                 Signal::SoftLock { reason } => Input::SoftLock {
                     key,

@@ -11,6 +11,10 @@
 //!   record with `origin.kind` `task-notification` delivers the completion of the background
 //!   tasks it names (`<task-id>…</task-id>`); their queued copies (`queue-operation`) do not.
 //! - Copilot CLI: a latest record with top-level `type` `abort` is an aborted turn (stop).
+//!   Background work that finished is named by `system.notification` records
+//!   (`data.kind.type` `shell_completed` / `shell_detached_completed` with `data.kind.shellId`,
+//!   `agent_idle` / `agent_completed` with `data.kind.agentId`) and by `subagent.completed` /
+//!   `subagent.failed` (top-level `agentId`): the same ids the hooks track.
 //!
 //! Any other growth is activity. What was already in the file when following started only sets
 //! up state (a question still pending); it is never a stop or activity by itself, since it may
@@ -48,8 +52,9 @@ pub enum Signal {
         /// The exact soft-lock reason.
         reason: &'static str,
     },
-    /// Claude Code delivered completion notices for these background tasks (the agent works
-    /// on them now): they are no longer running.
+    /// Background work finished: Claude Code delivered completion notices for these tasks,
+    /// or Copilot CLI recorded these shells and agents as done. The agent works on their
+    /// results now.
     WorkDelivered {
         /// The task ids named by the notices.
         work_ids: Vec<String>,
@@ -102,7 +107,12 @@ impl Detector {
                 reason: CODEX_USER_INPUT_PENDING,
             });
         }
-        let work_ids: Vec<String> = records.iter().flat_map(delivered_task_ids).collect();
+        let mut work_ids: Vec<String> = match self.provider {
+            Provider::Claude => records.iter().flat_map(delivered_task_ids).collect(),
+            Provider::Copilot => records.iter().filter_map(copilot_finished_work).collect(),
+            _ => Vec::new(),
+        };
+        work_ids.dedup();
         if !work_ids.is_empty() {
             return Some(Signal::WorkDelivered { work_ids });
         }
@@ -294,6 +304,23 @@ fn delivered_task_ids(record: &Value) -> Vec<String> {
         rest = &after[end..];
     }
     ids
+}
+
+/// The shell or agent a Copilot record says has finished.
+fn copilot_finished_work(record: &Value) -> Option<String> {
+    let id = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    match record["type"].as_str()? {
+        "system.notification" => {
+            let kind = &record["data"]["kind"];
+            match kind["type"].as_str()? {
+                "shell_completed" | "shell_detached_completed" => id(&kind["shellId"]),
+                "agent_idle" | "agent_completed" => id(&kind["agentId"]),
+                _ => None,
+            }
+        }
+        "subagent.completed" | "subagent.failed" => id(&record["agentId"]),
+        _ => None,
+    }
 }
 
 /// The text of a Claude `user` record: `message.content` as a string, or its text parts.

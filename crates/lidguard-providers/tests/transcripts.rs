@@ -41,7 +41,7 @@ fn lines(file: &PathBuf) -> Vec<String> {
 #[test]
 fn every_captured_transcript_gives_the_expected_signal() {
     let all = fixtures();
-    assert!(all.len() >= 14, "{} fixtures", all.len());
+    assert!(all.len() >= 21, "{} fixtures", all.len());
     for (file, expect) in all {
         let provider: Provider = expect["provider"].as_str().unwrap().parse().unwrap();
         let lines = lines(&file);
@@ -67,6 +67,31 @@ fn every_captured_transcript_gives_the_expected_signal() {
                 "{name}: {whole:?}"
             ),
             other => panic!("{name}: unknown expectation {other}"),
+        }
+
+        // Background work the file shows finished is reported as such, by the hooks' ids.
+        if let Some(done) = expect["background_completed"]
+            .as_array()
+            .filter(|d| !d.is_empty())
+        {
+            let Signal::WorkDelivered { work_ids } = &whole else {
+                panic!("{name}: {whole:?}");
+            };
+            for id in done {
+                assert!(
+                    work_ids.contains(&id.as_str().unwrap().to_owned()),
+                    "{name}: {work_ids:?}"
+                );
+            }
+        }
+        if expect["background_running"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+        {
+            assert!(
+                matches!(whole, Signal::Activity { .. }),
+                "{name}: still running: {whole:?}"
+            );
         }
 
         // Followed as it was written, one line at a time: an interrupt stops the session.

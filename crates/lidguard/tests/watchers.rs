@@ -274,3 +274,46 @@ fn a_1_gib_transcript_keeps_memory_flat_and_detection_fast() {
         "RSS grew from {before} KiB to {after} KiB"
     );
 }
+
+#[test]
+fn a_copilot_shell_finished_in_the_transcript_releases_the_deferred_stop() {
+    use crate::util::{hook_args, pipe};
+    let home = Home::new();
+    let state = home.path().join("session-state/cp1");
+    std::fs::create_dir_all(&state).unwrap();
+    let events = state.join("events.jsonl");
+    writer_appends(&events, "{\"type\":\"session.start\",\"data\":{}}\n");
+    let hook = |event: &str, payload: &str| {
+        let args = hook_args("copilot", event);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(pipe(home.cmd(&args), payload.as_bytes()).status.success());
+    };
+    let t = events.to_str().unwrap();
+    hook(
+        "userPromptSubmitted",
+        &format!(r#"{{"sessionId":"cp1","cwd":"/p","prompt":"go","transcriptPath":"{t}"}}"#),
+    );
+    // A background shell starts; the turn ends while it runs: the stop waits for it.
+    hook(
+        "postToolUse",
+        r#"{"sessionId":"cp1","toolName":"bash","toolArgs":{"command":"sleep 5","mode":"async"},"toolResult":{"resultType":"success","textResultForLlm":"<command started in background with shellId: 0>"}}"#,
+    );
+    hook(
+        "agentStop",
+        r#"{"sessionId":"cp1","stopReason":"end_turn"}"#,
+    );
+    let s = home.session("cp1").expect("deferred, not stopped");
+    assert_eq!(s["pendingProviderWork"], true, "{s}");
+    // Copilot records the shell as done in its session state; no hook says so.
+    writer_appends(
+        &events,
+        "{\"type\":\"system.notification\",\"data\":{\"kind\":{\"type\":\"shell_completed\",\"shellId\":\"0\",\"exitCode\":0}}}\n",
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    // The next stop is final: nothing is left running.
+    hook(
+        "agentStop",
+        r#"{"sessionId":"cp1","stopReason":"end_turn"}"#,
+    );
+    assert!(home.session("cp1").is_none(), "{:?}", home.session("cp1"));
+}

@@ -207,7 +207,7 @@ SCENARIOS = {
                 {"text": "The background shell finished."}],
         fixtures={
             "idle-running": ("background-shell-running", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "shell_id": "{shell_id}",
                 "background_running": ["{shell_id}"], "background_completed": [],
                 "notes": "the first turn ended (assistant.turn_end) while the async shell still runs (the sleep "
                          "process was alive when the copy was taken). Started by tool.execution_start "
@@ -216,7 +216,7 @@ SCENARIOS = {
                          "'<command started in background with shellId: {shell_id}>'. The model gave no shellId, "
                          "so the id exists only in that result text. No system.notification names it yet."}),
             "final": ("background-shell-completed", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "shell_id": "{shell_id}",
                 "background_running": [], "background_completed": ["{shell_id}"],
                 "notes": "the shell finished while the session was idle: Copilot wrote a system.notification with "
                          "data.kind.type=shell_completed, data.kind.shellId={shell_id}, data.kind.exitCode=0, then "
@@ -236,13 +236,13 @@ SCENARIOS = {
                 {"text": "The detached shell finished."}],
         fixtures={
             "idle-running": ("detached-shell-running", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "shell_id": "{shell_id}",
                 "background_running": ["{shell_id}"], "background_completed": [],
                 "notes": "as background-shell-running, but data.arguments.detach=true: the result text is "
                          "'<command started in detached background with shellId: {shell_id}>' and "
                          "toolTelemetry.properties.detached='true'. The first turn has ended; the sleep runs."}),
             "final": ("detached-shell-completed", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "shell_id": "{shell_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "shell_id": "{shell_id}",
                 "background_running": [], "background_completed": ["{shell_id}"],
                 "notes": "finished: system.notification data.kind.type=shell_detached_completed (no exitCode), "
                          "data.kind.shellId={shell_id}; then Copilot's own read_bash call and a notification turn "
@@ -261,7 +261,7 @@ SCENARIOS = {
                 {"text": "The background agent finished.", "unless": "SUBAGENT: say hi"}],
         fixtures={
             "idle-running": ("background-agent-running", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "agent_id": "{agent_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "agent_id": "{agent_id}",
                 "background_running": ["{agent_id}"], "background_completed": [],
                 "notes": "the main turn ended while background agent {agent_id} still waits for its model reply: "
                          "tool.execution_start toolName=task with data.arguments.mode=background (toolCallId "
@@ -273,7 +273,7 @@ SCENARIOS = {
                          "system.notification for it yet. Records carrying a top-level agentId belong to the "
                          "sub-agent, not to the main session's turn."}),
             "final": ("background-agent-completed", {
-                "provider": "copilot", "last_signal": "activity", "call_id": "{call_id}", "agent_id": "{agent_id}",
+                "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "agent_id": "{agent_id}",
                 "background_running": [], "background_completed": ["{agent_id}"],
                 "notes": "the sub-agent answered: its assistant.message/assistant.turn_end (agentId={agent_id}), "
                          "subagent.completed (agentId={agent_id}, data.toolCallId={call_id}), then "
@@ -281,6 +281,23 @@ SCENARIOS = {
                          "multi-turn agent goes idle, it does not report agent_completed), Copilot's own "
                          "read_agent call and a notification turn that answered and ended."})}),
 }
+SCENARIOS["copilot-background-agent-failed"] = dict(
+    SCENARIOS["copilot-background-agent"],
+    desc="Copilot CLI TUI: task mode=background (general-purpose sub-agent 'hi-agent'); its model call answers "
+         "HTTP 400 after 12 s, so the agent fails; then the agent_completed(status=failed) notification turn",
+    script=[dict(SCENARIOS["copilot-background-agent"]["script"][0]),
+            {"text": "Started the sub task; ending my turn.", "unless": "SUBAGENT: say hi"},
+            {"status": 400, "match": "SUBAGENT: say hi", "delay": 12},
+            {"text": "The background agent finished.", "unless": "SUBAGENT: say hi"}],
+    fixtures={"final": ("background-agent-failed", {
+        "provider": "copilot", "last_signal": "activity", "tool_call_id": "{call_id}", "agent_id": "{agent_id}",
+        "background_running": [], "background_completed": ["{agent_id}"], "agent_status": "failed",
+        "notes": "the sub-agent's model call failed: its assistant.turn_end and a session.error (statusCode 400), "
+                 "both with top-level agentId={agent_id} (a sub-agent error, not the main session's), then "
+                 "subagent.failed (agentId={agent_id}, data.toolCallId={call_id}, data.error) and "
+                 "system.notification data.kind.type=agent_completed with data.kind.status=failed and "
+                 "data.kind.agentId={agent_id}; Copilot's own read_agent call (tool.execution_complete "
+                 "success=false) and a notification turn that answered and ended."})})
 
 
 # ---- generic helpers ---------------------------------------------------------------------------
