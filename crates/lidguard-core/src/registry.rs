@@ -39,6 +39,9 @@ use crate::webhook::{EventType, Payload, prompt_preview, with_session};
 /// The `who` lidguard gives the OS for its locks.
 pub const WHO: &str = "lidguard";
 
+/// The soft-lock reason of the inactivity timeout, before the minutes.
+pub const TIMEOUT_SOFT_LOCK_PREFIX: &str = "session-timeout-expired:";
+
 /// How many ended sessions are remembered to answer late stops with "already stopped".
 const ENDED_MEMORY: usize = 256;
 
@@ -94,6 +97,16 @@ pub enum Input {
         /// The session.
         key: SessionKey,
         /// Why, e.g. `PostToolUse:Bash`.
+        reason: String,
+    },
+    /// The agent's transcript grew with nothing more specific in it. Weaker evidence than
+    /// [`Input::Activity`]: it refreshes the session and ends a soft-lock of the inactivity
+    /// timeout, but not a wait for the user's answer (an agent writes its pending question or
+    /// tool call to the transcript while it waits).
+    TranscriptGrowth {
+        /// The session.
+        key: SessionKey,
+        /// Why, e.g. `claude_transcript_activity_detected`.
         reason: String,
     },
     /// The session waits for the user.
@@ -383,6 +396,18 @@ impl Registry {
             Input::Start(start) => self.start(start, now, &mut fx),
             Input::Activity { key, reason } => self.activity(&key, &reason, now, &mut fx),
             Input::SoftLock { key, reason } => self.soft_lock(&key, reason, now, &mut fx),
+            Input::TranscriptGrowth { key, reason } => {
+                let waits_for_user = self
+                    .sessions
+                    .get(&key)
+                    .and_then(|s| s.soft_lock.as_ref())
+                    .is_some_and(|l| !l.reason.starts_with(TIMEOUT_SOFT_LOCK_PREFIX));
+                if waits_for_user {
+                    Reply::Unchanged
+                } else {
+                    self.activity(&key, &reason, now, &mut fx)
+                }
+            }
             Input::Stop(stop) => self.stop(stop, now, &mut fx),
             Input::Remove(selector) => self.remove(&selector, now, &mut fx),
             Input::ProcessesGone(keys) => {
@@ -875,7 +900,7 @@ impl Registry {
                 );
             }
             if session.soft_lock.is_none() {
-                let reason = format!("session-timeout-expired:{minutes} minutes");
+                let reason = format!("{TIMEOUT_SOFT_LOCK_PREFIX}{minutes} minutes");
                 log(fx, "session-timeout-softlock-recorded", Some(&key), &reason);
                 session.soft_lock = Some(SoftLock { reason, since: now });
             }

@@ -310,7 +310,17 @@ impl Watchers {
                 });
             }
             inputs.push(match signal {
-                Signal::Activity { reason } => Input::Activity {
+                Signal::Activity {
+                    reason,
+                    answered: true,
+                } => Input::Activity {
+                    key,
+                    reason: reason.to_owned(),
+                },
+                Signal::Activity {
+                    reason,
+                    answered: false,
+                } => Input::TranscriptGrowth {
                     key,
                     reason: reason.to_owned(),
                 },

@@ -37,10 +37,15 @@ const CLAUDE_INTERRUPTS: [&str; 2] = [
 /// What the monitor tells the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Signal {
-    /// The agent worked: refresh the session, clear a soft-lock.
+    /// The agent worked: refresh the session. `answered` when the records show the user
+    /// answered what the agent waited for (a Codex question's output): that ends any
+    /// soft-lock; plain growth ends only the inactivity one (the agent also writes while it
+    /// waits).
     Activity {
         /// The activity reason recorded.
         reason: &'static str,
+        /// A pending question was answered.
+        answered: bool,
     },
     /// The turn was interrupted or aborted: end the session (not a normal end).
     Stop {
@@ -96,9 +101,11 @@ impl Detector {
             .iter()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
+        let waited = !self.pending_questions.is_empty();
         for record in &records {
             self.track(record);
         }
+        let answered = waited && self.pending_questions.is_empty();
         if let Some(reason) = self.stop_in(&records) {
             return Some(Signal::Stop { reason });
         }
@@ -118,6 +125,7 @@ impl Detector {
         }
         Some(Signal::Activity {
             reason: self.activity_reason(),
+            answered,
         })
     }
 
@@ -360,7 +368,8 @@ mod tests {
         assert_eq!(
             d.feed(&lines(&[aborted, later])),
             Some(Signal::Activity {
-                reason: "codex_transcript_activity_detected"
+                reason: "codex_transcript_activity_detected",
+                answered: false
             })
         );
         assert_eq!(d.feed(&[]), None);
@@ -384,10 +393,13 @@ mod tests {
                 reason: CODEX_USER_INPUT_PENDING
             })
         );
-        assert!(matches!(
-            d.feed(&lines(&[answer])),
-            Some(Signal::Activity { .. })
-        ));
+        assert_eq!(
+            d.feed(&lines(std::slice::from_ref(&answer))),
+            Some(Signal::Activity {
+                reason: "codex_transcript_activity_detected",
+                answered: true
+            })
+        );
         assert!(!d.waiting_for_user());
     }
 

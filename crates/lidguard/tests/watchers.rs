@@ -147,20 +147,25 @@ fn claude_and_copilot_interrupts_and_plain_growth() {
     start(&home, "claude", "s1", &claude);
     start(&home, "copilot", "p1", &copilot); // appears later
 
-    // Growth clears a soft-lock.
-    home.request(&lidguard_ipc::protocol::Request::SoftLock {
-        session: lidguard_ipc::protocol::SessionRef {
-            provider: lidguard_core::provider::Provider::Claude,
-            session_id: "s1".into(),
-            provider_name: None,
-        },
-        reason: "permission_prompt".into(),
-    });
+    let soft_lock = |reason: &str| {
+        home.request(&lidguard_ipc::protocol::Request::SoftLock {
+            session: lidguard_ipc::protocol::SessionRef {
+                provider: lidguard_core::provider::Provider::Claude,
+                session_id: "s1".into(),
+                provider_name: None,
+            },
+            reason: reason.into(),
+        });
+    };
+    let assistant = "{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n";
+    // Growth does not answer a permission prompt: the agent writes its pending tool call.
+    soft_lock("permission_prompt");
+    writer_appends(&claude, assistant);
+    std::thread::sleep(Duration::from_millis(400));
     assert_eq!(state(&home, "s1").unwrap().0, "softLocked");
-    writer_appends(
-        &claude,
-        "{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n",
-    );
+    // It does end a soft-lock of the inactivity timeout.
+    soft_lock("session-timeout-expired:12 minutes");
+    writer_appends(&claude, assistant);
     assert!(eventually(WAIT, || state(&home, "s1").unwrap().0 == "active"));
 
     writer_appends(
