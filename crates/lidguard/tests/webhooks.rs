@@ -280,3 +280,46 @@ fn a_webhook_secret_signs_every_request() {
     );
     assert_eq!(got.body["eventType"], "PostSessionEnd");
 }
+
+#[test]
+fn a_watched_process_that_dies_ends_its_session_without_webhooks() {
+    let home = Home::new();
+    let (url, rx) = receiver(Mode::Ok);
+    home.ok(&[
+        "settings",
+        "--post-session-end-webhook-url",
+        &format!("{url}/post"),
+    ]);
+    home.ok(&[
+        "settings",
+        "--pre-suspend-webhook-url",
+        &format!("{url}/pre"),
+    ]);
+    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let roots = fake_roots(&home, "closed");
+    let mut agent = crate::util::Agent::spawn();
+    let pid = agent.pid().to_string();
+    let mut cmd = home.cmd(&[
+        "start",
+        "--provider",
+        "claude",
+        "--session",
+        "gone",
+        "--parent-pid",
+        &pid,
+    ]);
+    cmd.env("LIDGUARD_PROC_ROOT", &roots.0)
+        .env("LIDGUARD_SYS_ROOT", &roots.1);
+    assert!(cmd.output().unwrap().status.success());
+    std::thread::sleep(Duration::from_millis(2500)); // the daemon sees the closed lid
+    agent.kill();
+    assert!(eventually(Duration::from_secs(10), || home
+        .session("gone")
+        .is_none()));
+    // The cancel path: the suspend is requested (and recorded), but nothing is announced.
+    assert!(eventually(Duration::from_secs(10), || !history(&home).is_empty()));
+    assert!(
+        rx.recv_timeout(Duration::from_secs(1)).is_err(),
+        "no PreSuspend and no PostSessionEnd for a process that died"
+    );
+}
