@@ -312,10 +312,16 @@ def expected_claude_json(behavior):
 
 def check_claude_answer(c, sid, behavior):
     """What Claude got back from lidguard on PermissionRequest, from Claude's own debug log: the
-    exact deny/allow JSON (equal to the decision lidguard logged), or no output at all."""
-    runs, outs = claude_debug(c)
-    pr_runs = [r for r in runs if r["event"] == "PermissionRequest"]
-    pr_outs = [o for o in outs if o["event"] == "PermissionRequest"]
+    exact deny/allow JSON (equal to the decision lidguard logged), or no output at all. Claude
+    writes its debug log lazily: wait (5 s at most) until the hook's run is in it."""
+    deadline = time.time() + 5
+    while True:
+        runs, outs = claude_debug(c)
+        pr_runs = [r for r in runs if r["event"] == "PermissionRequest"]
+        pr_outs = [o for o in outs if o["event"] == "PermissionRequest"]
+        if pr_runs or time.time() >= deadline:
+            break
+        time.sleep(0.2)
     if behavior is None:
         return R.check(c.name, "lidguard printed nothing on PermissionRequest (Claude's debug log: the hook ran, "
                                "exit 0, no output)",
