@@ -164,6 +164,17 @@ pub enum InstallState {
     Drifted,
 }
 
+impl InstallState {
+    /// The word `hook-status` and `mcp-status` print: `missing`, `installed` or `drifted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstallState::Missing => "missing",
+            InstallState::Installed => "installed",
+            InstallState::Drifted => "drifted",
+        }
+    }
+}
+
 /// What `status` found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookStatus {

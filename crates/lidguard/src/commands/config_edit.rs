@@ -4,12 +4,63 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use jiff::Timestamp;
+use lidguard_core::provider::Provider;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::install::{Change, InstallError};
 
 use crate::output;
+
+/// The agents whose config lidguard manages, in display order.
+pub(crate) const MANAGED: [Provider; 4] = [
+    Provider::Claude,
+    Provider::Codex,
+    Provider::Copilot,
+    Provider::OpenCode,
+];
+
+/// Where an agent keeps the file lidguard edits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Location {
+    /// The agent's config directory; `all` only includes agents whose directory exists.
+    pub(crate) root: PathBuf,
+    /// The file lidguard edits.
+    pub(crate) file: PathBuf,
+}
+
+/// The agents a provider argument names, each with its location and, for `all`, why it is
+/// skipped (its config directory does not exist). `refusal` starts the error for an agent
+/// lidguard does not manage; `ask` picks one when the argument is missing.
+pub(crate) fn targets(
+    which: Option<&str>,
+    refusal: &str,
+    ask: impl FnOnce() -> anyhow::Result<Provider>,
+    locate: impl Fn(Provider) -> anyhow::Result<Location>,
+) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
+    let chosen = match which {
+        Some("all") => None,
+        Some(name) => {
+            let p: Provider = name.parse()?;
+            if !MANAGED.contains(&p) {
+                bail!("{refusal} codex, claude, copilot and opencode, not {p}");
+            }
+            Some(p)
+        }
+        None => Some(ask()?),
+    };
+    let mut out = Vec::new();
+    for p in MANAGED
+        .into_iter()
+        .filter(|p| chosen.is_none_or(|c| c == *p))
+    {
+        let location = locate(p)?;
+        let skipped = (chosen.is_none() && !location.root.is_dir())
+            .then(|| format!("skipped: {} does not exist", location.root.display()));
+        out.push((p, location, skipped));
+    }
+    Ok(out)
+}
 
 /// What is being done.
 #[derive(Clone, Copy)]

@@ -22,26 +22,9 @@ use lidguard_providers::install::{
 use lidguard_store::Store;
 use serde_json::{Value, json};
 
-use super::config_edit::{self, backup, read, refuse, unified_diff};
+use super::config_edit::{self, Location, MANAGED, backup, read, refuse, unified_diff};
 use crate::cli::HookConfigArgs;
 use crate::output;
-
-/// The agents whose hooks lidguard manages, in display order.
-pub(crate) const MANAGED: [Provider; 4] = [
-    Provider::Claude,
-    Provider::Codex,
-    Provider::Copilot,
-    Provider::OpenCode,
-];
-
-/// Where an agent keeps the file lidguard edits.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Location {
-    /// The agent's config directory; `all` only includes agents whose directory exists.
-    pub(crate) root: PathBuf,
-    /// The file lidguard writes.
-    pub(crate) file: PathBuf,
-}
 
 /// The config location of `provider`, honouring each agent's own override variable.
 /// Sources: Claude `CLAUDE_CONFIG_DIR` (hook-contracts §1.1), Codex `CODEX_HOME` (§2.1),
@@ -121,31 +104,12 @@ fn targets(
     provider: Option<&str>,
     var: &dyn Fn(&str) -> Option<OsString>,
 ) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
-    let chosen = match provider {
-        Some("all") => None,
-        Some(name) => {
-            let p: Provider = name.parse()?;
-            if !MANAGED.contains(&p) {
-                bail!("lidguard manages hooks for codex, claude, copilot and opencode, not {p}");
-            }
-            Some(p)
-        }
-        None => Some(crate::prompt::provider_among(
-            &MANAGED,
-            "hook-install/hook-status/hook-remove",
-        )?),
-    };
-    let mut out = Vec::new();
-    for p in MANAGED {
-        if chosen.is_some_and(|c| c != p) {
-            continue;
-        }
-        let location = locate(p, var)?;
-        let skipped = (chosen.is_none() && !location.root.is_dir())
-            .then(|| format!("skipped: {} does not exist", location.root.display()));
-        out.push((p, location, skipped));
-    }
-    Ok(out)
+    config_edit::targets(
+        provider,
+        "lidguard manages hooks for",
+        || crate::prompt::provider_among(&MANAGED, "hook-install/hook-status/hook-remove"),
+        |p| locate(p, var),
+    )
 }
 
 fn settings_timeout(places: &Places) -> anyhow::Result<u32> {
@@ -407,14 +371,6 @@ fn agent_extras(
     }
 }
 
-fn state_name(state: InstallState) -> &'static str {
-    match state {
-        InstallState::Missing => "missing",
-        InstallState::Installed => "installed",
-        InstallState::Drifted => "drifted",
-    }
-}
-
 fn report(
     p: Provider,
     location: &Location,
@@ -436,7 +392,7 @@ fn report(
     json!({
         "provider": p.as_str(),
         "file": location.file,
-        "state": state_name(status.state),
+        "state": status.state.as_str(),
         "missingEvents": status.missing_events,
         "drift": status.drift,
         "foreignHooks": foreign,

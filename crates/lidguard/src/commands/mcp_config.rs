@@ -14,19 +14,9 @@ use lidguard_providers::install::mcp::{self, JsonEntry, McpAgent, McpStatus};
 use lidguard_providers::install::{Change, InstallError, InstallState};
 use serde_json::{Value, json};
 
-use super::config_edit::{self, Mode, read, refuse};
-use super::hook_config::MANAGED;
+use super::config_edit::{self, Location, MANAGED, Mode, read, refuse};
 use crate::cli::{McpConfigArgs, McpStatusArgs, ProviderMcpArgs};
 use crate::output;
-
-/// Where an agent keeps its MCP servers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct McpLocation {
-    /// The agent's config directory; `all` only includes agents whose directory exists.
-    pub(crate) root: PathBuf,
-    /// The file lidguard edits.
-    pub(crate) file: PathBuf,
-}
 
 /// The MCP config of `provider`, honouring each agent's override variables. Sources: Claude
 /// keeps user-scope servers in `.claude.json` in the home directory, or in `CLAUDE_CONFIG_DIR`
@@ -37,7 +27,7 @@ pub(crate) struct McpLocation {
 pub(crate) fn locate(
     provider: Provider,
     var: &dyn Fn(&str) -> Option<OsString>,
-) -> anyhow::Result<McpLocation> {
+) -> anyhow::Result<Location> {
     let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = || -> anyhow::Result<PathBuf> {
         set("HOME")
@@ -46,18 +36,18 @@ pub(crate) fn locate(
     };
     Ok(match provider {
         Provider::Claude => match set("CLAUDE_CONFIG_DIR") {
-            Some(dir) => McpLocation {
+            Some(dir) => Location {
                 file: dir.join(".claude.json"),
                 root: dir,
             },
-            None => McpLocation {
+            None => Location {
                 root: home()?.join(".claude"),
                 file: home()?.join(".claude.json"),
             },
         },
         Provider::Codex => {
             let root = set("CODEX_HOME").map_or_else(|| home().map(|h| h.join(".codex")), Ok)?;
-            McpLocation {
+            Location {
                 file: root.join("config.toml"),
                 root,
             }
@@ -65,7 +55,7 @@ pub(crate) fn locate(
         Provider::Copilot => {
             let root =
                 set("COPILOT_HOME").map_or_else(|| home().map(|h| h.join(".copilot")), Ok)?;
-            McpLocation {
+            Location {
                 file: root.join("mcp-config.json"),
                 root,
             }
@@ -89,7 +79,7 @@ pub(crate) fn locate(
                     }
                 }
             };
-            McpLocation { root, file }
+            Location { root, file }
         }
         other => bail!("{other} has no MCP configuration lidguard manages"),
     })
@@ -115,36 +105,14 @@ fn agent(p: Provider) -> McpAgent {
 fn targets(
     which: Option<&str>,
     command: &str,
-) -> anyhow::Result<Vec<(Provider, McpLocation, Option<String>)>> {
+) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
     let var = |name: &str| std::env::var_os(name);
-    let chosen = match which {
-        Some("all") => None,
-        Some(name) => {
-            let p: Provider = name.parse()?;
-            if !MANAGED.contains(&p) {
-                bail!(
-                    "lidguard registers its MCP server with codex, claude, copilot and opencode, not {p}"
-                );
-            }
-            Some(p)
-        }
-        None => Some(crate::prompt::agent_among(
-            &MANAGED,
-            command,
-            "an agent (or `all`)",
-        )?),
-    };
-    let mut out = Vec::new();
-    for p in MANAGED
-        .into_iter()
-        .filter(|p| chosen.is_none_or(|c| c == *p))
-    {
-        let location = locate(p, &var)?;
-        let skipped = (chosen.is_none() && !location.root.is_dir())
-            .then(|| format!("skipped: {} does not exist", location.root.display()));
-        out.push((p, location, skipped));
-    }
-    Ok(out)
+    config_edit::targets(
+        which,
+        "lidguard registers its MCP server with",
+        || crate::prompt::agent_among(&MANAGED, command, "an agent (or `all`)"),
+        |p| locate(p, &var),
+    )
 }
 
 /// `mcp-install` or `mcp-remove`.
@@ -194,14 +162,6 @@ fn edit(
     }
 }
 
-fn state_name(state: InstallState) -> &'static str {
-    match state {
-        InstallState::Missing => "missing",
-        InstallState::Installed => "installed",
-        InstallState::Drifted => "drifted",
-    }
-}
-
 /// `mcp-status`: exits 1 when an agent's entry is missing, drifted or unreadable.
 pub(crate) fn status(args: &McpStatusArgs) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
@@ -234,7 +194,7 @@ fn fill(report: &mut Value, found: Result<McpStatus, InstallError>, healthy: &mu
     match found {
         Ok(s) => {
             *healthy &= s.state == InstallState::Installed;
-            report["state"] = json!(state_name(s.state));
+            report["state"] = json!(s.state.as_str());
             report["drift"] = json!(s.drift);
         }
         Err(e) => {
