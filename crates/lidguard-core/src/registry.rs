@@ -1029,7 +1029,7 @@ impl Registry {
             None,
             &format!(
                 "{} in {delay} s ({}){replacing}",
-                mode_name(self.settings.suspend_mode),
+                self.settings.suspend_mode.name(),
                 reason.as_str()
             ),
         );
@@ -1175,7 +1175,7 @@ impl Registry {
             None,
             &format!(
                 "{} ({})",
-                mode_name(self.settings.suspend_mode),
+                self.settings.suspend_mode.name(),
                 pending.reason.as_str()
             ),
         );
@@ -1279,13 +1279,6 @@ impl Registry {
             who: WHO.to_owned(),
             why: why_text(count),
         })
-    }
-}
-
-fn mode_name(mode: SuspendMode) -> &'static str {
-    match mode {
-        SuspendMode::Sleep => "Sleep",
-        SuspendMode::Hibernate => "Hibernate",
     }
 }
 

@@ -117,6 +117,14 @@ macro_rules! choice_enum {
                 }
             }
 
+            /// The variant's name as the settings file and the reference system spell it,
+            /// e.g. `Sleep`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => stringify!($variant)),+
+                }
+            }
+
             /// Looks a value up by name, ignoring ASCII case and surrounding whitespace.
             pub fn from_name(name: &str) -> Option<$ty> {
                 let name = name.trim();

@@ -46,7 +46,7 @@ pub(crate) async fn request(
         }
         entries.push(SuspendHistoryEntry {
             recorded_at: Timestamp::now(),
-            suspend_mode: mode_name(mode).to_owned(),
+            suspend_mode: mode.name().to_owned(),
             reason: request.reason,
             succeeded,
             error: result.err(),
@@ -71,12 +71,5 @@ pub(crate) fn record(store: Option<&Store>, entries: &[SuspendHistoryEntry], kee
         if let Err(e) = store.append_suspend_history(entry.recorded_at, &json, keep) {
             tracing::warn!(error = %e, "cannot record the suspend history");
         }
-    }
-}
-
-fn mode_name(mode: SuspendMode) -> &'static str {
-    match mode {
-        SuspendMode::Sleep => "Sleep",
-        SuspendMode::Hibernate => "Hibernate",
     }
 }

@@ -11,15 +11,11 @@ use lidguard_ipc::{Places, settings_file};
 use lidguard_platform::sources::{self, Roots};
 use lidguard_store::Store;
 
-use super::status::local;
+use super::status::{current_lid, local};
 use crate::output;
 
 pub(crate) fn lid_state(json: bool) -> anyhow::Result<ExitCode> {
-    let roots = Roots::from_env();
-    let lid = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(sources::lid_state(&roots));
+    let lid = current_lid(&Roots::from_env())?;
     if json {
         output::json(&serde_json::json!({"lid": lid.to_string()}))?;
     } else {

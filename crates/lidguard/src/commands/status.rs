@@ -34,10 +34,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
 /// Without a daemon nothing is held; the lid and displays are still read locally.
 fn not_running(json: bool) -> anyhow::Result<ExitCode> {
     let roots = Roots::from_env();
-    let lid = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(sources::lid_state(&roots));
+    let lid = current_lid(&roots)?;
     let visible = sources::visible_displays(&roots, false);
     let external = sources::visible_displays(&roots, true);
     let reason = "the lidguard daemon is not running";
@@ -58,6 +55,15 @@ fn not_running(json: bool) -> anyhow::Result<ExitCode> {
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lid exactly as the daemon reads it (logind, else the files below `roots`), from a
+/// command that has no async runtime of its own.
+pub(crate) fn current_lid(roots: &Roots) -> anyhow::Result<sources::LidState> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(sources::lid_state(roots)))
 }
 
 pub(crate) fn local(t: Timestamp) -> String {
