@@ -29,6 +29,10 @@ pub(crate) const DEBOUNCE: Duration = Duration::from_millis(50);
 pub(crate) const TRANSCRIPT_POLL: Duration = Duration::from_secs(5);
 /// How often a session without a transcript path looks for one.
 const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
+/// How many times a session looks for its transcript. The search walks the agent's session
+/// folders on the daemon's task, so it is not repeated for the session's whole life; agents
+/// create the file when the session starts, before its first hook.
+const DISCOVERY_ATTEMPTS: u8 = 3;
 /// Liveness poll where no pidfd is available.
 const PROCESS_POLL: Duration = Duration::from_secs(5);
 
@@ -68,7 +72,8 @@ pub(crate) struct Watchers {
     processes: HashMap<SessionKey, (u32, AbortHandle)>,
     followed: BTreeMap<PathBuf, Followed>,
     notes: HashMap<SessionKey, TranscriptNote>,
-    last_discovery: HashMap<SessionKey, std::time::Instant>,
+    /// When each session last looked for its transcript, and how many times it has.
+    last_discovery: HashMap<SessionKey, (std::time::Instant, u8)>,
     fs: Option<notify::RecommendedWatcher>,
     watched_dirs: HashSet<PathBuf>,
     /// Paths changed since the last read.
@@ -193,15 +198,15 @@ impl Watchers {
         if let Some(TranscriptNote::Following(path)) = self.notes.get(&s.key) {
             return Some(path.clone());
         }
-        if self
-            .last_discovery
-            .get(&s.key)
-            .is_some_and(|t| t.elapsed() < DISCOVERY_RETRY)
-        {
-            return None;
-        }
+        let attempts = match self.last_discovery.get(&s.key) {
+            Some((at, n)) if *n >= DISCOVERY_ATTEMPTS || at.elapsed() < DISCOVERY_RETRY => {
+                return None;
+            }
+            Some((_, n)) => *n,
+            None => 0,
+        };
         self.last_discovery
-            .insert(s.key.clone(), std::time::Instant::now());
+            .insert(s.key.clone(), (std::time::Instant::now(), attempts + 1));
         let home = self.home.clone()?;
         let var = |name: &str| std::env::var_os(name);
         match discover(s.key.provider, &s.key.session_id, &home, &var) {
