@@ -175,14 +175,9 @@ fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked()
     assert_eq!(logind.block_inhibited(), "");
 }
 
-#[test]
-fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
-        return;
-    };
-    // Safety first: this test must never suspend the machine running it. In a container
-    // logind answers CanSuspend=na; anywhere it would say yes, skip.
+/// Safety first: a test that makes the daemon ask logind to suspend must never suspend the
+/// machine running it. In a container logind answers `na`; anywhere else the test skips.
+fn only_where_logind_says_na(logind: &lidguard_testbus::PrivateLogind, method: &str) -> bool {
     let can = logind
         .bus()
         .busctl(&[
@@ -190,13 +185,25 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
             "org.freedesktop.login1",
             "/org/freedesktop/login1",
             "org.freedesktop.login1.Manager",
-            "CanSuspend",
+            method,
         ])
         .unwrap();
-    if !can.contains("\"na\"") {
+    let na = can.contains("\"na\"");
+    if !na {
         eprintln!(
-            "skipped: logind here answers CanSuspend {can:?}; this test only runs where it is na"
+            "skipped: logind here answers {method} {can:?}; this test only runs where it is na"
         );
+    }
+    na
+}
+
+#[test]
+fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    if !only_where_logind_says_na(&logind, "CanSuspend") {
         return;
     }
     let home = Home::with_bus(logind.address());
@@ -248,20 +255,7 @@ fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
     let Some(logind) = lidguard_testbus::logind_or_skip() else {
         return;
     };
-    let can = logind
-        .bus()
-        .busctl(&[
-            "call",
-            "org.freedesktop.login1",
-            "/org/freedesktop/login1",
-            "org.freedesktop.login1.Manager",
-            "CanHibernate",
-        ])
-        .unwrap();
-    if !can.contains("\"na\"") {
-        eprintln!(
-            "skipped: logind here answers CanHibernate {can:?}; this test only runs where it is na"
-        );
+    if !only_where_logind_says_na(&logind, "CanHibernate") {
         return;
     }
     let home = Home::with_bus(logind.address());

@@ -1,6 +1,6 @@
-//! Writing an agent's config file after a pure edit: the dry-run diff, the timestamped backup,
-//! the atomic write (or delete), and one line saying what happened. Shared by the hook and MCP
-//! commands.
+//! What the hook and MCP config commands share: which agents a provider argument names and
+//! where their files are, and writing a file after a pure edit (the dry-run diff, the
+//! timestamped backup, the atomic write or delete, and one line saying what happened).
 
 use std::path::{Path, PathBuf};
 
