@@ -7,6 +7,7 @@
 //!
 //! # Modules
 //!
+//! - [`ask`]: ask before sleep — the follow-up question whose reply continues a session.
 //! - [`provider`]: the agent harnesses lidguard knows.
 //! - [`session`]: one agent conversation and its key.
 //! - [`registry`]: the session state machine (activity, soft-lock, pending work, timeouts,
@@ -18,6 +19,7 @@
 //!   OS request.
 #![deny(missing_docs)]
 
+pub mod ask;
 pub mod event;
 pub mod protection;
 pub mod provider;

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use jiff::{SignedDuration, Timestamp};
 
+use crate::ask::{Ask, AskOutcome, AskStatus, HOOK_MARGIN, MAX_EXTENSION};
 use crate::event::{
     AgentEvent, CLOSED_LID_ASK_REASON, Decision, EventKind, Lid, closed_lid_asks,
     closed_lid_decision,
@@ -29,7 +30,7 @@ use crate::event::{
 use crate::protection::{Inhibit, ProtectionPlan, why_text};
 use crate::provider::Provider;
 use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
-use crate::settings::{Settings, SuspendMode};
+use crate::settings::{FollowUpState, Settings, SuspendMode};
 use crate::suspend::{
     EMERGENCY_RETRY, Machine, PendingSuspend, SOUND_TIMEOUT, SuspendPhase, SuspendReason,
     SuspendRequest, TemperatureReading, WEBHOOK_TIMEOUT, clamped_threshold,
@@ -69,6 +70,17 @@ pub struct StopSession {
     pub end_reason: Option<String>,
     /// When set, background work is still running: the stop is deferred.
     pub pending_work: Option<String>,
+    /// Set when the stop comes from a hook that can continue the turn (ask before sleep).
+    pub stop_hook: Option<StopHook>,
+}
+
+/// A Stop whose hook can answer with a continuation (the reference's
+/// `CanReturnStopContinuation`: Claude `Stop`, Codex `Stop`, Copilot `agentStop`, OpenCode
+/// `session.idle`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopHook {
+    /// The agent says this Stop follows an earlier continuation.
+    pub stop_hook_active: bool,
 }
 
 /// Which sessions `remove-session` targets.
@@ -140,6 +152,20 @@ pub enum Input {
     WebhookDone {
         /// The pending suspend's id.
         id: u64,
+    },
+    /// Ask before sleep: the receiver moved the reply deadline of pending suspend `id`.
+    AskExtended {
+        /// The pending suspend's id.
+        id: u64,
+        /// The new deadline (capped by the registry).
+        reply_deadline: Timestamp,
+    },
+    /// Ask before sleep: the exchange with the receiver for pending suspend `id` is over.
+    AskResolved {
+        /// The pending suspend's id.
+        id: u64,
+        /// What it came to.
+        outcome: AskOutcome,
     },
     /// A temperature reading for the emergency guard, aggregated as the settings say; `None`
     /// when no thermal zone could be read.
@@ -216,6 +242,35 @@ pub enum Effect {
         /// Temporary volume, restored afterwards.
         volume_percent: Option<u8>,
     },
+    /// Ask before sleep: POST this StopFollowUp body to the follow-up webhook, play the
+    /// follow-up sound once, poll the reply until `reply_deadline` (which the receiver may
+    /// move: report it with [`Input::AskExtended`]), then answer [`Input::AskResolved`].
+    Ask {
+        /// The pending suspend's id.
+        id: u64,
+        /// The body.
+        payload: Box<Payload>,
+        /// Until when to wait for a reply.
+        reply_deadline: Timestamp,
+        /// The latest any deadline may be moved to.
+        latest: Timestamp,
+        /// The follow-up sound setting (empty: none).
+        sound: String,
+        /// Temporary volume for it.
+        volume_percent: Option<u8>,
+    },
+    /// Answer the Stop hook waiting for `key` (and stop any exchange of pending suspend `id`):
+    /// with the reply to continue the turn, or with nothing to let it end.
+    AnswerHook {
+        /// The pending suspend the hook waited on.
+        id: u64,
+        /// The session whose hook waits.
+        key: SessionKey,
+        /// The user's reply, when the session goes on.
+        continuation: Option<String>,
+        /// How the ask ended.
+        status: AskStatus,
+    },
     /// Release protection, ask the OS to suspend, record the result in the suspend history,
     /// then hold again whatever protection the registry wants.
     Suspend(SuspendRequest),
@@ -243,6 +298,9 @@ pub struct Outcome {
     pub effects: Vec<Effect>,
     /// The closed-lid decision for the agent, if lidguard makes one.
     pub decision: Option<Decision>,
+    /// Ask before sleep: the Stop hook that sent this input must wait for an
+    /// [`Effect::AnswerHook`], which comes by this time at the latest.
+    pub hook_waits_until: Option<Timestamp>,
 }
 
 /// A session that ended, remembered briefly so late stops are answered precisely.
@@ -293,6 +351,8 @@ struct Ended {
     session: Session,
     end_reason: String,
     at: Timestamp,
+    /// The stop's hook can continue the turn.
+    stop_hook: Option<StopHook>,
 }
 
 impl Registry {
@@ -392,6 +452,7 @@ impl Registry {
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Outcome {
         let mut fx = Vec::new();
         let mut decision = None;
+        let mut stopped = None;
         let reply = match input {
             Input::Start(start) => self.start(start, now, &mut fx),
             Input::Activity { key, reason } => self.activity(&key, &reason, now, &mut fx),
@@ -419,6 +480,7 @@ impl Registry {
                         kind: StopKind::ProcessGone,
                         end_reason: Some("watched-process-exited".to_owned()),
                         pending_work: None,
+                        stop_hook: None,
                     };
                     self.stop(stop, now, &mut fx);
                 }
@@ -456,6 +518,24 @@ impl Registry {
                 self.temperature(celsius, now, &mut fx);
                 Reply::Done
             }
+            Input::AskExtended { id, reply_deadline } => {
+                if let Some(p) = self.pending_suspend.as_mut().filter(|p| p.id == id)
+                    && let Some(ask) = p.ask.as_mut()
+                    && ask.status == AskStatus::AwaitingReply
+                {
+                    let latest = ask.latest_reply_deadline.unwrap_or(ask.hook_deadline);
+                    ask.reply_deadline = Some(reply_deadline.min(latest));
+                }
+                Reply::Done
+            }
+            Input::AskResolved { id, outcome } => {
+                if self.pending_suspend.as_ref().is_some_and(|p| {
+                    p.id == id && p.phase == SuspendPhase::AwaitingReply && p.ask.is_some()
+                }) {
+                    self.ask_resolved(outcome, now, &mut fx);
+                }
+                Reply::Done
+            }
             Input::Settings(settings) => {
                 self.settings = *settings;
                 log(&mut fx, "settings-updated", None, "");
@@ -468,6 +548,7 @@ impl Registry {
             } => {
                 let (reply, decided) = self.agent(&event, lid, external_displays, now, &mut fx);
                 decision = decided;
+                stopped = Some(event.key());
                 reply
             }
             Input::Restore(sessions) => {
@@ -493,10 +574,20 @@ impl Registry {
             }
         };
         self.reconcile(now, &mut fx);
+        // The ask this very stop set up, if any: its hook waits for the answer.
+        let hook_waits_until = self
+            .pending_suspend
+            .as_ref()
+            .and_then(|p| p.ask.as_ref())
+            .filter(|ask| stopped.as_ref() == Some(&ask.key))
+            .filter(|ask| ask.status == AskStatus::WaitingForDelay)
+            .filter(|_| reply == Reply::Stopped)
+            .map(|ask| ask.hook_deadline);
         Outcome {
             reply,
             effects: fx,
             decision,
+            hook_waits_until,
         }
     }
 
@@ -609,6 +700,7 @@ impl Registry {
             kind,
             end_reason,
             pending_work,
+            stop_hook,
         } = stop;
         let end_reason = end_reason
             .filter(|r| !r.trim().is_empty())
@@ -647,6 +739,7 @@ impl Registry {
                 session,
                 end_reason: end_reason.clone(),
                 at: now,
+                stop_hook,
             });
         self.trigger = Some(match self.trigger.take() {
             Some(t) => Trigger {
@@ -698,6 +791,7 @@ impl Registry {
                 kind: StopKind::Removed,
                 end_reason: Some("remove-session".to_owned()),
                 pending_work: None,
+                stop_hook: None,
             };
             self.stop(stop, now, fx);
         }
@@ -778,6 +872,7 @@ impl Registry {
                     kind: StopKind::Interrupted,
                     end_reason: Some(event.end_reason()),
                     pending_work: None,
+                    stop_hook: None,
                 };
                 self.stop(stop, now, fx)
             }
@@ -807,7 +902,11 @@ impl Registry {
                 }
                 self.activity(&key, &activity_reason, now, fx)
             }
-            EventKind::TurnStopped { running_work, .. } => {
+            EventKind::TurnStopped {
+                running_work,
+                stop_hook_active,
+                can_continue,
+            } => {
                 self.remember_answer(&key, event);
                 let pending = match running_work {
                     // The provider's own list is authoritative when it sends one.
@@ -826,6 +925,9 @@ impl Registry {
                     kind: StopKind::ProviderEnd,
                     end_reason: Some(event.end_reason()),
                     pending_work: pending,
+                    stop_hook: can_continue.then_some(StopHook {
+                        stop_hook_active: *stop_hook_active,
+                    }),
                 };
                 self.stop(stop, now, fx)
             }
@@ -848,6 +950,7 @@ impl Registry {
                     },
                     end_reason: Some(event.end_reason()),
                     pending_work: pending,
+                    stop_hook: None,
                 };
                 self.stop(stop, now, fx)
             }
@@ -1004,7 +1107,12 @@ impl Registry {
             );
             return false;
         }
-        let delay = self.settings.post_stop_suspend_delay_seconds;
+        let (ask, skip_delay) = self.ask_for(origin.as_ref(), now, fx);
+        let delay = if skip_delay {
+            0
+        } else {
+            self.settings.post_stop_suspend_delay_seconds
+        };
         let id = self.next_suspend_id;
         self.next_suspend_id += 1;
         self.pending_suspend = Some(PendingSuspend {
@@ -1017,6 +1125,7 @@ impl Registry {
             trigger_session_count,
             webhooks_suppressed,
             phase: SuspendPhase::Delay,
+            ask,
         });
         let replacing = if replaced {
             ", replacing the earlier one"
@@ -1041,16 +1150,64 @@ impl Registry {
         true
     }
 
+    /// The ask-before-sleep gate (reference §4.5) for a suspend about to be scheduled by
+    /// `origin`: the ask to attach, and whether to skip the post-stop delay (a continued turn
+    /// stopping again while `repeatClosedLidStopFollowUp` is off).
+    fn ask_for(
+        &self,
+        origin: Option<&Ended>,
+        now: Timestamp,
+        fx: &mut Vec<Effect>,
+    ) -> (Option<Ask>, bool) {
+        let Some((ended, hook)) = origin.and_then(|e| e.stop_hook.map(|h| (e, h))) else {
+            return (None, false);
+        };
+        let key = &ended.session.key;
+        match self.settings.follow_up_state() {
+            FollowUpState::On => {}
+            FollowUpState::Off => return (None, false),
+            FollowUpState::ConfigurationError(issues) => {
+                let why: Vec<String> = issues.iter().map(ToString::to_string).collect();
+                let detail = format!("configuration error: {}", why.join("; "));
+                log(fx, "stop-follow-up-disabled", Some(key), &detail);
+                return (None, false);
+            }
+        }
+        if hook.stop_hook_active && !self.settings.repeat_closed_lid_stop_follow_up {
+            let detail = "a continued turn stopped again and repeatClosedLidStopFollowUp is off: \
+                          suspending without asking or waiting";
+            log(fx, "stop-follow-up-skipped", Some(key), detail);
+            return (None, true);
+        }
+        let timeout =
+            SignedDuration::from_secs(i64::from(self.settings.managed_hook_timeout_seconds()));
+        let hook_deadline = now
+            .checked_add(timeout - HOOK_MARGIN)
+            .unwrap_or(Timestamp::MAX);
+        let ask = Ask {
+            key: key.clone(),
+            hook_deadline,
+            reply_deadline: None,
+            latest_reply_deadline: None,
+            status: AskStatus::WaitingForDelay,
+        };
+        (Some(ask), false)
+    }
+
     fn cancel_suspend(&mut self, why: &str, fx: &mut Vec<Effect>) {
         self.end_pending(why, false, fx);
     }
 
     /// Drops the pending suspend. Unless `suppress`, a normal end whose suspend is canceled
-    /// before its PreSuspend webhook is announced with PostSessionEnd.
+    /// before its PreSuspend webhook is announced with PostSessionEnd. A hook waiting on it
+    /// is let go.
     fn end_pending(&mut self, why: &str, suppress: bool, fx: &mut Vec<Effect>) {
         let origin = self.pending_origin.take();
-        if self.pending_suspend.take().is_some() {
+        if let Some(pending) = self.pending_suspend.take() {
             log(fx, "suspend-canceled", None, why);
+            if let Some(ask) = pending.ask {
+                answer_hook(fx, pending.id, ask.key, None, AskStatus::Canceled, why);
+            }
             if let Some(ended) = origin.filter(|_| !suppress && !self.pre_suspend_sent) {
                 self.post_session_end(&ended, fx);
             }
@@ -1103,14 +1260,140 @@ impl Registry {
         }
     }
 
-    /// The pending suspend's phase ended: check again, then play the sound or suspend.
+    /// The pending suspend's phase ended: move on to the next one.
     fn suspend_due(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(pending) = self.pending_suspend.as_ref() else {
+            return;
+        };
+        match pending.phase {
+            SuspendPhase::Delay if pending.ask.is_some() => self.start_ask(now, fx),
+            SuspendPhase::Delay => self.pre_suspend(now, fx),
+            // The hook's own limit came before any answer from the exchange.
+            SuspendPhase::AwaitingReply => self.ask_resolved(AskOutcome::Expired, now, fx),
+            SuspendPhase::Webhook | SuspendPhase::Sound => self.play_or_suspend(now, fx),
+        }
+    }
+
+    /// After the post-stop delay: check again, then send the StopFollowUp question.
+    fn start_ask(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        if let Some(why) = self.machine.why_not() {
+            return self.cancel_suspend(&why, fx);
+        }
+        let wait = self.settings.closed_lid_stop_follow_up_delay_seconds;
+        let (Some(pending), Some(origin)) = (self.pending_suspend.as_mut(), &self.pending_origin)
+        else {
+            return;
+        };
+        let Some(ask) = pending.ask.as_mut() else {
+            return;
+        };
+        let reply_deadline = now
+            .checked_add(SignedDuration::from_secs(i64::from(wait)))
+            .unwrap_or(Timestamp::MAX)
+            .min(ask.hook_deadline);
+        let latest = reply_deadline
+            .checked_add(MAX_EXTENSION)
+            .unwrap_or(Timestamp::MAX)
+            .min(ask.hook_deadline);
+        ask.reply_deadline = Some(reply_deadline);
+        ask.latest_reply_deadline = Some(latest);
+        ask.status = AskStatus::AwaitingReply;
+        pending.phase = SuspendPhase::AwaitingReply;
+        pending.due_at = ask.hook_deadline;
+        let key = ask.key.clone();
+        let mut payload = with_session(
+            Payload {
+                event_type: Some(EventType::StopFollowUp),
+                reason: "AwaitingReply".to_owned(),
+                user_interface_culture: self.settings.user_interface_culture.clone(),
+                ..Payload::default()
+            },
+            &origin.session,
+            &origin.end_reason,
+            origin.at,
+            0,
+        );
+        payload.reply_wait_seconds = Some(wait);
+        payload.reply_deadline_utc = Some(reply_deadline);
+        let id = pending.id;
+        log(
+            fx,
+            "stop-follow-up-awaiting-reply",
+            Some(&key),
+            &format!("{wait} s, until {reply_deadline}"),
+        );
+        fx.push(Effect::Ask {
+            id,
+            payload: Box::new(payload),
+            reply_deadline,
+            latest,
+            sound: self
+                .settings
+                .closed_lid_stop_follow_up_sound
+                .trim()
+                .to_owned(),
+            volume_percent: self
+                .settings
+                .closed_lid_stop_follow_up_sound_volume_override_percent,
+        });
+    }
+
+    /// The exchange is over: a reply continues the session; anything else lets its hook go
+    /// and the suspend goes on (a canceled question means "sleep now": no more waiting).
+    fn ask_resolved(&mut self, outcome: AskOutcome, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(pending) = self.pending_suspend.as_mut() else {
+            return;
+        };
+        let Some(ask) = pending.ask.take() else {
+            return;
+        };
+        let id = pending.id;
+        let outcome = match outcome {
+            AskOutcome::Answered(reply) if reply.trim().is_empty() => {
+                AskOutcome::PollFailed("the reply was empty".into())
+            }
+            other => other,
+        };
+        let status = outcome.status();
+        let name = format!("stop-follow-up-{}", status.as_str());
+        log(fx, &name, Some(&ask.key), &outcome.detail());
+        let AskOutcome::Answered(reply) = outcome else {
+            answer_hook(fx, id, ask.key, None, status, "");
+            return self.pre_suspend(now, fx);
+        };
+        // The reply resumes the session: no PostSessionEnd, no PreSuspend, no sleep.
+        self.pending_suspend = None;
+        self.pre_suspend_sent = false;
+        log(
+            fx,
+            "suspend-canceled",
+            None,
+            "a reply continues the session",
+        );
+        if let Some(origin) = self.pending_origin.take() {
+            let session = Session {
+                last_activity_at: now,
+                soft_lock: None,
+                pending_work: None,
+                background: BTreeMap::new(),
+                last_assistant_message: None,
+                ..origin.session
+            };
+            self.ended.retain(|e| e.key != session.key);
+            log(fx, "session-continued", Some(&session.key), "");
+            fx.push(Effect::SaveSession(session.clone()));
+            self.sessions.insert(session.key.clone(), session);
+        }
+        answer_hook(fx, id, ask.key, Some(reply.trim().to_owned()), status, "");
+    }
+
+    /// After the delay (and any ask): the PreSuspend webhook, unless suppressed or unset;
+    /// then the sound and the request.
+    fn pre_suspend(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
         let Some(pending) = self.pending_suspend.clone() else {
             return;
         };
-        if pending.phase == SuspendPhase::Delay
-            && !pending.webhooks_suppressed
-            && !self.settings.pre_suspend_webhook_url.trim().is_empty()
+        if !pending.webhooks_suppressed && !self.settings.pre_suspend_webhook_url.trim().is_empty()
         {
             if let Some(why) = self.machine.why_not() {
                 return self.cancel_suspend(&why, fx);
@@ -1318,6 +1601,26 @@ fn describe_decision(d: &Decision) -> String {
         d.provenance.lid,
         d.provenance.external_displays
     )
+}
+
+/// Lets a waiting Stop hook go, with the reply when the session goes on.
+fn answer_hook(
+    fx: &mut Vec<Effect>,
+    id: u64,
+    key: SessionKey,
+    continuation: Option<String>,
+    status: AskStatus,
+    why: &str,
+) {
+    if status == AskStatus::Canceled && !why.is_empty() {
+        log(fx, "stop-follow-up-canceled", Some(&key), why);
+    }
+    fx.push(Effect::AnswerHook {
+        id,
+        key,
+        continuation,
+        status,
+    });
 }
 
 fn log(fx: &mut Vec<Effect>, name: &str, key: Option<&SessionKey>, detail: &str) {

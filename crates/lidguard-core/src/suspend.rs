@@ -6,13 +6,15 @@
 //! stopped, or every remaining session waits for the user — and the lid is closed with no
 //! external display, a suspend is scheduled `postStopSuspendDelaySeconds` later. New work, a
 //! new session or the lid opening cancels it. When it is due, eligibility is checked again, the
-//! post-stop sound (if any) is played to its end, eligibility is checked once more, and the
+//! user may be asked first ([`crate::ask`]), the PreSuspend webhook is sent, the post-stop
+//! sound (if any) is played to its end, eligibility is checked once more, and the
 //! configured mode is requested. Emergency hibernation bypasses all of that when the machine is
 //! too hot in a closed bag.
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+use crate::ask::Ask;
 use crate::event::Lid;
 use crate::settings::{
     MAX_EMERGENCY_TEMPERATURE_CELSIUS, MIN_EMERGENCY_TEMPERATURE_CELSIUS, SuspendMode,
@@ -95,6 +97,8 @@ impl SuspendReason {
 pub enum SuspendPhase {
     /// Waiting out `postStopSuspendDelaySeconds`.
     Delay,
+    /// Asking before sleep: waiting for the user's reply (see [`crate::ask`]).
+    AwaitingReply,
     /// Sending the PreSuspend webhook.
     Webhook,
     /// Playing the post-stop sound.
@@ -120,6 +124,9 @@ pub struct PendingSuspend {
     pub webhooks_suppressed: bool,
     /// Where it is.
     pub phase: SuspendPhase,
+    /// Ask before sleep, when this suspend asks first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<Ask>,
 }
 
 /// What the daemon asks the OS for. Protection is released right before it.

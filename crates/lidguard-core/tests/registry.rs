@@ -63,6 +63,7 @@ impl Sim {
             kind: StopKind::ProviderEnd,
             end_reason: Some("Stop".into()),
             pending_work: pending.map(str::to_owned),
+            stop_hook: None,
         }))
     }
 

@@ -205,6 +205,7 @@ fn no_webhooks_without_urls() {
             kind: StopKind::ProviderEnd,
             end_reason: None,
             pending_work: None,
+            stop_hook: None,
         }),
         now,
     );

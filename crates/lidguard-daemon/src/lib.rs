@@ -10,6 +10,7 @@
 //! `serverRuntimeCleanupDelayMinutes` after the last session is gone.
 #![deny(missing_docs)]
 
+mod ask;
 mod instance;
 mod runtime;
 mod server;
@@ -22,7 +23,7 @@ use std::io;
 use lidguard_ipc::Places;
 
 pub use instance::InstanceLock;
-pub use runtime::HOOK_EVENT;
+pub use runtime::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 
 /// Why the daemon could not run.
 #[derive(Debug, thiserror::Error)]

@@ -1,10 +1,13 @@
 //! The runtime task: owns the registry, turns requests into inputs, carries out effects, keeps
 //! the timers, and shuts down cleanly.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use lidguard_core::ask::{AskOutcome, AskStatus};
 use lidguard_core::event::{AgentEvent, Decision, Lid};
 use lidguard_core::protection::ProtectionPlan;
 use lidguard_core::registry::{
@@ -13,6 +16,7 @@ use lidguard_core::registry::{
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_core::settings::{Os, Settings};
 use lidguard_core::suspend::{Machine, TEMPERATURE_INTERVAL};
+use lidguard_core::webhook::EventType;
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{
     CleanupStatus, Outcome, ProtectionStatus, Request, Response, SessionRef, SessionStatus, Status,
@@ -21,9 +25,9 @@ use lidguard_ipc::protocol::{
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 use lidguard_platform::sources::{LidState, Roots};
 use lidguard_store::{EventRow, SessionRowKey, Store};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::server::{self, Job};
+use crate::server::{self, Answer, Job};
 use crate::{DaemonError, InstanceLock};
 
 /// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
@@ -70,6 +74,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     tracing::info!(pid = std::process::id(), socket = %places.socket().display(), lock = %lock.path().display(), "daemon started");
 
     let (internal_tx, mut internal) = mpsc::channel::<Input>(64);
+    let (records_tx, mut records) = mpsc::unbounded_channel::<Attempt>();
     let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<std::path::PathBuf>();
     let watchers = crate::watch::Watchers::new(internal_tx.clone(), fs_tx);
     let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
@@ -95,6 +100,9 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         last_temperature: None,
         watchers,
         webhooks: Vec::new(),
+        asking: None,
+        waiting_hooks: HashMap::new(),
+        records: records_tx,
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -126,6 +134,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 rt.retry_protection().await;
             }
             Some(input) = internal.recv() => { rt.apply(input).await; }
+            Some(attempt) = records.recv() => rt.record_attempt(&attempt),
             Some(path) = fs_events.recv() => {
                 rt.watchers.changed(path);
                 if rt.watchers.has_dirty() && flush_at.is_none() {
@@ -221,6 +230,12 @@ struct Runtime {
     watchers: crate::watch::Watchers,
     /// Webhooks still being sent (the daemon's exit waits for them, 5 s at most).
     webhooks: Vec<tokio::task::JoinHandle<()>>,
+    /// Ask before sleep: the pending suspend whose exchange runs, and its stop switch.
+    asking: Option<(u64, Arc<AtomicBool>)>,
+    /// Ask before sleep: Stop hooks waiting for their second answer.
+    waiting_hooks: HashMap<SessionKey, oneshot::Sender<Response>>,
+    /// Webhook attempts finished off the actor, for the event log.
+    records: mpsc::UnboundedSender<Attempt>,
 }
 
 impl Runtime {
@@ -281,7 +296,15 @@ impl Runtime {
             .unwrap_or(MAX_SLEEP)
     }
 
-    async fn handle(&mut self, request: Request) -> Response {
+    async fn handle(&mut self, request: Request) -> Answer {
+        if let Request::Hook { events } = request {
+            return self.hook(events).await;
+        }
+        (self.handle_plain(request).await, None)
+    }
+
+    /// Every request but a hook's: one answer.
+    async fn handle_plain(&mut self, request: Request) -> Response {
         match request {
             Request::Ping => Response::ok(Outcome::Done, "pong"),
             Request::Status => {
@@ -319,6 +342,7 @@ impl Runtime {
                         kind,
                         end_reason,
                         pending_work,
+                        stop_hook: None,
                     }))
                     .await;
                 self.answer(&reply, &key)
@@ -398,7 +422,7 @@ impl Runtime {
                 answer.sessions = gone.iter().map(session_ref).collect();
                 answer
             }
-            Request::Hook { events } => self.hook(events).await,
+            Request::Hook { .. } => Response::error("hook requests are handled above"),
             Request::Settings { settings } => {
                 let mut settings = *settings;
                 settings.normalize(Os::current());
@@ -420,10 +444,12 @@ impl Runtime {
         answer
     }
 
-    /// Records and applies a hook's events; answers with the first decision made.
-    async fn hook(&mut self, events: Vec<AgentEvent>) -> Response {
+    /// Records and applies a hook's events; answers with the first decision made. A Stop the
+    /// registry asks to wait (ask before sleep) gets a second answer later.
+    async fn hook(&mut self, events: Vec<AgentEvent>) -> Answer {
         let mut decision = None;
         let mut last = Reply::Done;
+        let mut wait = None;
         for event in events {
             let now = Timestamp::now();
             if let Some(store) = &self.store
@@ -438,21 +464,36 @@ impl Runtime {
             } else {
                 (Lid::Unknown, None)
             };
-            let (reply, decided) = self
-                .apply_with_decision(Input::Agent {
+            let applied = self
+                .apply_outcome(Input::Agent {
                     event: Box::new(event.clone()),
                     lid,
                     external_displays,
                 })
                 .await;
-            self.log_hook_event(&event, &reply, decided.as_ref(), now);
-            decision = decision.or(decided);
-            last = reply;
+            self.log_hook_event(&event, &applied.reply, applied.decision.as_ref(), now);
+            decision = decision.or(applied.decision);
+            if let Some(until) = applied.hook_waits_until {
+                wait = Some((event.key(), until));
+            }
+            last = applied.reply;
         }
         let (outcome, message) = reply_outcome(&last);
         let mut answer = Response::ok(outcome, message);
         answer.decision = decision;
-        answer
+        let Some((key, until)) = wait else {
+            return (answer, None);
+        };
+        let (tx, rx) = oneshot::channel();
+        // One waiting hook per session: an older one (which the registry let go already) is
+        // dropped, and its connection answers without a reply.
+        self.waiting_hooks.insert(key, tx);
+        answer.wait_until = Some(until);
+        answer.message = format!(
+            "{} — ask before sleep: wait for the outcome",
+            answer.message
+        );
+        (answer, Some(rx))
     }
 
     /// The lid, through logind when it answers, else from the files.
@@ -523,11 +564,11 @@ impl Runtime {
 
     /// Applies one input and carries out its effects.
     async fn apply(&mut self, input: Input) -> Reply {
-        self.apply_with_decision(input).await.0
+        self.apply_outcome(input).await.reply
     }
 
-    /// Applies one input, carries out its effects, and returns the reply and any decision.
-    async fn apply_with_decision(&mut self, input: Input) -> (Reply, Option<Decision>) {
+    /// Applies one input, carries out its effects, and returns what the registry answered.
+    async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
         for effect in outcome.effects {
             match effect {
@@ -543,12 +584,118 @@ impl Runtime {
                 } => self.play_sound(id, sound, volume_percent),
                 Effect::Suspend(request) => self.suspend(&request).await,
                 Effect::Webhook { id, payload } => self.send_webhook(id, *payload),
+                Effect::Ask {
+                    id,
+                    payload,
+                    reply_deadline,
+                    latest,
+                    sound,
+                    volume_percent,
+                } => self.ask(id, *payload, reply_deadline, latest, sound, volume_percent),
+                Effect::AnswerHook {
+                    id,
+                    key,
+                    continuation,
+                    status,
+                } => self.answer_hook(id, &key, continuation, status),
             }
         }
         let watch_processes = self.registry.settings().watch_parent_process;
         self.watchers
             .sync(self.registry.sessions(), watch_processes);
-        (outcome.reply, outcome.decision)
+        Applied {
+            reply: outcome.reply,
+            decision: outcome.decision,
+            hook_waits_until: outcome.hook_waits_until,
+        }
+    }
+
+    /// Ask before sleep: runs the exchange with the receiver off the actor; the registry hears
+    /// of moved deadlines and of the outcome.
+    fn ask(
+        &mut self,
+        id: u64,
+        mut payload: lidguard_core::webhook::Payload,
+        reply_deadline: Timestamp,
+        latest: Timestamp,
+        sound: String,
+        volume_percent: Option<u8>,
+    ) {
+        let settings = self.registry.settings();
+        let Some(url) = crate::webhook::url_for(settings, EventType::StopFollowUp) else {
+            let done = self.internal.clone();
+            tokio::spawn(async move {
+                let outcome = AskOutcome::WebhookFailed("no follow-up webhook URL".into());
+                let _ = done.send(Input::AskResolved { id, outcome }).await;
+            });
+            return;
+        };
+        payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+        let exchange = crate::ask::Exchange {
+            url,
+            payload,
+            secret: settings.webhook_secret.clone(),
+            reply_deadline,
+            latest,
+            sound,
+            volume_percent,
+        };
+        let canceled = Arc::new(AtomicBool::new(false));
+        if let Some((_, old)) = self.asking.replace((id, Arc::clone(&canceled))) {
+            old.store(true, Ordering::Relaxed);
+        }
+        let report = self.internal.clone();
+        let records = self.records.clone();
+        let mut attempt = Attempt::new(&exchange.payload, &exchange.url);
+        tokio::task::spawn_blocking(move || {
+            let moved = |reply_deadline| {
+                let _ = report.blocking_send(Input::AskExtended { id, reply_deadline });
+            };
+            let outcome = crate::ask::run(exchange, &canceled, &moved);
+            let stopped = canceled.load(Ordering::Relaxed);
+            let result = if stopped {
+                "canceled: the wait ended first".to_owned()
+            } else {
+                format!("{}: {}", outcome.status().as_str(), outcome.detail())
+            };
+            let ok = !matches!(
+                outcome,
+                AskOutcome::WebhookFailed(_) | AskOutcome::PollFailed(_)
+            );
+            attempt.finish(ok, result);
+            let _ = records.send(attempt);
+            if !stopped {
+                let _ = report.blocking_send(Input::AskResolved { id, outcome });
+            }
+        });
+    }
+
+    /// Gives a waiting Stop hook its second answer and stops the exchange it waited on.
+    fn answer_hook(
+        &mut self,
+        id: u64,
+        key: &SessionKey,
+        continuation: Option<String>,
+        status: AskStatus,
+    ) {
+        if let Some((asking, canceled)) = &self.asking
+            && *asking == id
+        {
+            canceled.store(true, Ordering::Relaxed);
+            self.asking = None;
+        }
+        let Some(hook) = self.waiting_hooks.remove(key) else {
+            tracing::debug!(session = %key, "no hook waits for this ask-before-sleep outcome");
+            return;
+        };
+        let mut answer = Response::ok(
+            Outcome::Stopped,
+            format!("session {key}: ask before sleep: {}", status.as_str()),
+        );
+        answer.continuation = continuation;
+        if hook.send(answer).is_err() {
+            tracing::warn!(session = %key, "the waiting Stop hook was gone before its answer");
+        }
     }
 
     async fn set_protection(&mut self, plan: Option<ProtectionPlan>) {
@@ -680,16 +827,30 @@ impl Runtime {
         payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
         let secret = settings.webhook_secret.clone();
         let done = self.internal.clone();
+        let records = self.records.clone();
         self.webhooks.retain(|t| !t.is_finished());
         self.webhooks.push(tokio::spawn(async move {
-            let sent =
-                tokio::task::spawn_blocking(move || crate::webhook::post(&url, &payload, &secret))
-                    .await;
+            let mut attempt = Attempt::new(&payload, &url);
+            let sent = tokio::task::spawn_blocking(move || {
+                fill_last_message(&mut payload);
+                crate::webhook::post(&url, &payload, &secret)
+            })
+            .await;
             match sent {
-                Ok(Ok(status)) => tracing::info!(?event, status, "webhook sent"),
-                Ok(Err(e)) => tracing::warn!(?event, error = %e, "webhook failed"),
-                Err(e) => tracing::warn!(?event, error = %e, "webhook task failed"),
+                Ok(Ok(answer)) => {
+                    tracing::info!(?event, status = answer.status, "webhook sent");
+                    attempt.finish(true, format!("HTTP {}", answer.status));
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(?event, error = %e, "webhook failed");
+                    attempt.finish(false, e);
+                }
+                Err(e) => {
+                    tracing::warn!(?event, error = %e, "webhook task failed");
+                    attempt.finish(false, e.to_string());
+                }
             }
+            let _ = records.send(attempt);
             if let Some(id) = id {
                 let _ = done.send(Input::WebhookDone { id }).await;
             }
@@ -787,6 +948,30 @@ impl Runtime {
         }
     }
 
+    /// Records one webhook attempt in the event log (`lidguard webhook-history` reads them):
+    /// the receiver's host only, never the URL (its path may hold a secret).
+    fn record_attempt(&mut self, attempt: &Attempt) {
+        let Some(store) = &self.store else { return };
+        let row = EventRow {
+            at: attempt.started,
+            name: WEBHOOK_ATTEMPT.to_owned(),
+            provider: attempt.provider.clone(),
+            session_id: attempt.session_id.clone(),
+            detail_json: serde_json::json!({
+                "eventType": attempt.event_type,
+                "reason": attempt.reason,
+                "host": attempt.host,
+                "succeeded": attempt.ok,
+                "result": attempt.result,
+                "durationMs": attempt.duration_ms,
+            })
+            .to_string(),
+        };
+        if let Err(e) = store.append_event(&row) {
+            tracing::warn!(error = %e, "cannot record a webhook attempt");
+        }
+    }
+
     fn log(&mut self, event: &LogEvent) {
         let session = event.key.as_ref().map(ToString::to_string);
         tracing::info!(event = %event.name, session = session.as_deref().unwrap_or(""), detail = %event.detail);
@@ -854,9 +1039,82 @@ impl Runtime {
             },
             settings_file: self.places.settings_file().display().to_string(),
             settings_error: self.settings_error.clone(),
+            ask_before_sleep: settings.follow_up_state().to_string(),
             settings,
             pending_suspend: self.registry.pending_suspend().cloned(),
         }
+    }
+}
+
+/// The name the event log uses for webhook attempts (`lidguard webhook-history` reads them).
+pub const WEBHOOK_ATTEMPT: &str = "webhook-attempt";
+
+/// One webhook attempt (for ask before sleep: the whole exchange), as the history keeps it.
+struct Attempt {
+    started: Timestamp,
+    clock: std::time::Instant,
+    event_type: String,
+    reason: String,
+    host: String,
+    provider: Option<String>,
+    session_id: Option<String>,
+    ok: bool,
+    result: String,
+    duration_ms: u64,
+}
+
+impl Attempt {
+    fn new(payload: &lidguard_core::webhook::Payload, url: &str) -> Attempt {
+        let host = url::Url::parse(url)
+            .ok()
+            .and_then(|u| {
+                let host = u.host_str()?.to_owned();
+                Some(match u.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host,
+                })
+            })
+            .unwrap_or_else(|| "?".to_owned());
+        Attempt {
+            started: Timestamp::now(),
+            clock: std::time::Instant::now(),
+            event_type: payload
+                .event_type
+                .map(|e| format!("{e:?}"))
+                .unwrap_or_default(),
+            reason: payload.reason.clone(),
+            host,
+            provider: payload.provider.clone(),
+            session_id: payload.session_identifier.clone(),
+            ok: false,
+            result: String::new(),
+            duration_ms: 0,
+        }
+    }
+
+    fn finish(&mut self, ok: bool, result: String) {
+        self.ok = ok;
+        self.result = result;
+        self.duration_ms = u64::try_from(self.clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    }
+}
+
+/// What the registry answered to one input.
+struct Applied {
+    reply: Reply,
+    decision: Option<Decision>,
+    hook_waits_until: Option<Timestamp>,
+}
+
+/// The agent's last answer from its transcript's tail, when the hook gave none (reads at
+/// most 1 MiB: call it off the actor).
+pub(crate) fn fill_last_message(payload: &mut lidguard_core::webhook::Payload) {
+    if payload.last_assistant_message.is_some() {
+        return;
+    }
+    if let Some(path) = payload.transcript_path.as_deref() {
+        payload.last_assistant_message =
+            lidguard_providers::last_message::last_assistant_message_in(std::path::Path::new(path));
     }
 }
 

@@ -1,17 +1,24 @@
 //! The socket side: accept connections, check the peer, read one request, hand it to the
-//! runtime, write one response.
+//! runtime, write one response — or two, for a Stop hook told to wait for ask before sleep
+//! (the first says until when; the second carries the outcome).
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, PROTOCOL_VERSION, Request, Response};
+use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, PROTOCOL_VERSION, Request, Response};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 
 /// A request on its way to the runtime, with the channel for its answer.
-pub(crate) type Job = (Request, oneshot::Sender<Response>);
+pub(crate) type Job = (Request, oneshot::Sender<Answer>);
+
+/// The runtime's answer: a response, and for a waiting hook the channel of the second one.
+pub(crate) type Answer = (Response, Option<oneshot::Receiver<Response>>);
+
+/// How long past the promised time a waiting connection is kept before it is answered anyway.
+const WAIT_GRACE: Duration = Duration::from_secs(5);
 
 /// How long a client may take to send its request line.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,34 +81,52 @@ async fn serve_connection(
     let mut reader = BufReader::new(read_half).take(MAX_REQUEST_BYTES as u64 + 1);
     let mut line = Vec::new();
     let read = tokio::time::timeout(READ_TIMEOUT, reader.read_until(b'\n', &mut line)).await;
-    let answer = match read {
-        Err(_) => Response::error("no request received in time"),
+    let (answer, then) = match read {
+        Err(_) => (Response::error("no request received in time"), None),
         Ok(Err(e)) => return Err(e),
-        Ok(Ok(_)) if line.len() > MAX_REQUEST_BYTES => Response::error(format!(
-            "request too large (limit {MAX_REQUEST_BYTES} bytes)"
-        )),
+        Ok(Ok(_)) if line.len() > MAX_REQUEST_BYTES => (
+            Response::error(format!(
+                "request too large (limit {MAX_REQUEST_BYTES} bytes)"
+            )),
+            None,
+        ),
         Ok(Ok(0)) => return Ok(()),
         Ok(Ok(_)) => match parse_request(&line) {
             Ok(request) => dispatch(request, &jobs).await,
             Err(message) => {
                 tracing::warn!(%message, "malformed request");
-                Response::error(message)
+                (Response::error(message), None)
             }
         },
     };
+    let wait_until = answer.wait_until;
     let mut bytes = serde_json::to_vec(&answer).unwrap_or_default();
     bytes.push(b'\n');
     write_half.write_all(&bytes).await?;
+    if let (Some(then), Some(until)) = (then, wait_until) {
+        let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs();
+        let second = match tokio::time::timeout(left + WAIT_GRACE, then).await {
+            Ok(Ok(second)) => second,
+            // The daemon stopped, or broke its promise: the hook goes on without a reply.
+            _ => Response::ok(
+                Outcome::Stopped,
+                "no reply: the wait ended without an answer",
+            ),
+        };
+        let mut bytes = serde_json::to_vec(&second).unwrap_or_default();
+        bytes.push(b'\n');
+        write_half.write_all(&bytes).await?;
+    }
     write_half.shutdown().await
 }
 
-async fn dispatch(request: Request, jobs: &mpsc::Sender<Job>) -> Response {
+async fn dispatch(request: Request, jobs: &mpsc::Sender<Job>) -> Answer {
     let (tx, rx) = oneshot::channel();
     if jobs.send((request, tx)).await.is_err() {
-        return Response::error("the daemon is shutting down");
+        return (Response::error("the daemon is shutting down"), None);
     }
     rx.await
-        .unwrap_or_else(|_| Response::error("the daemon is shutting down"))
+        .unwrap_or_else(|_| (Response::error("the daemon is shutting down"), None))
 }
 
 async fn write_response(stream: &mut UnixStream, answer: &Response) -> std::io::Result<()> {

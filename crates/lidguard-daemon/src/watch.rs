@@ -342,6 +342,7 @@ impl Watchers {
                     kind: StopKind::Interrupted,
                     end_reason: Some(reason.to_owned()),
                     pending_work: None,
+                    stop_hook: None,
                 }),
             });
         }

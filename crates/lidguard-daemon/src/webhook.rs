@@ -58,36 +58,79 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A 2xx answer.
+pub(crate) struct Answer {
+    /// The HTTP status.
+    pub(crate) status: u16,
+    /// The body (the follow-up receiver answers JSON; the others may answer anything).
+    pub(crate) body: String,
+}
+
 /// POSTs `payload` to `url`, signed when `secret` is not empty; blocking (run it off the
-/// async executor).
-pub(crate) fn post(url: &str, payload: &Payload, secret: &str) -> Result<u16, String> {
+/// async executor). Anything but a 2xx answer within [`TIMEOUT`] is an error.
+pub(crate) fn post(url: &str, payload: &Payload, secret: &str) -> Result<Answer, String> {
     let body = serde_json::to_vec(payload).map_err(|e| format!("cannot encode: {e}"))?;
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    let request = agent()
+        .post(url)
+        .header("Content-Type", "application/json; charset=utf-8")
+        .header("User-Agent", USER_AGENT);
+    let request = match signed_headers(secret, &body) {
+        Some((timestamp, signed)) => request
+            .header(TIMESTAMP_HEADER, &timestamp)
+            .header(SIGNATURE_HEADER, &signed),
+        None => request,
+    };
+    answer(request.send(&body[..]))
+}
+
+/// GETs `url` (a follow-up's reply poll), signed over the empty body when `secret` is set.
+pub(crate) fn get(url: &str, secret: &str) -> Result<Answer, String> {
+    let request = agent().get(url).header("User-Agent", USER_AGENT);
+    let request = match signed_headers(secret, b"") {
+        Some((timestamp, signed)) => request
+            .header(TIMESTAMP_HEADER, &timestamp)
+            .header(SIGNATURE_HEADER, &signed),
+        None => request,
+    };
+    answer(request.call())
+}
+
+const USER_AGENT: &str = concat!("lidguard/", env!("CARGO_PKG_VERSION"));
+
+/// The largest answer body read (a follow-up answer is a few hundred bytes).
+const MAX_BODY: u64 = 1 << 20;
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
         .timeout_global(Some(TIMEOUT))
         .http_status_as_error(false)
         .build()
-        .into();
-    let mut request = agent
-        .post(url)
-        .header("Content-Type", "application/json; charset=utf-8")
-        .header(
-            "User-Agent",
-            concat!("lidguard/", env!("CARGO_PKG_VERSION")),
-        );
-    if !secret.is_empty() {
-        let timestamp = jiff::Timestamp::now().as_second().to_string();
-        let signed = signature(secret, &timestamp, &body);
-        request = request
-            .header(TIMESTAMP_HEADER, &timestamp)
-            .header(SIGNATURE_HEADER, &signed);
+        .into()
+}
+
+/// The timestamp and signature headers' values, when a secret is set.
+fn signed_headers(secret: &str, body: &[u8]) -> Option<(String, String)> {
+    if secret.is_empty() {
+        return None;
     }
-    let response = request.send(&body[..]).map_err(|e| e.to_string())?;
+    let timestamp = jiff::Timestamp::now().as_second().to_string();
+    let signed = signature(secret, &timestamp, body);
+    Some((timestamp, signed))
+}
+
+fn answer(sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Answer, String> {
+    let mut response = sent.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
-    if (200..300).contains(&status) {
-        Ok(status)
-    } else {
-        Err(format!("the receiver answered HTTP {status}"))
+    if !(200..300).contains(&status) {
+        return Err(format!("the receiver answered HTTP {status}"));
     }
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+        .map_err(|e| format!("cannot read the answer: {e}"))?;
+    Ok(Answer { status, body })
 }
 
 #[cfg(test)]

@@ -39,7 +39,9 @@ pub enum ClientError {
     Spawn(String),
 }
 
-/// Sends `request` and waits at most `timeout` for the answer.
+/// Sends `request` and waits at most `timeout` for the answer. When the answer says a second
+/// one follows (`waitUntil`, ask before sleep), waits for that one until the promised time
+/// (plus a little) and returns it instead.
 #[cfg(unix)]
 pub fn request(
     places: &Places,
@@ -74,8 +76,9 @@ pub fn request(
     {
         return Err(classify(&socket, written.unwrap_err(), timeout));
     }
+    let mut reader = BufReader::new(&stream);
     let mut answer = String::new();
-    let read = BufReader::new(&stream).read_line(&mut answer);
+    let read = reader.read_line(&mut answer);
     if answer.is_empty() {
         written.map_err(io_err)?;
         read.map_err(io_err)?;
@@ -83,9 +86,32 @@ pub fn request(
             "the daemon closed the connection without answering".into(),
         ));
     }
+    let first: Response = serde_json::from_str(&answer)
+        .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))?;
+    let Some(until) = first.wait_until else {
+        return Ok(first);
+    };
+    // Ask before sleep: the daemon promised a second answer by `until`.
+    let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs() + WAIT_GRACE;
+    stream
+        .set_read_timeout(Some(left))
+        .map_err(|e| classify(&socket, e, left))?;
+    answer.clear();
+    reader
+        .read_line(&mut answer)
+        .map_err(|e| classify(&socket, e, left))?;
+    if answer.is_empty() {
+        return Err(ClientError::Protocol(
+            "the daemon closed the connection before the promised second answer".into(),
+        ));
+    }
     serde_json::from_str(&answer)
         .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))
 }
+
+/// How long past its promised time a second answer is still awaited.
+#[cfg(unix)]
+const WAIT_GRACE: Duration = Duration::from_secs(8);
 
 /// Sends `request` (non-Unix builds have no daemon transport yet).
 #[cfg(not(unix))]

@@ -1,7 +1,9 @@
 //! The request/response protocol on the daemon's socket.
 //!
 //! One request per connection: the client writes one line of JSON, the daemon answers with one
-//! line of JSON. Every message carries `v`, the protocol version; a daemon answers a version it
+//! line of JSON. One exception: a Stop hook the daemon asks to wait (ask before sleep) gets
+//! a first answer with `waitUntil`, then a second line by that time with the outcome
+//! (`continuation` holds the user's reply when the turn goes on). Every message carries `v`, the protocol version; a daemon answers a version it
 //! does not speak with an error that says so. Field names are camelCase.
 
 use jiff::Timestamp;
@@ -187,6 +189,12 @@ pub struct Response {
     /// The closed-lid decision for a hook, if lidguard made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// Ask before sleep: a second answer follows on this connection by this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_until: Option<Timestamp>,
+    /// Ask before sleep: the user's reply, which continues the agent's turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<String>,
 }
 
 impl Response {
@@ -200,6 +208,8 @@ impl Response {
             sessions: Vec::new(),
             status: None,
             decision: None,
+            wait_until: None,
+            continuation: None,
         }
     }
 
@@ -213,6 +223,8 @@ impl Response {
             sessions: Vec::new(),
             status: None,
             decision: None,
+            wait_until: None,
+            continuation: None,
         }
     }
 }
@@ -360,9 +372,13 @@ pub struct Status {
     pub settings_file: String,
     /// A problem with the settings file (the daemon then runs with defaults).
     pub settings_error: Option<String>,
-    /// A suspend waiting for its moment (lid closed, work done), or `null`.
+    /// A suspend waiting for its moment (lid closed, work done), or `null`. While it asks
+    /// before sleep, `ask` says whose Stop hook waits and until when.
     #[serde(default)]
     pub pending_suspend: Option<PendingSuspend>,
+    /// Ask before sleep: `off`, `on` or `configuration error: …`.
+    #[serde(default)]
+    pub ask_before_sleep: String,
 }
 
 /// One suspend request as recorded in the suspend history (`lidguard suspend-history`).

@@ -311,6 +311,24 @@ pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
     json.ok()
 }
 
+/// The answer to a continuable stop when the user's reply continues the turn. Source:
+/// Claude Code hooks reference, Stop: `decision: "block"` with `reason`, which becomes
+/// Claude's next instruction (a cap of 8 consecutive blocks applies).
+#[derive(Serialize)]
+struct ClaudeStopContinuation<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+/// The hook output that continues the turn with `reply`.
+pub fn render_continuation(reply: &str) -> Option<String> {
+    serde_json::to_string(&ClaudeStopContinuation {
+        decision: "block",
+        reason: reply,
+    })
+    .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

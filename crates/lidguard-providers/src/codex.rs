@@ -130,3 +130,21 @@ pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
     })
     .ok()
 }
+
+/// The answer to a continuable stop when the user's reply continues the turn. Source:
+/// Codex hooks docs, Stop: `decision: "block"` with `reason` starts a continuation turn
+/// whose user prompt is `reason`.
+#[derive(Serialize)]
+struct CodexStopContinuation<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+/// The hook output that continues the turn with `reply`.
+pub fn render_continuation(reply: &str) -> Option<String> {
+    serde_json::to_string(&CodexStopContinuation {
+        decision: "block",
+        reason: reply,
+    })
+    .ok()
+}

@@ -305,3 +305,21 @@ pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
     };
     json.ok()
 }
+
+/// The answer to a continuable stop when the user's reply continues the turn. Source:
+/// Copilot CLI hooks docs, agentStop: `decision: "block"` with `reason`, the next prompt
+/// (a cap of 8 consecutive blocks applies).
+#[derive(Serialize)]
+struct CopilotStopContinuation<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+/// The hook output that continues the turn with `reply`.
+pub fn render_continuation(reply: &str) -> Option<String> {
+    serde_json::to_string(&CopilotStopContinuation {
+        decision: "block",
+        reason: reply,
+    })
+    .ok()
+}

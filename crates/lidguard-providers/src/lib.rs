@@ -16,6 +16,8 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod install;
+/// The assistant's last answer from the tail of an agent's transcript (for webhooks).
+pub mod last_message;
 pub mod opencode;
 pub mod owner;
 pub mod transcript;
@@ -80,6 +82,18 @@ pub fn render(provider: Provider, hook_event: &str, decision: &Decision) -> Opti
         Provider::Codex => codex::render(hook_event, decision),
         Provider::Copilot => copilot::render(hook_event, decision),
         Provider::OpenCode => opencode::render(hook_event, decision),
+        Provider::Custom | Provider::Mcp => None,
+    }
+}
+
+/// The hook output that continues an agent's turn with the user's reply (ask before sleep):
+/// one line, printed by the hook of a continuable stop.
+pub fn render_continuation(provider: Provider, reply: &str) -> Option<String> {
+    match provider {
+        Provider::Claude => claude::render_continuation(reply),
+        Provider::Codex => codex::render_continuation(reply),
+        Provider::Copilot => copilot::render_continuation(reply),
+        Provider::OpenCode => opencode::render_continuation(reply),
         Provider::Custom | Provider::Mcp => None,
     }
 }

@@ -198,6 +198,24 @@ pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
     serde_json::to_string(&output).ok()
 }
 
+/// The answer to a continuable stop when the user's reply continues the turn. Source:
+/// lidguard's own OpenCode plugin (assets/opencode/lidguard.js) reads this after
+/// `session.idle` and sends `reason` back into the session as a new prompt.
+#[derive(Serialize)]
+struct OpenCodeStopContinuation<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+/// The hook output that continues the turn with `reply`.
+pub fn render_continuation(reply: &str) -> Option<String> {
+    serde_json::to_string(&OpenCodeStopContinuation {
+        decision: "block",
+        reason: reply,
+    })
+    .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,6 +99,8 @@ pub(crate) enum Command {
     RemoveClosedLidStopFollowUpWebhook,
     /// The suspend requests lidguard made (newest last), in local time.
     SuspendHistory(SuspendHistoryArgs),
+    /// The webhooks lidguard sent (newest last): type, reason, receiver host, result, duration.
+    WebhookHistory(SuspendHistoryArgs),
     /// The lid as lidguard reads it: Open, Closed or Unknown.
     CurrentLidState(JsonArgs),
     /// Connected displays, and how many of them are external (the suspend decision's count).

@@ -37,6 +37,7 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
             "remove-pre-suspend-webhook",
             "remove-post-session-end-webhook",
             "remove-closed-lid-stop-follow-up-webhook",
+            "webhook-history",
         ],
     ),
     (

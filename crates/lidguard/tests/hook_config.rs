@@ -504,3 +504,293 @@ fn copilot_status_reports_conflicting_hooks_in_other_files_and_the_repository() 
     ));
     assert!(text.contains("./approve.sh (in "), "{text}");
 }
+
+/// lidguard's Claude handlers and Codex's, with their timeouts (Codex caps `SessionEnd` and
+/// `Interrupt` at 3 s).
+fn lidguard_timeouts(text: &str, subcommand: &str) -> Vec<(String, u64)> {
+    // The files hold comments: keep only what serde_json reads.
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut out = Vec::new();
+    for (event, groups) in v["hooks"].as_object().unwrap() {
+        for group in groups.as_array().unwrap() {
+            for h in group["hooks"].as_array().unwrap() {
+                if h["command"].as_str().unwrap().contains(subcommand) {
+                    out.push((event.clone(), h["timeout"].as_u64().unwrap()));
+                }
+            }
+        }
+    }
+    out
+}
+
+const USER_CODEX_HOOKS: &str = "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          { \"type\": \"command\", \"command\": \"./audit.sh\", \"timeout\": 30 }\n        ]\n      }\n    ]\n  }\n}\n";
+
+#[test]
+fn settings_that_change_the_hook_timeout_refresh_installed_hooks_only() {
+    let home = agent_home();
+    for dir in ["claude", "codex", "copilot", "opencode"] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+    }
+    let claude = home.path().join("claude/settings.json");
+    let codex = home.path().join("codex/hooks.json");
+    std::fs::write(&claude, USER_SETTINGS).unwrap();
+    std::fs::write(&codex, USER_CODEX_HOOKS).unwrap();
+    for args in [
+        &["hook-install", "--provider", "claude"][..],
+        &["hook-install", "--provider", "codex", "--trust-codex-hooks"],
+    ] {
+        let out = with_agents(&home, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let claude_30 = std::fs::read_to_string(&claude).unwrap();
+    let codex_30 = std::fs::read_to_string(&codex).unwrap();
+    let with_timeout = |text: &str, seconds: u32| {
+        text.replace("\"timeout\": 30\n", &format!("\"timeout\": {seconds}\n"))
+    };
+    let settings = |args: &[&str]| {
+        let out = with_agents(&home, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout(&out)
+    };
+
+    // Ask-before-sleep on with the default delays: 10 + 180 + 300 = 490.
+    let text = settings(&[
+        "settings",
+        "--closed-lid-stop-follow-up-webhook-url",
+        "http://127.0.0.1:9/x",
+    ]);
+    for (provider, file) in [("claude", &claude), ("codex", &codex)] {
+        let line = format!(
+            "refreshed the hook timeout for {provider} (30 s → 490 s): {}",
+            file.display()
+        );
+        assert!(text.contains(&line), "{text}");
+    }
+    assert!(
+        !text.contains("copilot") && !text.contains("opencode"),
+        "{text}"
+    );
+    // Only the timeouts of lidguard's entries changed: the user's entries (the Codex one has a
+    // `"timeout": 30` of its own, on the same line as its command), comments and layout keep
+    // their bytes.
+    let claude_490 = std::fs::read_to_string(&claude).unwrap();
+    let codex_490 = std::fs::read_to_string(&codex).unwrap();
+    assert_eq!(claude_490, with_timeout(&claude_30, 490));
+    assert_eq!(codex_490, with_timeout(&codex_30, 490));
+    assert!(
+        claude_490.contains("// my settings")
+            && claude_490.contains("{ \"type\": \"command\", \"command\": \"notify-send done\" }")
+    );
+    assert!(
+        codex_490
+            .contains("{ \"type\": \"command\", \"command\": \"./audit.sh\", \"timeout\": 30 }")
+    );
+    let claude_timeouts = lidguard_timeouts(&claude_490, "claude-hook");
+    assert_eq!(claude_timeouts.len(), 15);
+    assert!(
+        claude_timeouts.iter().all(|(_, t)| *t == 490),
+        "{claude_timeouts:?}"
+    );
+    for (event, timeout) in lidguard_timeouts(&codex_490, "codex-hook") {
+        let want = if matches!(event.as_str(), "SessionEnd" | "Interrupt") {
+            3
+        } else {
+            490
+        };
+        assert_eq!(timeout, want, "{event}");
+    }
+    // Agents without lidguard's hooks get none.
+    assert!(!home.path().join("copilot/hooks").exists());
+    assert!(!home.path().join("opencode/plugins").exists());
+    // The refreshed hooks are what hook-status expects, and Codex still trusts them.
+    for provider in ["claude", "codex"] {
+        let out = with_agents(&home, &["hook-status", "--provider", provider]);
+        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    }
+
+    // Either delay moves the timeout too.
+    let text = settings(&["settings", "--post-stop-suspend-delay-seconds", "20"]);
+    assert!(
+        text.contains("refreshed the hook timeout for claude (490 s → 500 s)"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&claude).unwrap(),
+        with_timeout(&claude_30, 500)
+    );
+    let text = settings(&[
+        "settings",
+        "--closed-lid-stop-follow-up-delay-seconds",
+        "200",
+    ]);
+    assert!(
+        text.contains("refreshed the hook timeout for codex (500 s → 520 s)"),
+        "{text}"
+    );
+
+    // A change that keeps the timeout touches no agent config.
+    let before = std::fs::read_to_string(&claude).unwrap();
+    let text = settings(&["settings", "--session-timeout-minutes", "30"]);
+    assert!(!text.contains("refreshed"), "{text}");
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), before);
+
+    // Turning ask-before-sleep off (remove-… or an empty URL) brings back 30 s, byte for byte.
+    let text = settings(&["remove-closed-lid-stop-follow-up-webhook"]);
+    assert!(
+        text.contains("refreshed the hook timeout for claude (520 s → 30 s)")
+            && text.contains("refreshed the hook timeout for codex (520 s → 30 s)"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_30);
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), codex_30);
+    settings(&[
+        "settings",
+        "--closed-lid-stop-follow-up-webhook-url",
+        "http://127.0.0.1:9/x",
+    ]);
+    let text = settings(&["settings", "--closed-lid-stop-follow-up-webhook-url", ""]);
+    assert!(
+        text.contains("refreshed the hook timeout for claude (520 s → 30 s)"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_30);
+    for provider in ["claude", "codex"] {
+        let out = with_agents(&home, &["hook-status", "--provider", provider]);
+        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    }
+
+    // Removing lidguard's hooks gives back the user's files: the refreshes touched nothing else.
+    for provider in ["claude", "codex"] {
+        assert!(
+            with_agents(&home, &["hook-remove", "--provider", provider])
+                .status
+                .success()
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), USER_SETTINGS);
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), USER_CODEX_HOOKS);
+    assert!(!home.path().join("copilot/hooks").exists());
+}
+
+#[test]
+fn a_refresh_that_fails_is_a_warning_and_untrusted_codex_hooks_stay_for_the_user() {
+    let home = agent_home();
+    for dir in ["claude", "codex", "copilot/hooks"] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+    }
+    let out = with_agents(&home, &["hook-install", "--provider", "codex"]);
+    assert!(out.status.success());
+    // Claude's file holds lidguard's hook but no longer parses; Copilot's does not parse and
+    // holds none of lidguard's (nothing to refresh there, nothing to warn about).
+    let claude = home.path().join("claude/settings.json");
+    let broken =
+        "{ \"hooks\": { \"Stop\": [ { \"hooks\": [ { \"command\": \"lidguard claude-hook\"";
+    std::fs::write(&claude, broken).unwrap();
+    let copilot = home.path().join("copilot/hooks/lidguard-copilot-cli.json");
+    std::fs::write(&copilot, "{ oops").unwrap();
+
+    let out = with_agents(
+        &home,
+        &[
+            "settings",
+            "--closed-lid-stop-follow-up-webhook-url",
+            "http://127.0.0.1:9/x",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "a failed refresh does not fail the settings"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: could not refresh the hook timeout for claude")
+            && err.contains("hook-install --provider claude"),
+        "{err}"
+    );
+    assert!(!err.contains("copilot"), "{err}");
+    let text = stdout(&out);
+    assert!(text.contains("Saved to"), "{text}");
+    assert!(
+        text.contains("refreshed the hook timeout for codex (30 s → 490 s)"),
+        "{text}"
+    );
+    // Codex never trusted them: lidguard does not trust them on the user's behalf.
+    assert!(text.contains("Codex skips hooks nobody trusted"), "{text}");
+    assert!(!home.path().join("codex/config.toml").exists());
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), broken);
+    assert_eq!(std::fs::read_to_string(&copilot).unwrap(), "{ oops");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(home.places.settings_file()).unwrap())
+            .unwrap();
+    assert_eq!(
+        saved["closedLidStopFollowUpWebhookUrl"],
+        "http://127.0.0.1:9/x"
+    );
+}
+
+#[test]
+fn hook_status_reports_a_timeout_lower_than_the_settings_need_as_drift() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    assert!(
+        with_agents(&home, &["hook-install", "--provider", "claude"])
+            .status
+            .success()
+    );
+    // Settings written behind lidguard's back (no refresh): the hooks' 30 s is too short.
+    home.write_settings(r#"{"closedLidStopFollowUpWebhookUrl": "http://127.0.0.1:9/x"}"#);
+    let out = with_agents(&home, &["hook-status", "--provider", "claude", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status[0]["state"], "drifted", "{status}");
+    assert!(
+        status[0]["drift"]
+            .to_string()
+            .contains("Stop: timeout 30, expected 490"),
+        "{status}"
+    );
+    // hook-install writes the exact value.
+    assert!(
+        with_agents(&home, &["hook-install", "--provider", "claude"])
+            .status
+            .success()
+    );
+    let text = std::fs::read_to_string(home.path().join("claude/settings.json")).unwrap();
+    assert!(
+        lidguard_timeouts(&text, "claude-hook")
+            .iter()
+            .all(|(_, t)| *t == 490)
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+/// Reference §1.4: "Installed-status check accepts a timeout >= the expected value".
+#[test]
+fn hook_status_accepts_a_timeout_above_the_expected_one() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    home.write_settings(r#"{"closedLidStopFollowUpWebhookUrl": "http://127.0.0.1:9/x"}"#);
+    assert!(
+        with_agents(&home, &["hook-install", "--provider", "claude"])
+            .status
+            .success()
+    );
+    // Ask-before-sleep turned off behind lidguard's back: 490 s still outlives every hook.
+    home.write_settings("{}");
+    let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

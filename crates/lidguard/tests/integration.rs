@@ -27,5 +27,7 @@ mod robustness;
 mod watchers;
 // Webhooks to a receiver on loopback.
 mod webhooks;
+// Ask before sleep against a receiver that speaks the reference receiver's protocol.
+mod ask;
 // `lidguard settings` and `help`.
 mod settings;

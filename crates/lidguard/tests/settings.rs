@@ -98,9 +98,20 @@ fn help_overview_and_per_command_help_share_one_source() {
 
 /// Runs `lidguard <args>` on a pseudo-terminal (util-linux `script`), typing `input`.
 fn on_terminal(home: &Home, args: &str, input: &str) -> String {
+    on_terminal_with(home, &[], args, input)
+}
+
+/// [`on_terminal`] with more environment variables (the agents' config directories).
+fn on_terminal_with(
+    home: &Home,
+    env: &[(&str, std::path::PathBuf)],
+    args: &str,
+    input: &str,
+) -> String {
     use std::io::Write;
     let mut child = std::process::Command::new("script")
         .args(["-qec", &format!("{} {args}", crate::util::BIN), "/dev/null"])
+        .envs(env.iter().cloned())
         .env("LIDGUARD_HOME", home.path())
         .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
         .stdin(std::process::Stdio::piped())
@@ -202,4 +213,39 @@ fn linux_permission_install_and_remove_leave_foreign_rules_alone() {
     }
     let status = home.ok(&["linux-permission", "status", "--rules-dir", dir]);
     assert!(status.contains("not managed by lidguard"), "{status}");
+}
+
+#[test]
+fn the_interactive_editor_refreshes_installed_hook_timeouts_too() {
+    let home = Home::new();
+    let claude = home.path().join("claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let agents = [
+        ("HOME", home.path().to_path_buf()),
+        ("CLAUDE_CONFIG_DIR", claude.clone()),
+        ("CODEX_HOME", home.path().join("codex")),
+        ("COPILOT_HOME", home.path().join("copilot")),
+    ];
+    let out = home
+        .cmd(&["hook-install", "--provider", "claude"])
+        .envs(agents.clone())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let screen = on_terminal_with(
+        &home,
+        &agents,
+        "settings",
+        "closed-lid-stop-follow-up-webhook-url\nhttp://127.0.0.1:9/x\ns\n",
+    );
+    assert!(
+        screen.contains("refreshed the hook timeout for claude (30 s → 490 s)"),
+        "{screen}"
+    );
+    let text = std::fs::read_to_string(claude.join("settings.json")).unwrap();
+    assert!(
+        text.contains("\"timeout\": 490") && !text.contains("\"timeout\": 30"),
+        "{text}"
+    );
+    assert!(!home.path().join("codex").exists() && !home.path().join("copilot").exists());
 }

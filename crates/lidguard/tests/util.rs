@@ -44,8 +44,11 @@ impl Home {
     /// `lidguard <args>` in this home, with a clean environment for lidguard's variables.
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
+        // HOME too: settings that change the managed hook timeout refresh the agents' configs
+        // under it, and a test must never touch the real ones.
         cmd.args(args)
             .env("LIDGUARD_HOME", self.path())
+            .env("HOME", self.path().join("user-home"))
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
             .env_remove("LIDGUARD_LOG")
             .env_remove("LIDGUARD_PROC_ROOT")

@@ -4,7 +4,8 @@
 #![allow(dead_code, reason = "each test file uses a different part")]
 
 use jiff::{SignedDuration, Timestamp};
-use lidguard_core::event::Lid;
+use lidguard_core::ask::AskStatus;
+use lidguard_core::event::{AgentEvent, EventKind, Lid};
 use lidguard_core::provider::Provider;
 use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, StopSession};
 use lidguard_core::session::{SessionKey, StopKind};
@@ -46,8 +47,93 @@ impl Sim {
     }
 
     pub(crate) fn apply(&mut self, input: Input) {
-        let Outcome { effects, .. } = self.reg.apply(input, self.now);
+        self.apply_outcome(input);
+    }
+
+    /// Applies `input`; returns until when its hook must wait, if it must.
+    pub(crate) fn apply_outcome(&mut self, input: Input) -> Option<Timestamp> {
+        let Outcome {
+            effects,
+            hook_waits_until,
+            ..
+        } = self.reg.apply(input, self.now);
         self.effects.extend(effects);
+        hook_waits_until
+    }
+
+    /// A Claude hook event for session `id` (lid and displays as the daemon last saw them).
+    pub(crate) fn hook(
+        &mut self,
+        id: &str,
+        hook_event: &str,
+        kind: EventKind,
+    ) -> Option<Timestamp> {
+        let mut event = AgentEvent::new(Provider::Claude, id, hook_event, kind);
+        event.cwd = Some("/home/u/proj".into());
+        event.transcript_path = Some("/home/u/.claude/projects/p/s.jsonl".into());
+        if hook_event == "UserPromptSubmit" {
+            event.prompt = Some("Please refactor the storage layer and add tests for it".into());
+        }
+        if hook_event == "Stop" {
+            event.last_assistant_message = Some("Refactored; 12 tests added.".into());
+        }
+        let machine = self.reg.machine();
+        self.apply_outcome(Input::Agent {
+            event: Box::new(event),
+            lid: machine.lid,
+            external_displays: machine.external_displays,
+        })
+    }
+
+    /// The user submits a prompt in session `id`.
+    pub(crate) fn prompt(&mut self, id: &str) {
+        self.hook(id, "UserPromptSubmit", EventKind::PromptSubmitted);
+    }
+
+    /// The agent's Stop hook for session `id`; returns until when the hook waits, if it does.
+    pub(crate) fn stop_hook(&mut self, id: &str, stop_hook_active: bool) -> Option<Timestamp> {
+        self.hook(
+            id,
+            "Stop",
+            EventKind::TurnStopped {
+                stop_hook_active,
+                running_work: None,
+                can_continue: true,
+            },
+        )
+    }
+
+    /// Every ask-before-sleep question: (id, body, reply deadline, latest deadline).
+    pub(crate) fn asks(&self) -> Vec<(u64, Payload, Timestamp, Timestamp)> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Ask {
+                    id,
+                    payload,
+                    reply_deadline,
+                    latest,
+                    ..
+                } => Some((*id, (**payload).clone(), *reply_deadline, *latest)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every answer to a waiting hook: (session, continuation, status).
+    pub(crate) fn answers(&self) -> Vec<(SessionKey, Option<String>, AskStatus)> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::AnswerHook {
+                    key,
+                    continuation,
+                    status,
+                    ..
+                } => Some((key.clone(), continuation.clone(), *status)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Advances the clock, firing every deadline on the way exactly when it is due.
@@ -81,6 +167,7 @@ impl Sim {
             kind,
             end_reason: Some("Stop".into()),
             pending_work: None,
+            stop_hook: None,
         }));
     }
 

@@ -518,6 +518,14 @@ fn differences(event: &str, found: &Value, want: &Value) -> Vec<String> {
         if actual == Some(expected) {
             continue;
         }
+        // A longer timeout than needed is fine (reference §1.4: status accepts `>=`); only
+        // install writes the exact value.
+        if matches!(key.as_str(), "timeout" | "timeoutSec")
+            && let (Some(have), Some(need)) = (actual.and_then(Value::as_f64), expected.as_f64())
+            && have >= need
+        {
+            continue;
+        }
         let show = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
         out.push(match (key.as_str(), actual) {
             ("command" | "bash" | "powershell", Some(actual)) => {

@@ -158,7 +158,8 @@ pub enum InstallError {
 pub enum InstallState {
     /// No lidguard entry at all.
     Missing,
-    /// Exactly what install would write: install would change nothing.
+    /// lidguard's entries are all there and current (a timeout longer than needed counts:
+    /// install would write the exact value).
     Installed,
     /// lidguard entries exist but differ (see `missing_events` and `drift`); install fixes it.
     Drifted,

@@ -1,7 +1,9 @@
 //! `lidguard <provider>-hook`: the hot path, run on every hook event of every agent.
 //!
 //! It does only this: read stdin, parse it with the provider's dialect, make one socket round
-//! trip, print the decision if there is one. No async runtime, no database, no settings file,
+//! trip, print the decision if there is one. (A continuable Stop the daemon asks to wait for
+//! ask before sleep keeps the same connection open for a second answer, and prints the user's
+//! reply as the agent's continuation.) No async runtime, no database, no settings file,
 //! no log subscriber. And it fails open: whatever goes wrong — malformed JSON, an unknown
 //! event, no daemon, a slow daemon, a full disk — it exits 0 with empty stdout, so the agent's
 //! normal flow continues, and leaves one line in lidguard's log.
@@ -96,15 +98,19 @@ fn handle(
             response.message
         ));
     }
-    if let (Some(decision), Some(event)) = (&response.decision, decision_event)
-        && let Some(out) = lidguard_providers::render(provider, &event, decision)
-    {
+    let out = match (&response.decision, decision_event, &response.continuation) {
+        (Some(decision), Some(event), _) => lidguard_providers::render(provider, &event, decision),
+        // Ask before sleep: the user's reply continues the turn.
+        (_, _, Some(reply)) => lidguard_providers::render_continuation(provider, reply),
+        _ => None,
+    };
+    if let Some(out) = out {
         let mut stdout = std::io::stdout().lock();
         stdout
             .write_all(out.as_bytes())
             .and_then(|()| stdout.write_all(b"\n"))
             .and_then(|()| stdout.flush())
-            .map_err(|e| format!("cannot write the decision: {e}"))?;
+            .map_err(|e| format!("cannot write the hook output: {e}"))?;
     }
     Ok(())
 }

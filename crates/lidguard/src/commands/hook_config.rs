@@ -16,8 +16,8 @@ use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::install::{
-    self, Change, HookCommand, HookStatus, InstallState, agent_settings, claude, codex, copilot,
-    opencode,
+    self, Change, HookCommand, HookStatus, InstallError, InstallState, agent_settings, claude,
+    codex, copilot, opencode,
 };
 use lidguard_store::Store;
 use serde_json::{Value, json};
@@ -576,6 +576,124 @@ fn codex_trust_step(
             "  Codex skips hooks nobody trusted ({}): open `codex`, run /hooks and trust them, or rerun with --trust-codex-hooks.",
             skipped.join(", ")
         ))?;
+    }
+    Ok(())
+}
+
+/// After `lidguard settings` saved settings whose managed hook timeout differs from the old
+/// one (`old` → `new` seconds; reference §1.4): rewrites the timeout of lidguard's entries in
+/// every agent config that already holds them — the same install, backup and atomic write as
+/// `hook-install`. Agents without lidguard's entries (or without a config) are left alone, so
+/// no agent gains hooks the user did not install; OpenCode's plugin has no timeout. A refresh
+/// that fails is a warning naming the agent, never a failure of the settings change.
+pub(crate) fn refresh_timeouts(places: &Places, old: u32, new: u32) -> anyhow::Result<()> {
+    let var = |name: &str| std::env::var_os(name);
+    let cmd = match hook_program() {
+        Ok(program) => HookCommand::new(program),
+        Err(e) => {
+            output::warn(&format!(
+                "could not refresh the hook timeouts ({e:#}); run `lidguard hook-install --provider all`"
+            ));
+            return Ok(());
+        }
+    };
+    for p in MANAGED.into_iter().filter(|p| *p != Provider::OpenCode) {
+        if let Err(e) = refresh_one(places, p, &cmd, (old, new), &var) {
+            if output::is_stdout_closed(&e) {
+                return Err(e);
+            }
+            output::warn(&format!(
+                "could not refresh the hook timeout for {p} ({e:#}); its hooks still carry the old \
+                 timeout: fix that, then run `lidguard hook-install --provider {p}`",
+                p = p.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One agent of [`refresh_timeouts`].
+fn refresh_one(
+    places: &Places,
+    p: Provider,
+    cmd: &HookCommand,
+    (old, new): (u32, u32),
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> anyhow::Result<()> {
+    let location = locate(p, var)?;
+    let file = &location.file;
+    let Some(existing) = read(file)? else {
+        return Ok(());
+    };
+    let (status, subcommand) = match p {
+        Provider::Claude => (
+            claude::status(Some(&existing), cmd, new),
+            claude::SUBCOMMAND,
+        ),
+        Provider::Codex => (codex::status(Some(&existing), cmd, new), codex::SUBCOMMAND),
+        Provider::Copilot => (
+            copilot::status(Some(&existing), None, cmd, new),
+            copilot::SUBCOMMAND,
+        ),
+        _ => return Ok(()),
+    };
+    let unusable = |e: &InstallError| anyhow::anyhow!("{}: {e}", file.display());
+    let status = match status {
+        Ok(status) => status,
+        // A file that does not parse and never mentions lidguard's hook holds none of them.
+        Err(_) if !existing.contains(subcommand) => return Ok(()),
+        Err(e) => return Err(unusable(&e)),
+    };
+    if status.state == InstallState::Missing {
+        return Ok(());
+    }
+    let install = |timeout| match p {
+        Provider::Claude => claude::install(Some(&existing), cmd, timeout),
+        Provider::Codex => codex::install(Some(&existing), cmd, timeout),
+        _ => copilot::install(Some(&existing), cmd, timeout),
+    };
+    // Exactly what hook-install wrote with the old timeout: only the timeouts change now.
+    let only_timeouts = install(old).map_err(|e| unusable(&e))? == Change::Unchanged;
+    let Change::Changed { new_text } = install(new).map_err(|e| unusable(&e))? else {
+        return Ok(());
+    };
+    // Codex trusts each entry by a hash that includes its timeout. When the user had trusted
+    // every lidguard entry and only the timeouts change, the trust goes along with them;
+    // otherwise the user reviews the changed entries in Codex's /hooks.
+    let keep_codex_trust = p == Provider::Codex
+        && only_timeouts
+        && agent_settings::codex_trust(
+            &codex_hooks_key_path(&location),
+            &existing,
+            read(&location.root.join("config.toml"))?.as_deref(),
+            cmd,
+        )
+        .is_ok_and(|t| t.all_trusted() && !t.trusted.is_empty());
+    let saved = backup(places, p.as_str(), file, &existing)?;
+    settings_file::write_atomically(file, new_text.as_bytes())
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    let what = if only_timeouts {
+        format!(
+            "refreshed the hook timeout for {} ({old} s → {new} s)",
+            p.as_str()
+        )
+    } else {
+        format!(
+            "refreshed lidguard's hooks for {} (timeout {new} s; they had also drifted from what hook-install writes, now corrected)",
+            p.as_str()
+        )
+    };
+    output::line(&format!("{what}: {}", file.display()))?;
+    output::line(&format!("  previous version saved as {}", saved.display()))?;
+    if p == Provider::Codex {
+        codex_trust_step(
+            places,
+            &location,
+            Some(&new_text),
+            cmd,
+            keep_codex_trust,
+            false,
+        )?;
     }
     Ok(())
 }

@@ -125,6 +125,70 @@ pub(crate) fn suspend_history(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `webhook-history [COUNT] [--json]`: the webhook attempts from the event log (read directly
+/// from the database, so it works whether or not the daemon runs). Ask before sleep shows as
+/// one StopFollowUp entry per question, its result the exchange's outcome.
+pub(crate) fn webhook_history(
+    places: &Places,
+    count: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let path = places.database();
+    let rows = if path.exists() {
+        let store = Store::open(&path)
+            .with_context(|| format!("cannot open lidguard's database {}", path.display()))?;
+        store.recent_events_matching(lidguard_daemon::WEBHOOK_ATTEMPT, None, count)?
+    } else {
+        Vec::new()
+    };
+    let entries: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|row| {
+            let mut entry = serde_json::json!({
+                "at": row.at.to_string(),
+                "provider": row.provider,
+                "sessionId": row.session_id,
+            });
+            let detail: serde_json::Value =
+                serde_json::from_str(&row.detail_json).unwrap_or_default();
+            if let (Some(entry), Some(detail)) = (entry.as_object_mut(), detail.as_object()) {
+                entry.extend(detail.clone());
+            }
+            entry
+        })
+        .collect();
+    if json {
+        output::json(&entries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        output::line("No webhook has been sent yet.")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (row, e) in rows.iter().zip(&entries) {
+        let text = |key: &str| e[key].as_str().unwrap_or("").to_owned();
+        let outcome = if e["succeeded"].as_bool() == Some(true) {
+            "ok"
+        } else {
+            "FAILED"
+        };
+        output::line(&format!(
+            "{}  {} ({})  to {}  {outcome}: {}  {} ms{}",
+            local(row.at),
+            text("eventType"),
+            text("reason"),
+            text("host"),
+            text("result"),
+            e["durationMs"].as_u64().unwrap_or(0),
+            row.session_id
+                .as_deref()
+                .map(|s| format!("  session {s}"))
+                .unwrap_or_default()
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `preview-system-sound NAME`: plays one of the named system sounds as the suspend flow would.
 pub(crate) fn preview_system_sound(name: &str, volume: Option<u8>) -> anyhow::Result<ExitCode> {
     let Some(sound) = lidguard_core::settings::SystemSound::from_name(name) else {

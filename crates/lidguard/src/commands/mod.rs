@@ -86,6 +86,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             clear(&places, "closed-lid-stop-follow-up-webhook-url")
         }
         Command::SuspendHistory(args) => machine::suspend_history(&places, args.count, args.json),
+        Command::WebhookHistory(args) => machine::webhook_history(&places, args.count, args.json),
         Command::CurrentLidState(args) => machine::lid_state(args.json),
         Command::CurrentMonitorCount(args) => machine::monitor_count(args.json),
         Command::CurrentTemperature(args) => {

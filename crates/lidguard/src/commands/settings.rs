@@ -86,6 +86,14 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
             "could not reach the running daemon ({e}); it will read them when it restarts"
         )),
     }
+    // A stop hook may wait for the ask-before-sleep reply: installed hooks must outlive it.
+    let (before, after) = (
+        old.managed_hook_timeout_seconds(),
+        new.managed_hook_timeout_seconds(),
+    );
+    if before != after {
+        super::hook_config::refresh_timeouts(places, before, after)?;
+    }
     Ok(())
 }
 

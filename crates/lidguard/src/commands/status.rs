@@ -118,6 +118,17 @@ fn render(s: &Status) -> String {
             pending.phase,
             local(pending.due_at)
         ));
+        if let Some(ask) = &pending.ask {
+            let until = match ask.reply_deadline {
+                Some(at) => format!("a reply until {}", local(at)),
+                None => "the post-stop delay before asking".to_owned(),
+            };
+            line(format!(
+                "  Ask before sleep ({}): {}'s Stop hook waits for {until}",
+                ask.status.as_str(),
+                ask.key
+            ));
+        }
     }
     if s.sessions.is_empty() {
         line("Sessions: none".into());
@@ -180,6 +191,9 @@ fn render(s: &Status) -> String {
         st.closed_lid_permission_request_decision,
         s.settings_file,
     ));
+    if !s.ask_before_sleep.is_empty() {
+        line(format!("Ask before sleep: {}", s.ask_before_sleep));
+    }
     if let Some(e) = &s.settings_error {
         line(format!(
             "Settings file problem (running with defaults): {e}"

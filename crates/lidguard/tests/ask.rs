@@ -1,0 +1,453 @@
+//! Ask before sleep end to end on this machine: the real hook binary, the real daemon and a
+//! receiver on loopback that speaks the reference receiver's protocol
+//! (`lidguard-testreceiver`). The Stop hook waits; the receiver's reply becomes the hook's
+//! continuation; every other outcome lets the hook go empty-handed and the suspend go on.
+//!
+//! The reference's minimums apply (post-stop delay ≥ 10 s, reply wait ≥ 20 s), so the
+//! scenarios that do not depend on each other run side by side in one test.
+
+use std::path::PathBuf;
+use std::process::Output;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use lidguard_testreceiver::{FollowUp, FollowUpStatus, Options, PollFault, Receiver, WebhookFault};
+use serde_json::Value;
+
+use crate::util::{Home, eventually, fake_roots, pipe, set_lid};
+
+const PROMPT: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
+const STOP: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
+const STOP_AGAIN: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"README updated."}"#;
+
+/// A private home with ask before sleep on (10 s delay, 20 s reply wait), the lid closed
+/// and a receiver.
+struct Scenario {
+    home: Home,
+    roots: (PathBuf, PathBuf),
+    receiver: Receiver,
+}
+
+impl Scenario {
+    fn new(options: Options, extra: &[&str]) -> Scenario {
+        let home = Home::new();
+        let receiver = Receiver::start(options);
+        let url = receiver.webhook_url();
+        let mut args = vec![
+            "settings",
+            "--closed-lid-stop-follow-up-webhook-url",
+            &url,
+            "--post-stop-suspend-delay-seconds",
+            "10",
+            "--closed-lid-stop-follow-up-delay-seconds",
+            "20",
+        ];
+        args.extend_from_slice(extra);
+        home.ok(&args);
+        let roots = fake_roots(&home, "closed");
+        Scenario {
+            home,
+            roots,
+            receiver,
+        }
+    }
+
+    fn hook(&self, payload: &str) -> Output {
+        let mut cmd = self.home.cmd(&["claude-hook"]);
+        cmd.env("LIDGUARD_PROC_ROOT", &self.roots.0)
+            .env("LIDGUARD_SYS_ROOT", &self.roots.1);
+        pipe(cmd, payload.as_bytes())
+    }
+
+    /// Starts the session and lets the daemon read the closed lid.
+    fn work(&self) {
+        assert!(self.hook(PROMPT).status.success());
+        assert!(eventually(Duration::from_secs(5), || {
+            self.home.status()["lid"] == "Closed"
+        }));
+        std::thread::sleep(Duration::from_millis(2500));
+    }
+
+    /// Runs the Stop hook on a thread (it waits); returns it and when it started.
+    fn stop(&self, payload: &'static str) -> (JoinHandle<Output>, Instant) {
+        let mut cmd = self.home.cmd(&["claude-hook"]);
+        cmd.env("LIDGUARD_PROC_ROOT", &self.roots.0)
+            .env("LIDGUARD_SYS_ROOT", &self.roots.1);
+        (
+            std::thread::spawn(move || pipe(cmd, payload.as_bytes())),
+            Instant::now(),
+        )
+    }
+
+    fn question(&self) -> FollowUp {
+        self.receiver
+            .wait_for_follow_up(|_| true, Duration::from_secs(20))
+            .expect("the StopFollowUp question")
+    }
+
+    fn history(&self) -> Vec<Value> {
+        serde_json::from_str::<Value>(&self.home.ok(&["suspend-history", "--json"]))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "hooks always exit 0");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_reply_continues_the_same_session_and_the_question_has_every_field() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, started) = s.stop(STOP);
+    let question = s.question();
+    let asked_after = started.elapsed();
+    assert!(
+        asked_after >= Duration::from_secs(9),
+        "asked after the post-stop delay, not {asked_after:?}"
+    );
+    let request = s
+        .receiver
+        .requests()
+        .into_iter()
+        .find(|r| r.event_type() == Some("StopFollowUp"))
+        .unwrap();
+    let body = request.json.clone().unwrap();
+    assert_eq!(body["eventType"], "StopFollowUp");
+    assert_eq!(body["reason"], "AwaitingReply");
+    assert_eq!(body["provider"], "Claude");
+    assert_eq!(body["sessionIdentifier"], "a1");
+    assert_eq!(body["endReason"], "Stop");
+    assert_eq!(body["activeSessionCount"], 0);
+    assert_eq!(body["replyWaitSeconds"], 20);
+    assert_eq!(
+        body["inputPromptPreview"],
+        "Please refactor the storage layer and add tests..."
+    );
+    assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
+    assert_eq!(body["workingDirectory"], "/home/u/proj");
+    assert_eq!(
+        body["transcriptPath"],
+        "/home/u/.claude/projects/p/a1.jsonl"
+    );
+    assert!(
+        body["userInterfaceCulture"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty())
+    );
+    for field in ["startedAtUtc", "lastActivityAtUtc", "endedAtUtc"] {
+        assert!(
+            body[field]
+                .as_str()
+                .unwrap()
+                .parse::<jiff::Timestamp>()
+                .is_ok(),
+            "{field}"
+        );
+    }
+    let deadline: jiff::Timestamp = body["replyDeadlineUtc"].as_str().unwrap().parse().unwrap();
+    let wait = deadline.duration_since(request.received_at).as_secs_f64();
+    assert!((18.0..=21.0).contains(&wait), "{wait}");
+    assert_eq!(question.deadline_at_utc, deadline);
+    assert!(
+        request
+            .header("content-type")
+            .unwrap()
+            .starts_with("application/json"),
+        "{:?}",
+        request.header("content-type")
+    );
+    // While the question is out, `status` says so.
+    let status = s.home.status();
+    let ask = &status["pendingSuspend"]["ask"];
+    assert_eq!(ask["status"], "awaiting-reply", "{status}");
+    assert_eq!(ask["key"]["sessionId"], "a1");
+    assert!(!hook.is_finished(), "the Stop hook waits for the answer");
+
+    let result = s
+        .receiver
+        .reply(&question.id, "also update the README", true);
+    assert!(result.succeeded, "{}", result.message);
+    let out = hook.join().unwrap();
+    assert_eq!(
+        stdout(&out),
+        r#"{"decision":"block","reason":"also update the README"}"#
+    );
+    assert!(result.reply_consumed, "the daemon polled the reply");
+    // The same session, working again.
+    let session = s.home.session("a1").expect("the session is back");
+    assert_eq!(session["state"], "active");
+    assert!(s.home.status()["pendingSuspend"].is_null());
+    assert!(s.history().is_empty(), "no suspend was requested");
+    assert!(
+        !s.receiver
+            .requests()
+            .iter()
+            .any(|r| r.event_type() == Some("PostSessionEnd")
+                || r.event_type() == Some("PreSuspend")),
+        "a reply that resumes sends nothing else"
+    );
+
+    // The attempt is in the webhook history: host, never the URL with its secret.
+    let history: Value = serde_json::from_str(&s.home.ok(&["webhook-history", "--json"])).unwrap();
+    let entry = &history.as_array().unwrap()[0];
+    assert_eq!(entry["eventType"], "StopFollowUp");
+    assert_eq!(entry["reason"], "AwaitingReply");
+    assert_eq!(entry["host"], s.receiver.addr().to_string());
+    assert_eq!(entry["sessionId"], "a1");
+    assert_eq!(entry["succeeded"], true);
+    assert!(
+        entry["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("reply-received"),
+        "{entry}"
+    );
+    assert!(entry["durationMs"].as_u64().unwrap() > 0);
+    assert!(!history.to_string().contains(s.receiver.secret()));
+
+    // The continued turn stops again (stop_hook_active): asked again (repeat is on).
+    let (hook, _) = s.stop(STOP_AGAIN);
+    let again = s
+        .receiver
+        .wait_for_follow_up(|f| f.id != question.id, Duration::from_secs(20))
+        .expect("asked again");
+    s.receiver.cancel(&again.id);
+    assert_eq!(stdout(&hook.join().unwrap()), "");
+    assert!(eventually(Duration::from_secs(10), || !s
+        .history()
+        .is_empty()));
+}
+
+#[test]
+fn without_a_reply_the_hook_ends_silently_and_the_suspend_is_requested() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, started) = s.stop(STOP);
+    let question = s.question();
+    let out = hook.join().unwrap();
+    let took = started.elapsed();
+    assert_eq!(stdout(&out), "");
+    // 10 s delay + 20 s wait (+ polling slack).
+    assert!(
+        took >= Duration::from_secs(29) && took < Duration::from_secs(45),
+        "{took:?}"
+    );
+    assert_eq!(
+        s.receiver.follow_up(&question.id).unwrap().status,
+        FollowUpStatus::Expired
+    );
+    assert!(eventually(Duration::from_secs(10), || !s
+        .history()
+        .is_empty()));
+    assert!(s.home.session("a1").is_none());
+}
+
+#[test]
+fn receivers_that_fail_cancel_or_move_the_deadline() {
+    // Every scenario runs on its own thread with its own daemon and receiver.
+    type Check = fn() -> ();
+    let scenarios: Vec<(&str, Check)> = vec![
+        ("canceled", canceled),
+        ("webhook 500", || webhook_fault(WebhookFault::Status500, 12)),
+        ("webhook garbage", || {
+            webhook_fault(WebhookFault::Garbage, 12)
+        }),
+        ("webhook silent", || webhook_fault(WebhookFault::Silent, 17)),
+        ("poll 500", || poll_fault(PollFault::Status500)),
+        ("poll garbage", || poll_fault(PollFault::Garbage)),
+        ("poll unknown status", || {
+            poll_fault(PollFault::UnknownStatus)
+        }),
+        (
+            "absolute poll url, no expiry",
+            absolute_poll_url_without_expiry,
+        ),
+        ("extended", extended),
+        ("lid opened", lid_opened),
+        ("signed", signed),
+    ];
+    let running: Vec<_> = scenarios
+        .into_iter()
+        .map(|(name, check)| (name, std::thread::spawn(check)))
+        .collect();
+    let mut failed = Vec::new();
+    for (name, thread) in running {
+        if thread.join().is_err() {
+            failed.push(name);
+        }
+    }
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
+/// The user cancels the question: sleep now, no waiting for the deadline.
+fn canceled() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, _) = s.stop(STOP);
+    let question = s.question();
+    let at = Instant::now();
+    assert!(s.receiver.cancel(&question.id).succeeded);
+    assert_eq!(stdout(&hook.join().unwrap()), "");
+    assert!(eventually(Duration::from_secs(10), || !s
+        .history()
+        .is_empty()));
+    assert!(at.elapsed() < Duration::from_secs(8), "{:?}", at.elapsed());
+}
+
+/// The question cannot be asked: the hook goes at once (within the 5 s request limit).
+fn webhook_fault(fault: WebhookFault, limit_secs: u64) {
+    let s = Scenario::new(
+        Options {
+            webhook_fault: fault,
+            ..Options::default()
+        },
+        &[],
+    );
+    s.work();
+    let (hook, started) = s.stop(STOP);
+    let out = hook.join().unwrap();
+    assert_eq!(stdout(&out), "", "{fault:?}");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(limit_secs),
+        "{fault:?}: {took:?}"
+    );
+    assert!(
+        s.receiver.follow_ups().is_empty(),
+        "{fault:?}: the receiver made no follow-up"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || !s.history().is_empty()),
+        "{fault:?}: the suspend goes on"
+    );
+}
+
+/// The question is out but the poll answers something unusable: the hook goes, sleep goes on.
+fn poll_fault(fault: PollFault) {
+    let s = Scenario::new(
+        Options {
+            poll_fault: fault,
+            ..Options::default()
+        },
+        &[],
+    );
+    s.work();
+    let (hook, started) = s.stop(STOP);
+    s.question();
+    assert_eq!(stdout(&hook.join().unwrap()), "", "{fault:?}");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(14), "{fault:?}: {took:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || !s.history().is_empty()),
+        "{fault:?}"
+    );
+}
+
+/// An absolute `replyPollUrl` and an answer without `expiresAtUtc` work as well.
+fn absolute_poll_url_without_expiry() {
+    let s = Scenario::new(
+        Options {
+            absolute_poll_url: true,
+            omit_expires_at: true,
+            ..Options::default()
+        },
+        &[],
+    );
+    s.work();
+    let (hook, _) = s.stop(STOP);
+    let question = s.question();
+    assert!(question.reply_poll_url.starts_with("http://127.0.0.1:"));
+    s.receiver.reply(&question.id, "run the tests again", false);
+    assert_eq!(
+        stdout(&hook.join().unwrap()),
+        r#"{"decision":"block","reason":"run the tests again"}"#
+    );
+}
+
+/// The dashboard extends the wait: the daemon keeps polling past the first deadline.
+fn extended() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, started) = s.stop(STOP);
+    let question = s.question();
+    let result = s.receiver.extend(&question.id, 1);
+    assert!(result.extended, "{}", result.message);
+    let new_deadline = result.deadline_at_utc.unwrap();
+    assert!(eventually(Duration::from_secs(5), || {
+        let status = s.home.status();
+        status["pendingSuspend"]["ask"]["replyDeadline"]
+            .as_str()
+            .and_then(|d| d.parse::<jiff::Timestamp>().ok())
+            == Some(new_deadline)
+    }));
+    // Past the first deadline (10 + 20 s after the stop) the hook still waits.
+    while started.elapsed() < Duration::from_secs(34) {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(!hook.is_finished(), "the extension is honoured");
+    s.receiver.reply(&question.id, "one more thing", false);
+    assert_eq!(
+        stdout(&hook.join().unwrap()),
+        r#"{"decision":"block","reason":"one more thing"}"#
+    );
+}
+
+/// Opening the lid cancels the wait; nothing is requested.
+fn lid_opened() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, _) = s.stop(STOP);
+    s.question();
+    let at = Instant::now();
+    set_lid(&s.roots.0, "open");
+    assert_eq!(stdout(&hook.join().unwrap()), "");
+    assert!(at.elapsed() < Duration::from_secs(6), "{:?}", at.elapsed());
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(s.history().is_empty());
+}
+
+/// With a secret, the question and every poll carry the signature.
+fn signed() {
+    use hmac::{KeyInit, Mac};
+    let secret = "correct horse battery staple";
+    let s = Scenario::new(Options::default(), &["--webhook-secret", secret]);
+    s.work();
+    let (hook, _) = s.stop(STOP);
+    let question = s.question();
+    assert!(
+        s.receiver
+            .wait_for_request(|r| r.method == "GET", Duration::from_secs(5))
+            .is_some()
+    );
+    s.receiver.reply(&question.id, "ok", false);
+    assert_eq!(
+        stdout(&hook.join().unwrap()),
+        r#"{"decision":"block","reason":"ok"}"#
+    );
+    let requests = s.receiver.requests();
+    assert!(requests.len() >= 2);
+    for r in requests {
+        let timestamp = r.header("x-lidguard-timestamp").expect("timestamp");
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(format!("{timestamp}.").as_bytes());
+        mac.update(r.body.as_bytes());
+        let hex: String = mac
+            .finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            r.header("x-lidguard-signature"),
+            Some(format!("sha256={hex}").as_str()),
+            "{} {}",
+            r.method,
+            r.path
+        );
+    }
+}
