@@ -440,10 +440,11 @@ impl Registry {
 
     /// The earliest moment at which [`Input::Tick`] has something to do.
     pub fn next_deadline(&self) -> Option<Timestamp> {
+        let exit_at = self.exit_at.filter(|_| self.pending_suspend.is_none());
         self.sessions
             .values()
             .filter_map(|s| self.session_deadline(s))
-            .chain(self.exit_at)
+            .chain(exit_at)
             .chain(self.pending_suspend.as_ref().map(|p| p.due_at))
             .min()
     }
@@ -1013,6 +1014,10 @@ impl Registry {
     }
 
     fn tick_exit(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        // A suspend on its way (and a Stop hook waiting on it) outlives the idle exit.
+        if self.pending_suspend.is_some() {
+            return;
+        }
         if self.exit_at.is_some_and(|at| at <= now) {
             self.exit_at = None;
             log(fx, "server-runtime-cleanup-requested", None, "");

@@ -441,3 +441,25 @@ fn a_stop_that_replaces_a_waiting_one_lets_the_first_hook_go() {
     )));
     assert!(sim.stop_hook("b", false).is_some());
 }
+
+#[test]
+fn a_daemon_with_no_cleanup_delay_waits_for_the_suspend_and_its_hook() {
+    let mut settings = on();
+    settings.server_runtime_cleanup_delay_minutes = Some(0);
+    settings.pre_suspend_webhook_url.clear();
+    let mut sim = Sim::with(settings, CLOSED);
+    assert!(stopped(&mut sim).is_some());
+    let exits = |sim: &Sim| sim.effects.iter().filter(|e| **e == Effect::Exit).count();
+    assert_eq!(exits(&sim), 0, "not while the suspend is on its way");
+    sim.advance(12);
+    assert_eq!(sim.asks().len(), 1);
+    assert_eq!(exits(&sim), 0);
+    sim.apply(Input::AskResolved {
+        id: pending_id(&sim),
+        outcome: AskOutcome::Expired,
+    });
+    assert_eq!(sim.requests().len(), 1);
+    assert_eq!(sim.answers().len(), 1);
+    sim.advance(1);
+    assert_eq!(exits(&sim), 1, "then the idle exit");
+}

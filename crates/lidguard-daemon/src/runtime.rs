@@ -159,7 +159,12 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     }
 
     // Stop taking requests, let answers already given reach their clients (requests still
-    // queued are told the daemon is shutting down), then give everything back.
+    // queued are told the daemon is shutting down), then give everything back. Stop hooks
+    // waiting for ask before sleep are let go first (their connections answer "no reply").
+    rt.waiting_hooks.clear();
+    if let Some((_, canceled)) = rt.asking.take() {
+        canceled.store(true, Ordering::Relaxed);
+    }
     drop(jobs);
     acceptor.abort();
     let _ = acceptor.await;

@@ -1,6 +1,8 @@
 //! `lidguard mcp-server`: sessions and settings for any MCP client. It never starts the
 //! daemon; without one it says so in every result.
 
+use std::sync::Arc;
+
 use lidguard_core::settings::{Os, Settings, fields_for};
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{Outcome, Request, SessionRef};
@@ -62,7 +64,23 @@ pub struct ControlServer {
     runtime: Runtime,
     os: Os,
     tool_router: ToolRouter<ControlServer>,
+    on_hook_timeout_change: Option<Refresh>,
 }
+
+/// The refresh callback (a closure has no `Debug`).
+#[derive(Clone)]
+struct Refresh(Arc<HookTimeoutChange>);
+
+impl std::fmt::Debug for Refresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Refresh(..)")
+    }
+}
+
+/// Called after `update_settings` changed the managed hook timeout (old, new seconds); returns
+/// what it did, in words, for the reply. It keeps installed hooks able to outlive an
+/// ask-before-sleep wait.
+pub type HookTimeoutChange = dyn Fn(u32, u32) -> String + Send + Sync;
 
 #[tool_router]
 impl ControlServer {
@@ -77,7 +95,14 @@ impl ControlServer {
             runtime: Runtime::new(places),
             os,
             tool_router,
+            on_hook_timeout_change: None,
         }
+    }
+
+    /// Runs `refresh` whenever `update_settings` changes the managed hook timeout.
+    pub fn on_hook_timeout_change(mut self, refresh: Arc<HookTimeoutChange>) -> ControlServer {
+        self.on_hook_timeout_change = Some(Refresh(refresh));
+        self
     }
 
     #[tool(
@@ -158,6 +183,24 @@ impl ControlServer {
                     "The runtime could not be reached ({e}); it reads them when it restarts."
                 ),
             }
+        };
+        let (before, after) = (
+            update.previous.managed_hook_timeout_seconds(),
+            update.updated.managed_hook_timeout_seconds(),
+        );
+        let refreshed = match &self.on_hook_timeout_change {
+            Some(Refresh(refresh)) if before != after => {
+                let refresh = Arc::clone(refresh);
+                tokio::task::spawn_blocking(move || refresh(before, after))
+                    .await
+                    .unwrap_or_else(|e| format!("the hook refresh failed: {e}"))
+            }
+            _ => String::new(),
+        };
+        let pushed = if refreshed.trim().is_empty() {
+            pushed
+        } else {
+            format!("{pushed} {}", refreshed.trim())
         };
         let summary = if update.changes.is_empty() {
             pushed

@@ -146,6 +146,15 @@ pub(crate) enum Command {
     ProviderMcpServer(ProviderMcpServerArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
+    /// Internal: what `settings` does after the managed hook timeout changed (the MCP server
+    /// runs it, so its own stdout stays MCP frames only).
+    #[command(hide = true)]
+    RefreshHookTimeouts {
+        /// The timeout the hooks were installed with, seconds.
+        old: u32,
+        /// The timeout the settings need now, seconds.
+        new: u32,
+    },
     /// Show the command overview, or help for one command.
     Help {
         /// The command to explain.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use lidguard_testreceiver::{FollowUp, FollowUpStatus, Options, PollFault, Receiver, WebhookFault};
 use serde_json::Value;
 
-use crate::util::{Home, eventually, fake_roots, pipe, set_lid};
+use crate::util::{Home, eventually, fake_roots, pipe, set_lid, signal};
 
 const PROMPT: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
 const STOP: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
@@ -270,6 +270,7 @@ fn receivers_that_fail_cancel_or_move_the_deadline() {
         ("extended", extended),
         ("lid opened", lid_opened),
         ("signed", signed),
+        ("daemon stopped", daemon_stopped),
     ];
     let running: Vec<_> = scenarios
         .into_iter()
@@ -450,4 +451,17 @@ fn signed() {
             r.path
         );
     }
+}
+
+/// The daemon stops (SIGTERM) while a hook waits: the hook is let go at once, empty-handed.
+fn daemon_stopped() {
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let (hook, _) = s.stop(STOP);
+    s.question();
+    let pid = s.home.daemon_pid().expect("the daemon runs");
+    let at = Instant::now();
+    signal(pid, rustix::process::Signal::TERM);
+    assert_eq!(stdout(&hook.join().unwrap()), "");
+    assert!(at.elapsed() < Duration::from_secs(5), "{:?}", at.elapsed());
 }

@@ -258,3 +258,53 @@ fn a_provider_mcp_session_through_its_lifecycle() {
     );
     server.close();
 }
+
+/// The model may change the ask-before-sleep delays; installed hooks must then get the new
+/// managed timeout, as with `lidguard settings` (reference §1.4).
+#[test]
+fn update_settings_refreshes_the_timeout_of_installed_hooks() {
+    let home = Home::new();
+    let claude = home.path().join("user-home/.claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    home.ok(&["hook-install", "--provider", "claude"]);
+    home.ok(&[
+        "settings",
+        "--closed-lid-stop-follow-up-webhook-url",
+        "http://127.0.0.1:9/ask",
+    ]);
+    let timeouts = || -> Vec<u64> {
+        let text = std::fs::read_to_string(claude.join("settings.json")).unwrap();
+        let config: Value = serde_json::from_str(&text).unwrap();
+        let mut found = Vec::new();
+        for groups in config["hooks"].as_object().unwrap().values() {
+            for group in groups.as_array().unwrap() {
+                for hook in group["hooks"].as_array().unwrap() {
+                    if hook["command"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("claude-hook")
+                    {
+                        found.push(hook["timeout"].as_u64().unwrap());
+                    }
+                }
+            }
+        }
+        found
+    };
+    assert!(timeouts().iter().all(|t| *t == 490), "{:?}", timeouts());
+    let mut server = Server::start(&home, &["mcp-server"]);
+    let answer = server.tool(
+        2,
+        "update_settings",
+        &json!({"closedLidStopFollowUpDelaySeconds": 60}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    let text = answer["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("refreshed the hook timeout for claude (490 s → 370 s)"),
+        "{text}"
+    );
+    let now = timeouts();
+    assert!(!now.is_empty() && now.iter().all(|t| *t == 370), "{now:?}");
+    server.close();
+}

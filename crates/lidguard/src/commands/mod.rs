@@ -110,6 +110,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::RunServer => server::run(places),
+        Command::RefreshHookTimeouts { old, new } => {
+            hook_config::refresh_timeouts(&places, old, new).map(|()| ExitCode::SUCCESS)
+        }
         Command::Help { .. }
         | Command::ClaudeHook
         | Command::CodexHook
