@@ -323,3 +323,38 @@ fn a_watched_process_that_dies_ends_its_session_without_webhooks() {
         "no PreSuspend and no PostSessionEnd for a process that died"
     );
 }
+
+/// A Stop hook without `last_assistant_message`: the webhook takes the answer from the newest
+/// assistant record of the agent's transcript (a real captured Claude transcript).
+#[test]
+fn the_last_answer_comes_from_the_transcript_when_the_hook_has_none() {
+    let home = Home::new();
+    let (url, rx) = receiver(Mode::Ok);
+    home.ok(&[
+        "settings",
+        "--post-session-end-webhook-url",
+        &format!("{url}/post"),
+    ]);
+    let transcript = home.path().join("t1.jsonl");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/transcripts/claude/background-pending.jsonl"
+    );
+    std::fs::copy(fixture, &transcript).unwrap();
+    let t = transcript.display().to_string();
+    let roots = fake_roots(&home, "open");
+    let prompt = format!(
+        r#"{{"session_id":"t1","cwd":"/home/u/proj","transcript_path":"{t}","hook_event_name":"UserPromptSubmit","prompt":"go"}}"#
+    );
+    let stop = format!(
+        r#"{{"session_id":"t1","cwd":"/home/u/proj","transcript_path":"{t}","hook_event_name":"Stop","stop_hook_active":false}}"#
+    );
+    claude(&home, &roots, &prompt);
+    claude(&home, &roots, &stop);
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("a webhook");
+    assert_eq!(got.body["eventType"], "PostSessionEnd");
+    assert_eq!(
+        got.body["lastAssistantMessage"],
+        "Started a background sleep; ending my turn."
+    );
+}
