@@ -88,6 +88,8 @@ pub enum AskOutcome {
     WebhookFailed(String),
     /// A poll failed or answered something unusable.
     PollFailed(String),
+    /// The agent's process exited: no one is left to continue (e.g. `opencode run`).
+    AgentExited,
 }
 
 impl AskOutcome {
@@ -96,7 +98,7 @@ impl AskOutcome {
         match self {
             AskOutcome::Answered(_) => AskStatus::ReplyReceived,
             AskOutcome::Expired => AskStatus::TimedOut,
-            AskOutcome::Canceled => AskStatus::Canceled,
+            AskOutcome::Canceled | AskOutcome::AgentExited => AskStatus::Canceled,
             AskOutcome::WebhookFailed(_) => AskStatus::WebhookFailed,
             AskOutcome::PollFailed(_) => AskStatus::PollFailed,
         }
@@ -108,6 +110,7 @@ impl AskOutcome {
             AskOutcome::Answered(reply) => format!("{} characters", reply.chars().count()),
             AskOutcome::Expired => "no reply in time".into(),
             AskOutcome::Canceled => "the user canceled the question".into(),
+            AskOutcome::AgentExited => "the agent's process exited; nothing to continue".into(),
             AskOutcome::WebhookFailed(why) | AskOutcome::PollFailed(why) => why.clone(),
         }
     }

@@ -258,6 +258,9 @@ pub enum Effect {
         sound: String,
         /// Temporary volume for it.
         volume_percent: Option<u8>,
+        /// The agent process: when it has exited, asking is pointless (report
+        /// [`AskOutcome::AgentExited`]).
+        watched_pid: Option<u32>,
     },
     /// Answer the Stop hook waiting for `key` (and stop any exchange of pending suspend `id`):
     /// with the reply to continue the turn, or with nothing to let it end.
@@ -1340,6 +1343,7 @@ impl Registry {
             volume_percent: self
                 .settings
                 .closed_lid_stop_follow_up_sound_volume_override_percent,
+            watched_pid: origin.session.watched_pid,
         });
     }
 

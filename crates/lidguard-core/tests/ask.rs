@@ -197,6 +197,7 @@ fn failures_of_the_exchange_let_the_suspend_go_on_with_their_status() {
             AskStatus::PollFailed,
         ),
         (AskOutcome::Answered("   ".into()), AskStatus::PollFailed),
+        (AskOutcome::AgentExited, AskStatus::Canceled),
     ];
     for (outcome, status) in cases {
         let mut sim = Sim::with(on(), CLOSED);

@@ -37,6 +37,16 @@ pub(crate) struct Exchange {
     /// The follow-up sound (empty: none) and its temporary volume.
     pub(crate) sound: String,
     pub(crate) volume_percent: Option<u8>,
+    /// The agent process; once it has exited there is no one to continue.
+    pub(crate) watched_pid: Option<u32>,
+}
+
+impl Exchange {
+    fn agent_exited(&self) -> bool {
+        self.watched_pid.is_some_and(|pid| {
+            !lidguard_platform::process::is_alive(&lidguard_platform::sources::Roots::system(), pid)
+        })
+    }
 }
 
 /// The receiver's answer to the StopFollowUp POST.
@@ -66,6 +76,11 @@ struct Polled {
 /// registry no longer waits, so the outcome is then ignored).
 pub(crate) fn run(mut x: Exchange, canceled: &AtomicBool, moved: &dyn Fn(Timestamp)) -> AskOutcome {
     crate::runtime::fill_last_message(&mut x.payload);
+    // An agent that already exited (`opencode run` ends with its turn) cannot take a reply:
+    // do not ask the user a question whose answer would be lost.
+    if x.agent_exited() {
+        return AskOutcome::AgentExited;
+    }
     let answer = match crate::webhook::post(&x.url, &x.payload, &x.secret) {
         Ok(answer) => answer,
         Err(e) => return AskOutcome::WebhookFailed(e),
@@ -108,6 +123,9 @@ pub(crate) fn run(mut x: Exchange, canceled: &AtomicBool, moved: &dyn Fn(Timesta
         }
         if Timestamp::now() > deadline {
             return AskOutcome::Expired;
+        }
+        if x.agent_exited() {
+            return AskOutcome::AgentExited;
         }
         let polled = crate::webhook::get(poll.as_str(), &x.secret).and_then(|a| {
             serde_json::from_str::<Polled>(&a.body)

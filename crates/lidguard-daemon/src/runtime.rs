@@ -596,7 +596,14 @@ impl Runtime {
                     latest,
                     sound,
                     volume_percent,
-                } => self.ask(id, *payload, reply_deadline, latest, sound, volume_percent),
+                    watched_pid,
+                } => self.ask(
+                    id,
+                    *payload,
+                    (reply_deadline, latest),
+                    (sound, volume_percent),
+                    watched_pid,
+                ),
                 Effect::AnswerHook {
                     id,
                     key,
@@ -621,10 +628,9 @@ impl Runtime {
         &mut self,
         id: u64,
         mut payload: lidguard_core::webhook::Payload,
-        reply_deadline: Timestamp,
-        latest: Timestamp,
-        sound: String,
-        volume_percent: Option<u8>,
+        (reply_deadline, latest): (Timestamp, Timestamp),
+        (sound, volume_percent): (String, Option<u8>),
+        watched_pid: Option<u32>,
     ) {
         let settings = self.registry.settings();
         let Some(url) = crate::webhook::url_for(settings, EventType::StopFollowUp) else {
@@ -644,6 +650,7 @@ impl Runtime {
             latest,
             sound,
             volume_percent,
+            watched_pid,
         };
         let canceled = Arc::new(AtomicBool::new(false));
         if let Some((_, old)) = self.asking.replace((id, Arc::clone(&canceled))) {

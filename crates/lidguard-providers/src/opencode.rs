@@ -3,10 +3,17 @@
 //! OpenCode has no shell hooks: plugins run in-process. lidguard's plugin (the asset
 //! `assets/opencode/lidguard.js`, see [`plugin_js`]) is a thin forwarder: for the hook points and
 //! bus events lidguard cares about it runs this command with the hook name or event type in
-//! `--event` and, on stdin, what OpenCode handed the plugin — `{hook, input, output}` — plus two
+//! `--event` and, on stdin, what OpenCode handed the plugin — `{hook, input, output}` — plus the
 //! fields only the plugin can know: `directory` (the plugin's working directory),
 //! `lastAssistantMessage` (the last assistant text part, on stop events) and `stopHookActive`
-//! (this idle follows a continuation the plugin injected). All interpretation happens here.
+//! (on `session.idle`: this idle ends a turn the plugin started by sending the user's
+//! ask-before-sleep reply back into the session). All interpretation happens here.
+//!
+//! Ask before sleep: `session.idle` is the only continuable stop the plugin forwards (OpenCode 2's
+//! `session.execution.succeeded` is understood too). When the daemon answers it with the user's
+//! reply, this hook prints [`render_continuation`] and the plugin prompts the same session with
+//! the reply. That needs OpenCode, its server and the session alive: it works under `opencode
+//! serve` (and the TUI, which runs one), not under `opencode run`, which exits at the first idle.
 //!
 //! Sources: the V1 plugin API (`@opencode-ai/plugin`, restated in
 //! shared/reference/hook-contracts.md §4) and the raw plugin inputs captured from
@@ -40,6 +47,7 @@ struct Wire {
     output: Value,
     directory: Option<String>,
     last_assistant_message: Option<String>,
+    #[serde(alias = "stop_hook_active")]
     stop_hook_active: Option<bool>,
 }
 
@@ -99,12 +107,16 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 state_reason: event_name.clone(),
             });
         }
-        // The end of a turn; only these may ask before sleep.
-        "session.idle" | "session.execution.succeeded" => kinds.push(turn_stopped(&wire)),
+        // The end of a turn; only these may ask before sleep: the plugin sends the user's reply
+        // back into the session after them (OpenCode 1 `session.idle`, OpenCode 2
+        // `session.execution.succeeded`).
+        "session.idle" | "session.execution.succeeded" => kinds.push(turn_stopped(&wire, true)),
+        // Also the end of a turn, but the plugin does not forward it and never continues after
+        // it (1.18.33 sends `session.idle` right after it: that one may ask).
         "session.status" => {
             let idle = properties.and_then(|p| str_at(p, &["status", "type"])) == Some("idle");
             kinds.push(if idle {
-                turn_stopped(&wire)
+                turn_stopped(&wire, false)
             } else {
                 EventKind::Telemetry
             });
@@ -137,11 +149,14 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         .collect())
 }
 
-fn turn_stopped(wire: &Wire) -> EventKind {
+/// The end of a turn. `can_continue`: ask before sleep may continue it (only the stops after
+/// which lidguard's plugin sends the user's reply back into the session). `stopHookActive`
+/// comes from the plugin: this stop ends a turn the plugin started with such a reply.
+fn turn_stopped(wire: &Wire, can_continue: bool) -> EventKind {
     EventKind::TurnStopped {
-        stop_hook_active: wire.stop_hook_active.unwrap_or(false),
+        stop_hook_active: can_continue && wire.stop_hook_active.unwrap_or(false),
         running_work: None,
-        can_continue: true,
+        can_continue,
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use lidguard_testreceiver::{FollowUp, FollowUpStatus, Options, PollFault, Receiver, WebhookFault};
 use serde_json::Value;
 
-use crate::util::{Home, eventually, fake_roots, pipe, set_lid, signal};
+use crate::util::{Agent, Home, eventually, fake_roots, pipe, set_lid, signal};
 
 const PROMPT: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
 const STOP: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
@@ -271,6 +271,7 @@ fn receivers_that_fail_cancel_or_move_the_deadline() {
         ("lid opened", lid_opened),
         ("signed", signed),
         ("daemon stopped", daemon_stopped),
+        ("agent exited", agent_exited),
     ];
     let running: Vec<_> = scenarios
         .into_iter()
@@ -464,4 +465,38 @@ fn daemon_stopped() {
     signal(pid, rustix::process::Signal::TERM);
     assert_eq!(stdout(&hook.join().unwrap()), "");
     assert!(at.elapsed() < Duration::from_secs(5), "{:?}", at.elapsed());
+}
+
+/// The agent's process is gone before the question would go out (as after `opencode run`):
+/// nobody could take a reply, so nothing is asked and the suspend goes on.
+fn agent_exited() {
+    let s = Scenario::new(Options::default(), &[]);
+    let mut agent = Agent::spawn();
+    let pid = agent.pid().to_string();
+    let mut start = s.home.cmd(&[
+        "start",
+        "--provider",
+        "claude",
+        "--session",
+        "a1",
+        "--parent-pid",
+        &pid,
+    ]);
+    start
+        .env("LIDGUARD_PROC_ROOT", &s.roots.0)
+        .env("LIDGUARD_SYS_ROOT", &s.roots.1);
+    assert!(start.output().unwrap().status.success());
+    assert!(eventually(Duration::from_secs(5), || {
+        s.home.status()["lid"] == "Closed"
+    }));
+    std::thread::sleep(Duration::from_millis(2500));
+    let (hook, started) = s.stop(STOP);
+    agent.kill();
+    assert_eq!(stdout(&hook.join().unwrap()), "");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(14), "{took:?}");
+    assert!(s.receiver.follow_ups().is_empty(), "nothing was asked");
+    assert!(eventually(Duration::from_secs(10), || !s
+        .history()
+        .is_empty()));
 }

@@ -22,6 +22,13 @@ success; `<run>/logs/*.log`: `[hook stdout]` lines at log level all); what OpenC
 answer from its event stream and the model's requests; session states from a `status --json`
 poller (lgverify.StatusPoller) in windows the fake model's `delay` guarantees.
 
+Ask before sleep (opencode-serve-ask, opencode-run-ask): the test receiver
+(`target/debug/lidguard-test-receiver` through receiver.py; run.sh builds it, a direct run of this
+script builds it when missing; started inside the namespace) is
+lidguard's `closedLidStopFollowUpWebhookUrl`; the driver answers its question like a phone would.
+Continuation works under `opencode serve` (the reply comes back into the same session); `opencode
+run` exits at the first session.idle, so a reply is never sent back there.
+
 Prints `PASS <check>` / `FAIL <check>: <why>` per check and finally `N passed, M failed`; exits 1 on
 any failure. Every process started is stopped by its pid (the lidguard daemon by the pid from
 `lidguard status --json`, a tmux server by its own `-L` socket and pid).
@@ -46,9 +53,11 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, HERE)
 import lgverify  # noqa: E402
+import receiver  # noqa: E402
 
 LIDGUARD = os.environ.get("LIDGUARD_BIN", os.path.join(REPO, "target", "debug", "lidguard"))
 FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel_chat.py")
+RECEIVER_BIN = os.path.join(REPO, "target", "debug", "lidguard-test-receiver")
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
 OPENCODE_VERSION = os.environ.get("OPENCODE_VERSION", "1.18.33")
 COPILOT = os.path.join(REPO, ".ci/cache/npm", f"@github+copilot@{COPILOT_VERSION}", "node_modules/.bin/copilot")
@@ -947,6 +956,271 @@ def opencode_run(root):
         run.finish()
 
 
+# --- OpenCode: ask before sleep ------------------------------------------------------------------
+
+ASK_REPLY = "also update the README"
+ASK_DELAY = 10   # postStopSuspendDelaySeconds: the least that lets lidguard ask
+ASK_WAIT = 20    # closedLidStopFollowUpDelaySeconds: the least reply wait
+
+
+def ask_setup(run):
+    """The receiver (tests/e2e/verify/receiver.py; started here, inside the namespace, like the
+    agent) and the settings that make lidguard ask before sleep. Returns the receiver or None."""
+    if not os.path.exists(RECEIVER_BIN):
+        check(f"{run.name}: the test receiver is built", False,
+              f"missing {RECEIVER_BIN} (cargo build -p lidguard-testreceiver)")
+        return None
+    rcv = receiver.Receiver(REPO)
+    try:
+        r = subprocess.run([LIDGUARD, "settings", "--closed-lid-stop-follow-up-webhook-url", rcv.webhook_url,
+                            "--closed-lid-stop-follow-up-delay-seconds", str(ASK_WAIT),
+                            "--post-stop-suspend-delay-seconds", str(ASK_DELAY),
+                            "--repeat-closed-lid-stop-follow-up", "false"],
+                           env=run.cli_env(), capture_output=True, text=True, timeout=30)
+    except BaseException:
+        rcv.close()
+        raise
+    if r.returncode != 0:
+        check(f"{run.name}: lidguard settings for ask before sleep", False, r.stdout + r.stderr)
+        rcv.close()
+        return None
+    return rcv
+
+
+def lidguard_log(run):
+    try:
+        with open(run.path("lg", "state", "lidguard.log"), errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def log_has(lines, *words):
+    return [l for l in lines if all(w in l for w in words)]
+
+
+def wait_log(run, *words, timeout=30):
+    end = time.time() + timeout
+    while True:
+        got = log_has(lidguard_log(run), *words)
+        if got or time.time() > end:
+            return got
+        time.sleep(0.25)
+
+
+def hook_processes(run):
+    """Live `lidguard opencode-hook` processes of this run (by their LIDGUARD_HOME)."""
+    home = ("LIDGUARD_HOME=" + run.lgenv["LIDGUARD_HOME"]).encode()
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            if b"opencode-hook" not in cmd:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if home not in f.read().split(b"\0"):
+                    continue
+            out.append((int(pid), b" ".join(cmd).decode(errors="replace")))
+        except OSError:
+            pass
+    return out
+
+
+def user_texts(req):
+    """The user messages' text in one model request."""
+    out = []
+    for m in (req.get("body") or {}).get("messages") or []:
+        if m.get("role") != "user":
+            continue
+        c = m.get("content")
+        out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or [] if isinstance(p, dict)))
+    return out
+
+
+def check_ask_log(run, tag, allowed=()):
+    """lidguard's log: no WARN/ERROR but the expected ones (no system bus here: no protection, the
+    suspend request fails), one daemon."""
+    lines = lidguard_log(run)
+    ok_words = ["protection unavailable", "suspend failed", *allowed]
+    odd = [l[:200] for l in lines if (" WARN " in l or " ERROR " in l) and not any(w in l for w in ok_words)]
+    starts = len(log_has(lines, "daemon started"))
+    check(f"{tag}: lidguard's log: no unexpected WARN/ERROR, one daemon", not odd and starts == 1,
+          f"{starts} daemon start(s); {odd[:3]}")
+
+
+def opencode_serve_ask(root):
+    """`opencode serve`, lid closed, ask before sleep on: the turn ends (session.idle), lidguard's
+    hook holds the stop while OpenCode goes on delivering events, the receiver gets the question,
+    the driver replies, and the plugin sends the reply back into the same session: the model gets
+    it as the next user message of that session. The continued turn's stop says stopHookActive
+    (repeat off: lidguard then sleeps at once)."""
+    tag = "opencode-serve-ask"
+    run = Run(root, tag, lid="closed", decision="deny")
+    srv = rcv = None
+    try:
+        rcv = ask_setup(run)
+        if not rcv:
+            return
+        run.start_fake([{"text": "First answer."}, {"text": "README updated."}])
+        opencode_prepare(run, {})
+        srv = Serve(run)
+        if not check(f"{tag}: opencode serve is up", srv.wait_up(), open(run.path("serve.stderr")).read()[-800:]):
+            return
+        srv.listen()
+        st, sess = srv.call("POST", "/session", {})
+        sid = sess["id"]
+        srv.call("POST", f"/session/{sid}/message", {"parts": [{"type": "text", "text": "go"}]}, 120)
+        idle = run.wait_event("session.idle", timeout=30)
+        first = (idle or [{}])[0]
+        ev1 = first.get("event") or {}
+        check(f"{tag}: the first session.idle is a continuable stop (canContinue, stopHookActive false)",
+              first.get("outcome") == "stopped" and ev1.get("canContinue") is True and ev1.get("stopHookActive") is False,
+              json.dumps(first)[:600])
+        if not idle:
+            return
+        # While lidguard holds that stop: OpenCode goes on delivering events to the plugin (a scratch
+        # session's deletion reaches lidguard) and the hook is still waiting.
+        st, scratch = srv.call("POST", "/session", {})
+        srv.call("DELETE", f"/session/{scratch.get('id')}")
+        deleted = run.wait_event("session.deleted", timeout=8,
+                                 pred=lambda e: e.get("sessionId") == scratch.get("id"))
+        held = hook_processes(run)
+        check(f"{tag}: while lidguard holds the stop, other plugin events still reach it (a scratch session's "
+              "session.deleted) and the session.idle hook is still waiting",
+              deleted and any("session.idle" in c for _, c in held) and not rcv.questions(),
+              f"deleted={bool(deleted)} hooks={held} questions={len(rcv.questions())}")
+        q = rcv.wait_for_question(timeout=ASK_DELAY + 20)
+        t_q = time.time()
+        body = next((r.get("json") for r in rcv.requests()
+                     if (r.get("json") or {}).get("eventType") == "StopFollowUp"), None) or {}
+        check(f"{tag}: {ASK_DELAY} s after session.idle the receiver got the StopFollowUp question for this session "
+              "(with the last answer)",
+              q and body.get("sessionIdentifier") == sid and body.get("provider", "").lower() == "opencode"
+              and body.get("lastAssistantMessage") == "First answer." and t_q - first["t"] >= ASK_DELAY - 1,
+              f"after {t_q - first['t']:.1f} s: {json.dumps(body)[:600]}")
+        if not q:
+            return
+        res = rcv.reply(q["id"], ASK_REPLY)
+        got = None
+        end = time.time() + 30
+        while time.time() < end and not got:
+            got = [r for r in run.model_requests() if r.get("served") != "fixed"
+                   and any(ASK_REPLY in t for t in user_texts(r))]
+            time.sleep(0.25)
+        reqs = [r for r in run.model_requests() if r.get("served") != "fixed"]
+        texts = user_texts(got[0]) if got else []
+        check(f"{tag}: the driver's reply ({ASK_REPLY!r}) reached the model as the next user message of the same "
+              "session (after the first turn's 'go')",
+              res.get("replyConsumed") and texts and texts[-1].strip() == ASK_REPLY and "go" in texts[0],
+              f"reply={res} user texts per request={[user_texts(r) for r in reqs]}")
+        second = srv.wait("session.idle", sid, timeout=30, count=2)
+        idles = run.wait_event("session.idle", count=2, timeout=10) or []
+        ev2 = (idles[1].get("event") or {}) if len(idles) > 1 else {}
+        check(f"{tag}: the continued turn ended with a second session.idle carrying stopHookActive true",
+              second and ev2.get("stopHookActive") is True and ev2.get("lastAssistantMessage") == "README updated.",
+              json.dumps(idles)[:800])
+        st, msgs = srv.call("GET", f"/session/{sid}/message")
+        conv = [((m.get("info") or {}).get("role"),
+                 " ".join(p.get("text", "") for p in m.get("parts", []) if p.get("type") == "text").strip())
+                for m in (msgs if isinstance(msgs, list) else [])]
+        check(f"{tag}: the OpenCode session holds go / First answer. / the reply / README updated.",
+              conv == [("user", "go"), ("assistant", "First answer."), ("user", ASK_REPLY), ("assistant", "README updated.")],
+              conv)
+        log = lidguard_log(run)
+        order = ["stop-follow-up-awaiting-reply", "stop-follow-up-reply-received", "session-continued",
+                 "stop-follow-up-skipped", "suspend-requested"]
+        wait_log(run, "suspend-requested", timeout=5)
+        log = lidguard_log(run)
+        idx = [next((i for i, l in enumerate(log) if f"event={w} " in l), None) for w in order]
+        check(f"{tag}: lidguard's log: asked, reply received, session continued; the second stop skipped the "
+              "question (repeat off) and the suspend went on", None not in idx and idx == sorted(idx),
+              dict(zip(order, idx)))
+        check(f"{tag}: one question only", len(rcv.questions()) == 1, rcv.questions())
+        srv.call("DELETE", f"/session/{sid}")
+        run.wait_event("session.deleted", timeout=5, pred=lambda e: e.get("sessionId") == sid)
+        check(f"{tag}: no lidguard hook process left", not hook_processes(run), hook_processes(run))
+        check_ask_log(run, tag)
+        no_session_left(run, "opencode", f"{tag}: no session at the end")
+    finally:
+        if srv:
+            srv.stop()
+        if rcv:
+            rcv.close()
+        run.finish()
+
+
+def opencode_run_ask(root):
+    """`opencode run`, lid closed, ask before sleep on. `run` exits right after the first
+    session.idle, so a reply can never be sent back: lidguard's hook for that idle outlives the
+    process (it waits in the daemon, stdout to a dead pipe). Nothing may hang: run exits at once,
+    and after the reply the resumed session ends (its process is gone), the hook exits and the
+    suspend goes on."""
+    tag = "opencode-run-ask"
+    run = Run(root, tag, lid="closed", decision="deny")
+    rcv = None
+    try:
+        rcv = ask_setup(run)
+        if not rcv:
+            return
+        run.start_fake([{"text": "First answer."}, {"text": "README updated."}])
+        opencode_prepare(run, {}, config_dir_var=True)
+        p = spawn([OPENCODE, "run", "--print-logs", "--log-level", "INFO", "go"], cwd=run.proj,
+                  env=opencode_env(run), stdin=subprocess.DEVNULL,
+                  stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
+        try:
+            rc = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            stop_popen(p)
+            rc = None
+        t_exit = time.time()
+        held = hook_processes(run)
+        idle = run.wait_event("session.idle", timeout=5)
+        t_idle = idle[0]["t"] if idle else None
+        check(f"{tag}: opencode run exits 0 right after session.idle, while lidguard's hook for it still waits",
+              rc == 0 and t_idle and t_exit - t_idle < 5 and any("session.idle" in c for _, c in held),
+              f"exit {rc}, {t_exit - t_idle if t_idle else None} s after session.idle; hooks {held}")
+        q = rcv.wait_for_question(timeout=ASK_DELAY + 20)
+        res = rcv.reply(q["id"], ASK_REPLY) if q else {}
+        say(f"INFO {tag}: " + (f"lidguard asked {time.time() - t_exit:.1f} s after the exit, although the process "
+                               f"was gone; the driver's reply consumed: {res.get('replyConsumed')}"
+                               if q else "lidguard did not ask (the process was gone)"))
+        end = time.time() + 15
+        while time.time() < end and (hook_processes(run) or session_of(run.sessions(), "opencode")):
+            time.sleep(0.25)
+        say(f"INFO {tag}: hook gone and no session {time.time() - t_exit:.1f} s after the exit")
+        time.sleep(0.5)  # the daemon logs the next suspend in the step that ends the session
+        left = hook_processes(run)
+        check(f"{tag}: after the reply lidguard's hook exits and no session is left (the resumed session ends: its "
+              "process is gone)", not left and not session_of(run.sessions(), "opencode"),
+              f"hooks {left} sessions {run.sessions()}")
+        log = lidguard_log(run)
+        say("INFO " + tag + ": " + "; ".join(l.split("event=")[1][:90] for l in log
+                                             if "event=" in l and ("stop-follow-up" in l or "session-" in l
+                                                                   or "watched" in l or "suspend" in l)))
+        # The suspend goes on: scheduled again (a fresh post-stop delay) once the resumed session
+        # ended; not waited out here (the rest is the daemon's ordinary path, checked elsewhere).
+        names = [l.split("event=")[1].split(" ")[0] for l in log if "event=" in l]
+        if "session-continued" in names:  # resumed by the reply: it must end, then the suspend is due
+            tail = names[len(names) - names[::-1].index("session-continued"):]
+            ok = "suspend-scheduled" in tail and any(e in tail[:tail.index("suspend-scheduled")]
+                                                     for e in ("watched-process-exited", "session-stopped"))
+        else:  # no reply went out (the ask was dropped): the first suspend goes on
+            ok = "suspend-scheduled" in names and "session-continued" not in names
+        check(f"{tag}: the suspend goes on (scheduled again once the resumed session ended)", ok,
+              [l.split("event=")[1][:120] for l in log if "event=" in l and ("suspend" in l or "session" in l)])
+        calls = [r for r in run.model_requests() if r.get("served") != "fixed"]
+        check(f"{tag}: the reply never reached the model (run mode cannot continue a session)",
+              not any(ASK_REPLY in t for r in calls for t in user_texts(r)), [user_texts(r) for r in calls])
+        check_ask_log(run, tag, allowed=("cannot write the hook output",))
+    finally:
+        if rcv:
+            rcv.close()
+        run.finish()
+
+
 # --- main ----------------------------------------------------------------------------------------
 
 COPILOT_SCENARIOS = [("copilot-bash-tool", copilot_bash_tool),
@@ -957,7 +1231,9 @@ COPILOT_SCENARIOS = [("copilot-bash-tool", copilot_bash_tool),
 OPENCODE_SCENARIOS = [("opencode-serve-deny", lambda r: opencode_serve_permission(r, "deny")),
                       ("opencode-serve-allow", lambda r: opencode_serve_permission(r, "allow")),
                       ("opencode-serve-lid-open", lambda r: opencode_serve_permission(r, "open")),
-                      ("opencode-run", opencode_run)]
+                      ("opencode-run", opencode_run),
+                      ("opencode-serve-ask", opencode_serve_ask),
+                      ("opencode-run-ask", opencode_run_ask)]
 
 
 def inside(args):
@@ -1029,6 +1305,9 @@ def main():
     if os.geteuid() != 0:
         say("needs root (for unshare -n)")
         sys.exit(2)
+    if args.which in ("opencode", "all") and not os.path.exists(RECEIVER_BIN) and shutil.which("cargo"):
+        # the ask-before-sleep scenarios run the test receiver (run.sh builds it; this is for direct runs)
+        subprocess.run(["cargo", "build", "-q", "-p", "lidguard-testreceiver"], cwd=REPO)
     out = args.out or f"/tmp/lidguard-verify-copilot-opencode.{time.strftime('%Y%m%d-%H%M%S')}"
     cmd = ["unshare", "-n", sys.executable, os.path.abspath(__file__), args.which, *args.names,
            "--out", out, "--inside"]
