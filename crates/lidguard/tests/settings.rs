@@ -249,3 +249,42 @@ fn the_interactive_editor_refreshes_installed_hook_timeouts_too() {
     );
     assert!(!home.path().join("codex").exists() && !home.path().join("copilot").exists());
 }
+
+#[test]
+fn settings_and_status_show_whether_ask_before_sleep_is_on() {
+    let home = Home::new();
+    assert!(
+        home.ok(&["settings"])
+            .contains("Ask before sleep: off (hooks wait up to 30 s)")
+    );
+    home.ok(&[
+        "settings",
+        "--closed-lid-stop-follow-up-webhook-url",
+        "https://n.example/api/webhooks/lidguard/s",
+    ]);
+    assert!(
+        home.ok(&["settings"])
+            .contains("Ask before sleep: on (hooks wait up to 490 s)")
+    );
+    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "5"]);
+    let shown = home.ok(&["settings"]);
+    assert!(
+        shown.contains("Ask before sleep: configuration error: ")
+            && shown.contains("post-stop-suspend-delay-seconds"),
+        "{shown}"
+    );
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    let status = home.status();
+    assert!(
+        status["askBeforeSleep"]
+            .as_str()
+            .unwrap()
+            .starts_with("configuration error"),
+        "{status}"
+    );
+    assert!(
+        home.ok(&["status"])
+            .contains("Ask before sleep: configuration error")
+    );
+    home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
+}

@@ -123,6 +123,11 @@ fn render(settings: &Settings, os: Os, path: &str) -> String {
         let value = shown(spec, settings);
         out.push_str(&format!("    {:<width$}  {value}\n", spec.flag));
     }
+    out.push_str(&format!(
+        "\nAsk before sleep: {} (hooks wait up to {} s)\n",
+        settings.follow_up_state(),
+        settings.managed_hook_timeout_seconds()
+    ));
     out.push_str("\nChange one with `lidguard settings --<name> <value>`; `lidguard settings --help` explains each.\n");
     out
 }
