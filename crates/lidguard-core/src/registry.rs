@@ -337,6 +337,8 @@ pub struct Registry {
     pending_origin: Option<Ended>,
     /// Whether the pending suspend's PreSuspend webhook was attempted.
     pre_suspend_sent: bool,
+    /// Whether a session needed protection after the last input.
+    working: bool,
 }
 
 /// A session ended during the current input.
@@ -375,6 +377,7 @@ impl Registry {
             trigger: None,
             pending_origin: None,
             pre_suspend_sent: false,
+            working: false,
         }
     }
 
@@ -1030,17 +1033,13 @@ impl Registry {
 
     /// Brings derived state (protection, idle exit) in line with the sessions.
     fn reconcile(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
-        let wanted = self.wanted_protection();
-        let dropped = self.protection.is_some() && wanted.is_none();
-        let wanted_any = wanted.is_some();
-        if wanted != self.protection {
-            self.protection.clone_from(&wanted);
-            fx.push(Effect::Protection(wanted));
-        }
+        let working = self.sessions.values().any(Session::needs_protection);
+        let dropped = self.working && !working;
+        self.working = working;
         let trigger = self.trigger.take();
         let provider_end = trigger.as_ref().and_then(|t| t.provider_end.clone());
         let mut scheduled = false;
-        if wanted_any {
+        if working {
             self.cancel_suspend("work resumed", fx);
         } else if dropped || trigger.is_some() {
             let cancel_path = trigger.as_ref().is_some_and(|t| t.cancel_path);
@@ -1052,6 +1051,11 @@ impl Registry {
         if let Some(ended) = provider_end.filter(|_| !scheduled) {
             // A normal end that does not put the machine to sleep is announced as such.
             self.post_session_end(&ended, fx);
+        }
+        let wanted = self.wanted_protection();
+        if wanted != self.protection {
+            self.protection.clone_from(&wanted);
+            fx.push(Effect::Protection(wanted));
         }
         if !self.sessions.is_empty() {
             if self.exit_at.take().is_some() {
@@ -1548,13 +1552,17 @@ impl Registry {
         }));
     }
 
+    /// Protection is held while sessions work, and while a suspend is on its way — through
+    /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
+    /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
+    /// released right before the OS request (reference §3.2).
     fn wanted_protection(&self) -> Option<ProtectionPlan> {
         let count = self
             .sessions
             .values()
             .filter(|s| s.needs_protection())
             .count();
-        if count == 0 {
+        if count == 0 && self.pending_suspend.is_none() {
             return None;
         }
         let power = &self.settings.power_request;
@@ -1569,7 +1577,13 @@ impl Registry {
             keep_awake,
             lid_switch: self.settings.change_lid_action,
             who: WHO.to_owned(),
-            why: why_text(count),
+            why: match (count, &self.pending_suspend) {
+                (0, Some(p)) if p.ask.is_some() => {
+                    "asking before sleep: an agent may go on".to_owned()
+                }
+                (0, _) => "a closed-lid suspend is on its way".to_owned(),
+                (n, _) => why_text(n),
+            },
         })
     }
 }

@@ -288,22 +288,70 @@ fn new_work_or_a_lid_opening_cancels_the_wait() {
 }
 
 #[test]
-fn the_emergency_guard_is_disarmed_while_the_question_is_out() {
-    // A wait exists only when no session keeps the machine awake, and the guard reads the
-    // temperature only while protection is held: a hot machine cannot interrupt the wait,
-    // and the wait never holds the machine awake.
+fn the_machine_is_kept_awake_while_the_question_is_out_and_emergency_hibernation_ends_it() {
     let mut settings = on();
     settings.emergency_hibernation_on_high_temperature = true;
     let mut sim = Sim::with(settings, CLOSED);
     stopped(&mut sim);
+    // Through the delay and the wait the locks stay (reference §3.2): logind's own lid
+    // handling must not suspend the machine before the user could answer.
+    let plan = sim
+        .reg
+        .protection()
+        .expect("held during the post-stop delay");
+    assert!(plan.lid_switch);
+    assert_eq!(plan.why, "asking before sleep: an agent may go on");
     sim.advance(12);
     assert_eq!(sim.asks().len(), 1);
-    assert!(sim.reg.protection().is_none());
-    assert!(!sim.reg.temperature_watch_wanted());
+    assert!(sim.reg.protection().is_some(), "held during the wait");
+    assert!(sim.reg.temperature_watch_wanted());
+    sim.take();
     sim.apply(Input::Temperature { celsius: Some(105) });
-    assert!(sim.answers().is_empty());
-    assert!(sim.requests().is_empty());
-    // A display appearing is caught by the re-check after the wait, not here.
+    assert_eq!(sim.answers(), vec![(key("s1"), None, AskStatus::Canceled)]);
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].reason,
+        lidguard_core::suspend::SuspendReason::EmergencyHibernation
+    );
+    assert!(
+        !event_types(&sim).contains(&EventType::PostSessionEnd),
+        "emergency hibernation suppresses PostSessionEnd"
+    );
+    assert!(sim.reg.pending_suspend().is_none());
+    assert!(sim.reg.protection().is_none(), "released for the request");
+}
+
+#[test]
+fn the_locks_go_right_before_the_request() {
+    let mut settings = on();
+    settings.pre_suspend_webhook_url.clear();
+    let mut sim = Sim::with(settings, CLOSED);
+    stopped(&mut sim);
+    sim.advance(12);
+    sim.take();
+    sim.apply(Input::AskResolved {
+        id: pending_id(&sim),
+        outcome: AskOutcome::Expired,
+    });
+    let effects = sim.take();
+    let suspend = effects
+        .iter()
+        .position(|e| matches!(e, Effect::Suspend(_)))
+        .expect("the request");
+    let release = effects
+        .iter()
+        .position(|e| *e == Effect::Protection(None))
+        .expect("the release");
+    assert!(
+        release > suspend,
+        "the daemon releases the locks as it asks"
+    );
+    assert!(sim.reg.protection().is_none());
+    // A display appearing before the request: the suspend is canceled and the locks go too.
+    let mut sim = Sim::with(on(), CLOSED);
+    stopped(&mut sim);
+    sim.advance(12);
     sim.apply(Input::Machine(Machine {
         lid: Lid::Closed,
         external_displays: Some(1),
@@ -312,9 +360,9 @@ fn the_emergency_guard_is_disarmed_while_the_question_is_out() {
         id: pending_id(&sim),
         outcome: AskOutcome::Expired,
     });
-    assert_eq!(sim.answers(), vec![(key("s1"), None, AskStatus::TimedOut)]);
     assert!(sim.requests().is_empty(), "the re-check sees the display");
     assert!(sim.reg.pending_suspend().is_none());
+    assert!(sim.reg.protection().is_none());
 }
 
 #[test]

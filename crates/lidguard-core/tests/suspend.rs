@@ -337,7 +337,13 @@ fn no_emergency_with_the_lid_open_a_display_no_protection_or_the_feature_off() {
                 external_displays: Some(1),
             }));
         }),
-        Box::new(|sim| sim.soft_lock("a")),
+        // Everything waits for the user and the suspend went out: no protection, no guard
+        // (while that suspend was pending, protection and the guard were still on).
+        Box::new(|sim| {
+            sim.soft_lock("a");
+            sim.advance(120);
+            assert!(sim.reg.protection().is_none());
+        }),
     ];
     for setup in cases {
         let mut sim = Sim::new(|s| s.emergency_hibernation_temperature_celsius = 70);

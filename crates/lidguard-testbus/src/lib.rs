@@ -11,6 +11,10 @@
 //! assert_eq!(logind.block_inhibited(), "");
 //! ```
 //!
+//! Drivers in other languages (the e2e suite) use the `lidguard-private-logind` bin instead: it
+//! runs a [`PrivateLogind`] only where logind answers `CanSuspend`/`CanHibernate` with `na`,
+//! prints the bus address as one JSON line and stops everything when its stdin closes.
+//!
 //! logind keeps its state under `/run/systemd/` (seats, users, inhibitor FIFOs), so only one
 //! may run at a time: [`serial`] orders the tests of one process, and [`PrivateLogind::start`]
 //! also takes a file lock so test binaries of different crates running at the same time wait
@@ -298,6 +302,28 @@ impl PrivateLogind {
     pub fn block_inhibited(&self) -> String {
         self.try_block_inhibited()
             .unwrap_or_else(|error| panic!("{error}; logind log: {}", self.log()))
+    }
+
+    /// What logind answers to a `Can*` method of its manager (`CanSuspend`, `CanHibernate`,
+    /// ...): `"yes"`, `"no"`, `"challenge"` or `"na"`, or why it could not be asked.
+    ///
+    /// A test that makes anything ask this logind to suspend must first see `"na"` here: the
+    /// private logind drives the real machine's power management.
+    pub fn can(&self, method: &str) -> Result<String, String> {
+        let json = self.bus.busctl(&[
+            "--json=short",
+            "call",
+            "org.freedesktop.login1",
+            "/org/freedesktop/login1",
+            "org.freedesktop.login1.Manager",
+            method,
+        ])?;
+        let value: serde_json::Value =
+            serde_json::from_str(&json).map_err(|e| format!("busctl printed {json:?}: {e}"))?;
+        value["data"][0]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("unexpected {method} reply from busctl: {json:?}"))
     }
 
     /// logind `ListInhibitors` as (what, who, why, mode, uid, pid) tuples.

@@ -8,7 +8,9 @@
 #   tests/e2e/verify/run.sh --list
 #
 # Needs root (`unshare -n`: every scenario runs in a private network namespace with only `lo`).
-# 1. builds lidguard (cargo build -p lidguard -> target/debug/lidguard);
+# 1. builds lidguard and the two helpers the ask-before-sleep scenarios start inside the namespace
+#    (cargo build -p lidguard -p lidguard-testreceiver -p lidguard-testbus -> target/debug/lidguard,
+#    lidguard-test-receiver, lidguard-private-logind);
 # 2. checks that the clients are in the gitignored cache .ci/cache/npm/
 #    (tests/e2e/verify/install_clients.sh installs them at the pinned versions);
 # 3. runs the drivers. Output: PASS/FAIL per check, then "N passed, M failed" per driver; `all`
@@ -54,7 +56,7 @@ case "${1:-}" in
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ] || { echo "run.sh needs root for 'unshare -n'" >&2; exit 1; }
-(cd "$REPO" && cargo build -q -p lidguard)
+(cd "$REPO" && cargo build -q -p lidguard -p lidguard-testreceiver -p lidguard-testbus)
 
 case "$1" in
   claude) need_client "Claude Code $CLAUDE_VERSION" "$CLAUDE"; exec "${CLAUDE_CODEX[@]}" "$@" ;;

@@ -167,13 +167,13 @@ impl PowerControl for LogindPower {
                 "yes" => {}
                 "na" => {
                     return Err(format!(
-                        "{BACKEND} reports Can{verb}=na: this system cannot {} (no support,                          no swap for hibernation, or a container)",
+                        "{BACKEND} reports Can{verb}=na: this system cannot {} (no support, no swap for hibernation, or a container)",
                         verb.to_ascii_lowercase()
                     ));
                 }
                 other => {
                     return Err(format!(
-                        "{BACKEND} reports Can{verb}={other}: this user may not {} without                          authentication (polkit org.freedesktop.login1.{})",
+                        "{BACKEND} reports Can{verb}={other}: this user may not {} without authentication (polkit org.freedesktop.login1.{})",
                         verb.to_ascii_lowercase(),
                         verb.to_ascii_lowercase()
                     ));
