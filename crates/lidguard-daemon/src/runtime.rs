@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use lidguard_core::ask::{AskOutcome, AskStatus};
-use lidguard_core::event::{AgentEvent, Decision, Lid};
+use lidguard_core::event::{AgentEvent, Decision, EventKind, Lid};
 use lidguard_core::protection::ProtectionPlan;
 use lidguard_core::registry::{
     Effect, Input, LogEvent, Registry, RemoveSelector, Reply, StartSession, StopSession,
@@ -341,6 +341,7 @@ impl Runtime {
                 pending_work,
             } => {
                 let key = session.key();
+                self.observe_machine().await;
                 let reply = self
                     .apply(Input::Stop(StopSession {
                         key: key.clone(),
@@ -462,6 +463,14 @@ impl Runtime {
                     store.record_hook_receipt(event.provider.as_str(), &event.hook_event, now)
             {
                 tracing::warn!(error = %e, "cannot record a hook receipt");
+            }
+            // A stop may schedule a suspend: decide it on the lid as it is now, not as the last
+            // 2 s poll saw it.
+            if matches!(
+                event.kind,
+                EventKind::TurnStopped { .. } | EventKind::SessionEnded { .. }
+            ) {
+                self.observe_machine().await;
             }
             // Lid and displays are read only when a decision may depend on them.
             let (lid, external_displays) = if event.kind.wants_decision() {

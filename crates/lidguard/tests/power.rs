@@ -193,3 +193,28 @@ fn opening_the_lid_cancels_a_pending_suspend() {
     );
     assert!(history(&home).is_empty());
 }
+
+/// A stop decides its suspend on the lid as it is at that moment, not as the last 2 s poll saw
+/// it: the lid closed a moment before the session ended still puts the machine to sleep (here:
+/// the refused request is recorded).
+#[test]
+fn a_stop_right_after_the_start_sees_the_closed_lid() {
+    let home = Home::new();
+    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let trees = Trees::new(&home, "open");
+    trees.ok(
+        &home,
+        &["start", "--provider", "claude", "--session", "quick"],
+    );
+    // The daemon's poll has seen the lid open; it closes, and the session ends at once.
+    std::thread::sleep(Duration::from_millis(300));
+    trees.set_lid("closed");
+    trees.ok(
+        &home,
+        &["stop", "--provider", "claude", "--session", "quick"],
+    );
+    assert!(
+        eventually(WAIT, || !history(&home).is_empty()),
+        "the suspend was requested"
+    );
+}
