@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use lidguard_testreceiver::{FollowUp, FollowUpStatus, Options, PollFault, Receiver, WebhookFault};
 use serde_json::Value;
 
-use crate::util::{Agent, Home, eventually, fake_roots, pipe, set_lid, signal};
+use crate::util::{Agent, Home, eventually, expected_signature, fake_roots, pipe, set_lid, signal};
 
 const PROMPT: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
 const STOP: &str = r#"{"session_id":"a1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/a1.jsonl","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
@@ -420,7 +420,6 @@ fn lid_opened() {
 
 /// With a secret, the question and every poll carry the signature.
 fn signed() {
-    use hmac::{KeyInit, Mac};
     let secret = "correct horse battery staple";
     let s = Scenario::new(Options::default(), &["--webhook-secret", secret]);
     s.work();
@@ -440,18 +439,10 @@ fn signed() {
     assert!(requests.len() >= 2);
     for r in requests {
         let timestamp = r.header("x-lidguard-timestamp").expect("timestamp");
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-        mac.update(format!("{timestamp}.").as_bytes());
-        mac.update(r.body.as_bytes());
-        let hex: String = mac
-            .finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let want = expected_signature(secret, timestamp, r.body.as_bytes());
         assert_eq!(
             r.header("x-lidguard-signature"),
-            Some(format!("sha256={hex}").as_str()),
+            Some(want.as_str()),
             "{} {}",
             r.method,
             r.path

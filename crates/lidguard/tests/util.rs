@@ -262,3 +262,19 @@ pub(crate) fn set_lid(proc_root: &Path, state: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("state"), format!("state:      {state}\n")).unwrap();
 }
+
+/// The signature header a receiver expects: `sha256=` and the hex HMAC-SHA256 of
+/// `<timestamp>.<raw body>` under `secret` (computed here independently of lidguard's code).
+pub(crate) fn expected_signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{timestamp}.").as_bytes());
+    mac.update(body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256={hex}")
+}

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Home, eventually, fake_roots, pipe};
+use crate::util::{Home, eventually, expected_signature, fake_roots, pipe};
 
 /// How the receiver answers.
 #[derive(Clone, Copy)]
@@ -236,7 +236,6 @@ fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
 
 #[test]
 fn a_webhook_secret_signs_every_request() {
-    use hmac::{KeyInit, Mac};
     let home = Home::new();
     let (url, rx) = receiver(Mode::Ok);
     home.ok(&[
@@ -264,20 +263,8 @@ fn a_webhook_secret_signs_every_request() {
     let age = jiff::Timestamp::now().as_second() - timestamp.parse::<i64>().unwrap();
     assert!((0..60).contains(&age), "{age}");
     // Verify as a receiver would: HMAC-SHA256 over "<timestamp>.<raw body>".
-    let mut mac =
-        hmac::Hmac::<sha2::Sha256>::new_from_slice(b"correct horse battery staple").unwrap();
-    mac.update(format!("{timestamp}.").as_bytes());
-    mac.update(&got.raw);
-    let hex: String = mac
-        .finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    assert_eq!(
-        got.header("x-lidguard-signature"),
-        Some(format!("sha256={hex}").as_str())
-    );
+    let want = expected_signature("correct horse battery staple", timestamp, &got.raw);
+    assert_eq!(got.header("x-lidguard-signature"), Some(want.as_str()));
     assert_eq!(got.body["eventType"], "PostSessionEnd");
 }
 
