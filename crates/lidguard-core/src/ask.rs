@@ -90,6 +90,9 @@ pub enum AskOutcome {
     PollFailed(String),
     /// The agent's process exited: no one is left to continue (e.g. `opencode run`).
     AgentExited,
+    /// The agent stopped waiting for its Stop hook (its own hook timeout, or the user): a
+    /// reply could not reach it.
+    HookGone,
 }
 
 impl AskOutcome {
@@ -98,7 +101,9 @@ impl AskOutcome {
         match self {
             AskOutcome::Answered(_) => AskStatus::ReplyReceived,
             AskOutcome::Expired => AskStatus::TimedOut,
-            AskOutcome::Canceled | AskOutcome::AgentExited => AskStatus::Canceled,
+            AskOutcome::Canceled | AskOutcome::AgentExited | AskOutcome::HookGone => {
+                AskStatus::Canceled
+            }
             AskOutcome::WebhookFailed(_) => AskStatus::WebhookFailed,
             AskOutcome::PollFailed(_) => AskStatus::PollFailed,
         }
@@ -111,6 +116,7 @@ impl AskOutcome {
             AskOutcome::Expired => "no reply in time".into(),
             AskOutcome::Canceled => "the user canceled the question".into(),
             AskOutcome::AgentExited => "the agent's process exited; nothing to continue".into(),
+            AskOutcome::HookGone => "the agent stopped waiting for its Stop hook".into(),
             AskOutcome::WebhookFailed(why) | AskOutcome::PollFailed(why) => why.clone(),
         }
     }

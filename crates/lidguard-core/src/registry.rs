@@ -160,6 +160,12 @@ pub enum Input {
         /// The new deadline (capped by the registry).
         reply_deadline: Timestamp,
     },
+    /// Ask before sleep: the Stop hook of `key` is no longer waiting (its connection closed):
+    /// a reply could not reach the agent, so the question is dropped and the suspend goes on.
+    HookGone {
+        /// The session whose hook left.
+        key: SessionKey,
+    },
     /// Ask before sleep: the exchange with the receiver for pending suspend `id` is over.
     AskResolved {
         /// The pending suspend's id.
@@ -533,6 +539,10 @@ impl Registry {
                     let latest = ask.latest_reply_deadline.unwrap_or(ask.hook_deadline);
                     ask.reply_deadline = Some(reply_deadline.min(latest));
                 }
+                Reply::Done
+            }
+            Input::HookGone { key } => {
+                self.hook_gone(&key, now, &mut fx);
                 Reply::Done
             }
             Input::AskResolved { id, outcome } => {
@@ -1398,6 +1408,24 @@ impl Registry {
             self.sessions.insert(session.key.clone(), session);
         }
         answer_hook(fx, id, ask.key, Some(reply.trim().to_owned()), status, "");
+    }
+
+    /// The waiting hook left: before the question, drop it (the delay runs on); while it is out,
+    /// end it as canceled and go on with the suspend.
+    fn hook_gone(&mut self, key: &SessionKey, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(pending) = self.pending_suspend.as_mut() else {
+            return;
+        };
+        if pending.ask.as_ref().is_none_or(|ask| ask.key != *key) {
+            return;
+        }
+        if pending.phase == SuspendPhase::AwaitingReply {
+            return self.ask_resolved(AskOutcome::HookGone, now, fx);
+        }
+        if let Some(ask) = pending.ask.take() {
+            let detail = AskOutcome::HookGone.detail();
+            log(fx, "stop-follow-up-canceled", Some(&ask.key), &detail);
+        }
     }
 
     /// After the delay (and any ask): the PreSuspend webhook, unless suppressed or unset;

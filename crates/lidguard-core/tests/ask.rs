@@ -512,3 +512,30 @@ fn a_daemon_with_no_cleanup_delay_waits_for_the_suspend_and_its_hook() {
     sim.advance(1);
     assert_eq!(exits(&sim), 1, "then the idle exit");
 }
+
+#[test]
+fn a_hook_that_left_drops_the_question_and_the_suspend_goes_on() {
+    // Gone during the post-stop delay: no question; the suspend is due as before.
+    let mut settings = on();
+    settings.pre_suspend_webhook_url.clear();
+    let mut sim = Sim::with(settings.clone(), CLOSED);
+    stopped(&mut sim);
+    sim.advance(4);
+    sim.apply(Input::HookGone { key: key("s1") });
+    assert!(sim.reg.pending_suspend().unwrap().ask.is_none());
+    assert_eq!(sim.logged("stop-follow-up-canceled"), 1);
+    sim.advance(6);
+    assert!(sim.asks().is_empty());
+    assert_eq!(sim.requests().len(), 1);
+
+    // Gone while the question is out: the wait ends as canceled and the suspend goes on.
+    let mut sim = Sim::with(settings, CLOSED);
+    stopped(&mut sim);
+    sim.advance(15);
+    // Another session's hook leaving changes nothing.
+    sim.apply(Input::HookGone { key: key("other") });
+    assert!(sim.answers().is_empty());
+    sim.apply(Input::HookGone { key: key("s1") });
+    assert_eq!(sim.answers(), vec![(key("s1"), None, AskStatus::Canceled)]);
+    assert_eq!(sim.requests().len(), 1);
+}

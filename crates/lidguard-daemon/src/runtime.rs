@@ -150,6 +150,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 rt.read_transcripts().await;
             }
             _ = machine_poll.tick(), if rt.watching_machine() => {
+                rt.reap_gone_hooks().await;
                 rt.observe_machine().await;
                 rt.read_temperature().await;
             }
@@ -689,6 +690,21 @@ impl Runtime {
                 let _ = report.blocking_send(Input::AskResolved { id, outcome });
             }
         });
+    }
+
+    /// Ask before sleep: tells the registry about waiting hooks whose connection closed.
+    async fn reap_gone_hooks(&mut self) {
+        let gone: Vec<SessionKey> = self
+            .waiting_hooks
+            .iter()
+            .filter(|(_, hook)| hook.is_closed())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in gone {
+            self.waiting_hooks.remove(&key);
+            tracing::info!(session = %key, "the waiting Stop hook left");
+            self.apply(Input::HookGone { key }).await;
+        }
     }
 
     /// Gives a waiting Stop hook its second answer and stops the exchange it waited on.

@@ -105,13 +105,19 @@ async fn serve_connection(
     write_half.write_all(&bytes).await?;
     if let (Some(then), Some(until)) = (then, wait_until) {
         let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs();
-        let second = match tokio::time::timeout(left + WAIT_GRACE, then).await {
-            Ok(Ok(second)) => second,
-            // The daemon stopped, or broke its promise: the hook goes on without a reply.
-            _ => Response::ok(
-                Outcome::Stopped,
-                "no reply: the wait ended without an answer",
-            ),
+        let mut probe = [0_u8; 1];
+        let second = tokio::select! {
+            answer = tokio::time::timeout(left + WAIT_GRACE, then) => match answer {
+                Ok(Ok(second)) => second,
+                // The daemon stopped, or broke its promise: the hook goes on without a reply.
+                _ => Response::ok(
+                    Outcome::Stopped,
+                    "no reply: the wait ended without an answer",
+                ),
+            },
+            // The hook closed its end (its agent stopped waiting): dropping `then` tells the
+            // runtime, which drops the question.
+            _ = reader.get_mut().read(&mut probe) => return Ok(()),
         };
         let mut bytes = serde_json::to_vec(&second).unwrap_or_default();
         bytes.push(b'\n');

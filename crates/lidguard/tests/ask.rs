@@ -273,6 +273,7 @@ fn receivers_that_fail_cancel_or_move_the_deadline() {
         ("signed", signed),
         ("daemon stopped", daemon_stopped),
         ("agent exited", agent_exited),
+        ("hook killed", hook_killed),
     ];
     let running: Vec<_> = scenarios
         .into_iter()
@@ -495,4 +496,34 @@ fn agent_exited() {
     assert!(eventually(Duration::from_secs(10), || !s
         .history()
         .is_empty()));
+}
+
+/// The agent stops waiting for its Stop hook (its own hook timeout, or the user) while the
+/// question is out: a reply could not reach it, so lidguard drops the question and sleeps.
+fn hook_killed() {
+    use std::io::Write;
+    let s = Scenario::new(Options::default(), &[]);
+    s.work();
+    let mut cmd = s.home.cmd(&["claude-hook"]);
+    cmd.env("LIDGUARD_PROC_ROOT", &s.roots.0)
+        .env("LIDGUARD_SYS_ROOT", &s.roots.1)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut hook = cmd.spawn().unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(STOP.as_bytes())
+        .unwrap();
+    s.question();
+    assert!(s.history().is_empty());
+    let at = Instant::now();
+    hook.kill().unwrap();
+    hook.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(8), || !s.history().is_empty()),
+        "the suspend goes on once the hook is gone"
+    );
+    assert!(at.elapsed() < Duration::from_secs(8), "{:?}", at.elapsed());
+    assert!(s.home.session("a1").is_none());
 }
