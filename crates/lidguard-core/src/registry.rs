@@ -1228,7 +1228,8 @@ impl Registry {
         if let Some(pending) = self.pending_suspend.take() {
             log(fx, "suspend-canceled", None, why);
             if let Some(ask) = pending.ask {
-                answer_hook(fx, pending.id, ask.key, None, AskStatus::Canceled, why);
+                log(fx, "stop-follow-up-canceled", Some(&ask.key), why);
+                answer_hook(fx, pending.id, ask.key, None, AskStatus::Canceled);
             }
             if let Some(ended) = origin.filter(|_| !suppress && !self.pre_suspend_sent) {
                 self.post_session_end(&ended, fx);
@@ -1381,7 +1382,7 @@ impl Registry {
         let name = format!("stop-follow-up-{}", status.as_str());
         log(fx, &name, Some(&ask.key), &outcome.detail());
         let AskOutcome::Answered(reply) = outcome else {
-            answer_hook(fx, id, ask.key, None, status, "");
+            answer_hook(fx, id, ask.key, None, status);
             return self.pre_suspend(now, fx);
         };
         // The reply resumes the session: no PostSessionEnd, no PreSuspend, no sleep.
@@ -1407,7 +1408,7 @@ impl Registry {
             fx.push(Effect::SaveSession(session.clone()));
             self.sessions.insert(session.key.clone(), session);
         }
-        answer_hook(fx, id, ask.key, Some(reply.trim().to_owned()), status, "");
+        answer_hook(fx, id, ask.key, Some(reply.trim().to_owned()), status);
     }
 
     /// The waiting hook left: before the question, drop it (the delay runs on); while it is out,
@@ -1661,11 +1662,7 @@ fn answer_hook(
     key: SessionKey,
     continuation: Option<String>,
     status: AskStatus,
-    why: &str,
 ) {
-    if status == AskStatus::Canceled && !why.is_empty() {
-        log(fx, "stop-follow-up-canceled", Some(&key), why);
-    }
     fx.push(Effect::AnswerHook {
         id,
         key,

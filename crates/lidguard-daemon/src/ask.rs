@@ -75,7 +75,7 @@ struct Polled {
 /// Runs the exchange. `moved` hears every new reply deadline; `canceled` ends it early (the
 /// registry no longer waits, so the outcome is then ignored).
 pub(crate) fn run(mut x: Exchange, canceled: &AtomicBool, moved: &dyn Fn(Timestamp)) -> AskOutcome {
-    crate::runtime::fill_last_message(&mut x.payload);
+    crate::webhook::fill_last_message(&mut x.payload);
     // An agent that already exited (`opencode run` ends with its turn) cannot take a reply:
     // do not ask the user a question whose answer would be lost.
     if x.agent_exited() {
@@ -181,8 +181,7 @@ fn play_sound(x: &Exchange) {
     }
     let volume = x.volume_percent;
     std::thread::spawn(move || {
-        let limit = Duration::from_secs(60);
-        match lidguard_platform::sound::play(&sound, volume, limit) {
+        match lidguard_platform::sound::play(&sound, volume, crate::runtime::SOUND_LIMIT) {
             Ok(played) => tracing::info!(?played, "follow-up sound played"),
             Err(e) => tracing::warn!(error = %e, "follow-up sound not played"),
         }

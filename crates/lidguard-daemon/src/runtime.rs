@@ -41,8 +41,8 @@ const PROTECTION_RETRY: Duration = Duration::from_secs(30);
 /// (plain file reads and one logind property; nothing is read when no session exists).
 const MACHINE_POLL: Duration = Duration::from_secs(2);
 
-/// The longest the post-stop sound may play.
-const SOUND_LIMIT: Duration = Duration::from_secs(60);
+/// The longest the post-stop (or follow-up) sound may play.
+pub(crate) const SOUND_LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs the daemon: binds the socket, restores sessions, serves until exit.
 pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), DaemonError> {
@@ -869,7 +869,7 @@ impl Runtime {
         self.webhooks.push(tokio::spawn(async move {
             let mut attempt = Attempt::new(&payload, &url);
             let sent = tokio::task::spawn_blocking(move || {
-                fill_last_message(&mut payload);
+                crate::webhook::fill_last_message(&mut payload);
                 crate::webhook::post(&url, &payload, &secret)
             })
             .await;
@@ -1141,18 +1141,6 @@ struct Applied {
     reply: Reply,
     decision: Option<Decision>,
     hook_waits_until: Option<Timestamp>,
-}
-
-/// The agent's last answer from its transcript's tail, when the hook gave none (reads at
-/// most 1 MiB: call it off the actor).
-pub(crate) fn fill_last_message(payload: &mut lidguard_core::webhook::Payload) {
-    if payload.last_assistant_message.is_some() {
-        return;
-    }
-    if let Some(path) = payload.transcript_path.as_deref() {
-        payload.last_assistant_message =
-            lidguard_providers::last_message::last_assistant_message_in(std::path::Path::new(path));
-    }
 }
 
 /// The name the event log uses for hook events (`lidguard hook-events` reads them).

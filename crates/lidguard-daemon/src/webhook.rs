@@ -38,6 +38,18 @@ pub(crate) fn culture(setting: &str) -> String {
         .unwrap_or_else(|| "en".to_owned())
 }
 
+/// The agent's last answer from its transcript's tail, when the hook gave none (reads at
+/// most 1 MiB: call it off the actor).
+pub(crate) fn fill_last_message(payload: &mut Payload) {
+    if payload.last_assistant_message.is_some() {
+        return;
+    }
+    if let Some(path) = payload.transcript_path.as_deref() {
+        payload.last_assistant_message =
+            lidguard_providers::last_message::last_assistant_message_in(std::path::Path::new(path));
+    }
+}
+
 /// The signature headers' names.
 pub(crate) const TIMESTAMP_HEADER: &str = "X-Lidguard-Timestamp";
 /// `sha256=<hex of HMAC-SHA256(secret, "<timestamp>.<body>")>`.

@@ -110,30 +110,11 @@ impl State {
                 row.replied_at_utc = Some(now);
                 ActionResult::from_row(row, 200, true, false, "Reply saved.", now)
             }
-            FollowUpStatus::Answered => ActionResult::from_row(
-                row,
-                409,
-                false,
-                false,
-                "The follow-up request has already been answered.",
-                now,
-            ),
-            FollowUpStatus::Canceled => ActionResult::from_row(
-                row,
-                409,
-                false,
-                false,
-                "The follow-up request has been canceled.",
-                now,
-            ),
-            FollowUpStatus::Expired => ActionResult::from_row(
-                row,
-                410,
-                false,
-                false,
-                "The follow-up request has expired.",
-                now,
-            ),
+            FollowUpStatus::Answered => ActionResult::refused(row, 409, ANSWERED, now),
+            FollowUpStatus::Canceled => {
+                ActionResult::refused(row, 409, "The follow-up request has been canceled.", now)
+            }
+            FollowUpStatus::Expired => ActionResult::refused(row, 410, EXPIRED, now),
         }
     }
 
@@ -165,22 +146,13 @@ impl State {
                 row.deadline_at_utc = new_deadline;
                 ActionResult::from_row(row, 200, true, extended, message, now)
             }
-            FollowUpStatus::Answered | FollowUpStatus::Canceled => ActionResult::from_row(
+            FollowUpStatus::Answered | FollowUpStatus::Canceled => ActionResult::refused(
                 row,
                 409,
-                false,
-                false,
                 "Only a pending follow-up request can be extended.",
                 now,
             ),
-            FollowUpStatus::Expired => ActionResult::from_row(
-                row,
-                410,
-                false,
-                false,
-                "The follow-up request has expired.",
-                now,
-            ),
+            FollowUpStatus::Expired => ActionResult::refused(row, 410, EXPIRED, now),
         }
     }
 
@@ -202,25 +174,16 @@ impl State {
                 "The follow-up request was already canceled.",
                 now,
             ),
-            FollowUpStatus::Answered => ActionResult::from_row(
-                row,
-                409,
-                false,
-                false,
-                "The follow-up request has already been answered.",
-                now,
-            ),
-            FollowUpStatus::Expired => ActionResult::from_row(
-                row,
-                410,
-                false,
-                false,
-                "The follow-up request has expired.",
-                now,
-            ),
+            FollowUpStatus::Answered => ActionResult::refused(row, 409, ANSWERED, now),
+            FollowUpStatus::Expired => ActionResult::refused(row, 410, EXPIRED, now),
         }
     }
 }
+
+/// Why an action on an expired request fails (410).
+const EXPIRED: &str = "The follow-up request has expired.";
+/// Why a reply or cancel on an answered request fails (409).
+const ANSWERED: &str = "The follow-up request has already been answered.";
 
 impl ActionResult {
     /// A result describing `row`.
@@ -250,6 +213,11 @@ impl ActionResult {
             reply_consumed: row.consumed_at_utc.is_some(),
             consumed_at_utc: row.consumed_at_utc,
         }
+    }
+
+    /// A refusal (409, 410) that leaves `row` as it is.
+    fn refused(row: &FollowUp, http_status: u16, message: &str, now: Timestamp) -> Self {
+        Self::from_row(row, http_status, false, false, message, now)
     }
 
     /// A failed result that concerns no follow-up request (bad input, unknown identifier).

@@ -140,10 +140,7 @@ pub(crate) fn apply(
             (true, Provider::Codex, Some(t)) => codex::remove(t, &cmd),
             (true, Provider::Copilot, Some(t)) => copilot::remove(t, &cmd),
             (true, _, Some(t)) => opencode::remove(t),
-            (false, Provider::Claude, e) => claude::install(e, &cmd, timeout),
-            (false, Provider::Codex, e) => codex::install(e, &cmd, timeout),
-            (false, Provider::Copilot, e) => copilot::install(e, &cmd, timeout),
-            (false, _, e) => opencode::install(e, &cmd),
+            (false, p, e) => install_for(p, e, &cmd, timeout),
         }
         .map_err(|e| refuse(file, &e))?;
         if p == Provider::Codex && !remove {
@@ -173,6 +170,22 @@ pub(crate) fn apply(
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `hook-install` makes of `existing` for agent `p` (`timeout` on every managed hook;
+/// OpenCode's plugin has none).
+fn install_for(
+    p: Provider,
+    existing: Option<&str>,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<Change, InstallError> {
+    match p {
+        Provider::Claude => claude::install(existing, cmd, timeout),
+        Provider::Codex => codex::install(existing, cmd, timeout),
+        Provider::Copilot => copilot::install(existing, cmd, timeout),
+        _ => opencode::install(existing, cmd),
+    }
 }
 
 /// The hook events whose arrival proves the hooks work, per agent.
@@ -647,11 +660,7 @@ fn refresh_one(
     if status.state == InstallState::Missing {
         return Ok(());
     }
-    let install = |timeout| match p {
-        Provider::Claude => claude::install(Some(&existing), cmd, timeout),
-        Provider::Codex => codex::install(Some(&existing), cmd, timeout),
-        _ => copilot::install(Some(&existing), cmd, timeout),
-    };
+    let install = |timeout| install_for(p, Some(&existing), cmd, timeout);
     // Exactly what hook-install wrote with the old timeout: only the timeouts change now.
     let only_timeouts = install(old).map_err(|e| unusable(&e))? == Change::Unchanged;
     let Change::Changed { new_text } = install(new).map_err(|e| unusable(&e))? else {

@@ -3,10 +3,11 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use jiff::tz::TimeZone;
 use lidguard_daemon::HOOK_EVENT;
 use lidguard_ipc::Places;
-use lidguard_store::Store;
+use lidguard_store::{EventRow, Store};
 use serde_json::Value;
 
 use crate::cli::HookEventsArgs;
@@ -16,28 +17,12 @@ pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<Exit
     if args.receipts {
         return receipts(places, args);
     }
-    let path = places.database();
-    let rows = if path.exists() {
-        let store = Store::open(&path)?;
-        store.recent_events_matching(HOOK_EVENT, args.provider.map(|p| p.as_str()), args.count)?
-    } else {
-        Vec::new()
-    };
-    let entries: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            let mut detail: Value = serde_json::from_str(&row.detail_json).unwrap_or(Value::Null);
-            let mut entry = serde_json::json!({
-                "at": row.at.to_string(),
-                "provider": row.provider,
-                "sessionId": row.session_id,
-            });
-            if let (Some(entry), Some(detail)) = (entry.as_object_mut(), detail.as_object_mut()) {
-                entry.append(detail);
-            }
-            entry
-        })
-        .collect();
+    let (rows, entries) = event_log(
+        places,
+        HOOK_EVENT,
+        args.provider.map(|p| p.as_str()),
+        args.count,
+    )?;
     if args.json {
         output::json(&entries)?;
         return Ok(ExitCode::SUCCESS);
@@ -70,6 +55,41 @@ pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<Exit
         output::line(&line)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The newest `count` entries named `name` from the event log (read directly from the
+/// database; none when it does not exist yet), each also as JSON: `at`, `provider`,
+/// `sessionId` and the entry's details.
+pub(crate) fn event_log(
+    places: &Places,
+    name: &str,
+    provider: Option<&str>,
+    count: usize,
+) -> anyhow::Result<(Vec<EventRow>, Vec<Value>)> {
+    let path = places.database();
+    let rows = if path.exists() {
+        Store::open(&path)
+            .with_context(|| format!("cannot open lidguard's database {}", path.display()))?
+            .recent_events_matching(name, provider, count)?
+    } else {
+        Vec::new()
+    };
+    let entries = rows
+        .iter()
+        .map(|row| {
+            let mut detail: Value = serde_json::from_str(&row.detail_json).unwrap_or(Value::Null);
+            let mut entry = serde_json::json!({
+                "at": row.at.to_string(),
+                "provider": row.provider,
+                "sessionId": row.session_id,
+            });
+            if let (Some(entry), Some(detail)) = (entry.as_object_mut(), detail.as_object_mut()) {
+                entry.append(detail);
+            }
+            entry
+        })
+        .collect();
+    Ok((rows, entries))
 }
 
 fn receipts(places: &Places, args: &HookEventsArgs) -> anyhow::Result<ExitCode> {

@@ -133,30 +133,8 @@ pub(crate) fn webhook_history(
     count: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let path = places.database();
-    let rows = if path.exists() {
-        let store = Store::open(&path)
-            .with_context(|| format!("cannot open lidguard's database {}", path.display()))?;
-        store.recent_events_matching(lidguard_daemon::WEBHOOK_ATTEMPT, None, count)?
-    } else {
-        Vec::new()
-    };
-    let entries: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|row| {
-            let mut entry = serde_json::json!({
-                "at": row.at.to_string(),
-                "provider": row.provider,
-                "sessionId": row.session_id,
-            });
-            let detail: serde_json::Value =
-                serde_json::from_str(&row.detail_json).unwrap_or_default();
-            if let (Some(entry), Some(detail)) = (entry.as_object_mut(), detail.as_object()) {
-                entry.extend(detail.clone());
-            }
-            entry
-        })
-        .collect();
+    let (rows, entries) =
+        super::hook_events::event_log(places, lidguard_daemon::WEBHOOK_ATTEMPT, None, count)?;
     if json {
         output::json(&entries)?;
         return Ok(ExitCode::SUCCESS);
