@@ -16,11 +16,14 @@ pub struct InstanceLock {
 impl InstanceLock {
     /// Takes the lock or reports that another daemon holds it.
     pub fn acquire(path: &Path) -> Result<InstanceLock, DaemonError> {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(lidguard_files::private::FILE_MODE);
+        }
+        let mut file = options.open(path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

@@ -19,8 +19,8 @@ use lidguard_core::suspend::{Machine, TEMPERATURE_INTERVAL};
 use lidguard_core::webhook::EventType;
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{
-    CleanupStatus, Outcome, ProtectionStatus, Request, Response, SessionRef, SessionStatus, Status,
-    StoreStatus,
+    CleanupStatus, MovedAside, Outcome, ProtectionStatus, Request, Response, SessionRef,
+    SessionStatus, Status, StoreStatus,
 };
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 use lidguard_platform::sources::{LidState, Roots};
@@ -58,7 +58,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             (Settings::defaults_for(os), Some(e.to_string()))
         }
     };
-    let (store, store_error) = open_store(&places);
+    let (store, store_error, store_moved_aside) = open_store(&places);
     let power = lidguard_platform::power::connect().await;
     match &power {
         Ok(p) => tracing::info!(backend = %p.describe(), "keep-awake backend ready"),
@@ -87,6 +87,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         places,
         store,
         store_error,
+        store_moved_aside,
         power: power.map_err(|e| e.to_string()),
         held: None,
         held_plan: None,
@@ -190,21 +191,28 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     Ok(())
 }
 
-fn open_store(places: &Places) -> (Option<Store>, Option<String>) {
+fn open_store(places: &Places) -> (Option<Store>, Option<String>, Option<MovedAside>) {
     let path = places.database();
-    if let Err(e) = std::fs::create_dir_all(&places.state_dir) {
+    if let Err(e) = lidguard_files::private::ensure_dir(&places.state_dir) {
         let reason = format!(
             "cannot create the state directory {}: {e}",
             places.state_dir.display()
         );
         tracing::error!(%reason, "running without the database");
-        return (None, Some(reason));
+        return (None, Some(reason), None);
     }
-    match Store::open(&path) {
-        Ok(store) => (Some(store), None),
+    match Store::open_or_recover(&path) {
+        Ok((store, moved)) => (
+            Some(store),
+            None,
+            moved.map(|m| MovedAside {
+                path: m.to.display().to_string(),
+                reason: m.reason,
+            }),
+        ),
         Err(e) => {
             tracing::error!(error = %e, "running without the database; sessions are not persisted");
-            (None, Some(e.to_string()))
+            (None, Some(e.to_string()), None)
         }
     }
 }
@@ -213,7 +221,10 @@ struct Runtime {
     registry: Registry,
     places: Places,
     store: Option<Store>,
+    /// Why there is no store.
     store_error: Option<String>,
+    /// A damaged database moved aside at start.
+    store_moved_aside: Option<MovedAside>,
     /// The backend, or why there is none.
     power: Result<Arc<dyn PowerControl>, String>,
     held: Option<Box<dyn HeldProtection>>,
@@ -1072,7 +1083,11 @@ impl Runtime {
             },
             store: StoreStatus {
                 path: self.places.database().display().to_string(),
-                error: self.store_error.clone(),
+                error: self
+                    .store_error
+                    .clone()
+                    .or_else(|| self.store.as_ref().and_then(Store::write_failure)),
+                moved_aside: self.store_moved_aside.clone(),
             },
             settings_file: self.places.settings_file().display().to_string(),
             settings_error: self.settings_error.clone(),

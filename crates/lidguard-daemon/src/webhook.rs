@@ -21,21 +21,82 @@ pub(crate) fn url_for(settings: &Settings, event: EventType) -> Option<String> {
     (!url.is_empty()).then(|| url.to_owned())
 }
 
-/// `auto` resolved from the environment's language (`LANG=ko_KR.UTF-8` → `ko-KR`), else the
-/// setting itself.
+/// `auto` resolved from the environment's language, else the setting itself.
 pub(crate) fn culture(setting: &str) -> String {
+    culture_from(setting, |name| std::env::var(name).ok())
+}
+
+/// [`culture`] with the environment injected. The messages locale is the first non-empty of
+/// `LC_ALL`, `LC_MESSAGES`, `LANG` (POSIX precedence); receivers written for the reference
+/// expect a culture name, so `ko_KR.UTF-8` becomes `ko-KR` and `C`/`POSIX` (no language at
+/// all) becomes `en`, as the reference does for the invariant culture.
+fn culture_from(setting: &str, var: impl Fn(&str) -> Option<String>) -> String {
     if setting != "auto" {
         return setting.to_owned();
     }
     ["LC_ALL", "LC_MESSAGES", "LANG"]
         .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .find(|v| !v.is_empty() && v != "C" && v != "POSIX")
-        .map(|v| {
-            let tag = v.split(['.', '@']).next().unwrap_or("").replace('_', "-");
-            if tag.is_empty() { "en".to_owned() } else { tag }
-        })
-        .unwrap_or_else(|| "en".to_owned())
+        .filter_map(|name| var(name))
+        .find(|value| !value.is_empty())
+        .map_or_else(|| "en".to_owned(), |value| culture_name(&value))
+}
+
+/// A POSIX locale name (`language[_territory][.codeset][@modifier]`) as a culture name.
+fn culture_name(locale: &str) -> String {
+    let tag = locale.split(['.', '@']).next().unwrap_or_default();
+    if tag.is_empty() || tag == "C" || tag == "POSIX" {
+        return "en".to_owned();
+    }
+    match tag.split_once(['_', '-']) {
+        Some((language, territory)) => format!(
+            "{}-{}",
+            language.to_ascii_lowercase(),
+            territory.to_ascii_uppercase()
+        ),
+        None => tag.to_ascii_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod culture_tests {
+    use super::*;
+
+    #[test]
+    fn posix_locales_become_culture_names() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert_eq!(culture_from("auto", env(&[("LANG", "C.UTF-8")])), "en");
+        assert_eq!(culture_from("auto", env(&[("LANG", "POSIX")])), "en");
+        assert_eq!(
+            culture_from("auto", env(&[("LANG", "ko_KR.UTF-8")])),
+            "ko-KR"
+        );
+        assert_eq!(
+            culture_from("auto", env(&[("LANG", "de_DE@euro")])),
+            "de-DE"
+        );
+        assert_eq!(culture_from("auto", env(&[("LANG", "fr")])), "fr");
+        assert_eq!(culture_from("auto", env(&[])), "en");
+        // LC_ALL wins over LANG, even when it is C.
+        assert_eq!(
+            culture_from("auto", env(&[("LC_ALL", "C"), ("LANG", "ko_KR.UTF-8")])),
+            "en"
+        );
+        assert_eq!(
+            culture_from(
+                "auto",
+                env(&[("LC_ALL", ""), ("LC_MESSAGES", "ja_JP.UTF-8")])
+            ),
+            "ja-JP"
+        );
+        assert_eq!(culture_from("ko", env(&[("LANG", "C")])), "ko");
+    }
 }
 
 /// The agent's last answer from its transcript's tail, when the hook gave none (reads at

@@ -107,6 +107,52 @@ impl Places {
         self.runtime_dir.join("lidguard.lock")
     }
 
+    /// Narrows every existing lidguard directory to 0700 and file to 0600 (settings, database
+    /// and its journal files, logs, backups, receipts, locks): files from an older lidguard,
+    /// or made under a permissive umask, become the user's alone. Returns what changed, for
+    /// the log. Backups keep the mode of the file they copy; only their folders are narrowed.
+    pub fn tighten_existing(&self) -> Vec<lidguard_files::private::Tightened> {
+        let state = &self.state_dir;
+        let mut dirs = vec![
+            self.config_dir.clone(),
+            state.clone(),
+            self.runtime_dir.clone(),
+        ];
+        for sub in ["backups", "installs", "locks"] {
+            let dir = state.join(sub);
+            dirs.extend(
+                std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.is_dir()),
+            );
+            dirs.push(dir);
+        }
+        let database = self.database();
+        let with = |suffix: &str| {
+            let mut p = database.clone().into_os_string();
+            p.push(suffix);
+            PathBuf::from(p)
+        };
+        let log = self.log_file();
+        let mut old_log = log.clone().into_os_string();
+        old_log.push(".1");
+        let files = [
+            self.settings_file(),
+            database.clone(),
+            with("-wal"),
+            with("-shm"),
+            log,
+            PathBuf::from(old_log),
+            self.lock_file(),
+        ];
+        lidguard_files::private::tighten_all(
+            dirs.iter().map(PathBuf::as_path),
+            files.iter().map(PathBuf::as_path),
+        )
+    }
+
     /// Creates the runtime directory private to the user (0700), or checks an existing one:
     /// it must belong to us, and group/other access is removed.
     pub fn ensure_runtime_dir(&self) -> io::Result<()> {

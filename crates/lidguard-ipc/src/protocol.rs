@@ -338,8 +338,21 @@ pub struct CleanupStatus {
 pub struct StoreStatus {
     /// The database file.
     pub path: String,
-    /// Why it is not in use, if it is not.
+    /// Why it is not in use, or why the last write to it failed (until a write succeeds).
     pub error: Option<String>,
+    /// A damaged database found at start: where it was moved (kept) and what was wrong.
+    #[serde(default)]
+    pub moved_aside: Option<MovedAside>,
+}
+
+/// A damaged database the daemon moved aside before making a new one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MovedAside {
+    /// Where the damaged file is kept.
+    pub path: String,
+    /// What was wrong with it.
+    pub reason: String,
 }
 
 /// The full snapshot returned by `status`. Field names are a contract (see the README).

@@ -2,7 +2,9 @@
 //!
 //! A file that does not parse is never overwritten: the caller gets an error naming the file
 //! and saying what to do. Writes are atomic (temporary file in the same directory, then
-//! rename) so a crash never leaves half a file.
+//! rename) so a crash never leaves half a file, and private (0600 in a 0700 directory: the
+//! file may hold the webhook secret). Every change goes through [`update`], which holds a lock
+//! from read to write, so the CLI and the MCP server never lose each other's change.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -82,43 +84,56 @@ pub fn load_or_default(path: &Path, os: Os) -> Result<Settings, SettingsFileErro
     Ok(load(path, os)?.unwrap_or_else(|| Settings::defaults_for(os)))
 }
 
-/// Saves the settings atomically, creating the directory if needed.
+/// Saves the settings atomically and privately, creating the directory (0700) if needed.
+/// Prefer [`update`], which does not lose a concurrent change.
 pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsFileError> {
-    let io_err = |source| SettingsFileError::Io {
-        action: "write",
-        path: path.to_owned(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_err)?;
-    write_atomically(path, settings.to_json_pretty().as_bytes()).map_err(io_err)
+    lidguard_files::private::write(path, settings.to_json_pretty().as_bytes()).map_err(|source| {
+        SettingsFileError::Io {
+            action: "write",
+            path: path.to_owned(),
+            source,
+        }
+    })
 }
 
-/// Writes `bytes` to a temporary file next to `path`, syncs it, and renames it over `path`.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
+/// The lock every writer of `path` holds from its read to its write.
+fn lock_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy())
+        .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        #[allow(clippy::disallowed_methods)] // this is the one atomic rename
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    path.with_file_name(format!(".{name}.lock"))
+}
+
+/// The settings before and after an [`update`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Updated {
+    /// As they were (the defaults when there was no file).
+    pub old: Settings,
+    /// As they are now (equal to `old` when nothing changed and nothing was written).
+    pub new: Settings,
+}
+
+/// Reads the settings, lets `change` make the new ones from them, and saves those — all under
+/// the settings lock, so concurrent writers apply their changes one after the other. Nothing
+/// is written when `change` refuses or changes nothing, or when the file does not parse.
+pub fn update<E: From<SettingsFileError>>(
+    path: &Path,
+    os: Os,
+    change: impl FnOnce(&Settings) -> Result<Settings, E>,
+) -> Result<Updated, E> {
+    let _lock = lidguard_files::lock::acquire(&lock_path(path), lidguard_files::lock::DEFAULT_WAIT)
+        .map_err(|source| SettingsFileError::Io {
+            action: "lock",
+            path: path.to_owned(),
+            source,
+        })?;
+    let old = load_or_default(path, os)?;
+    let new = change(&old)?;
+    if new != old {
+        save(path, &new)?;
     }
-    result
+    Ok(Updated { old, new })
 }
 
 #[cfg(test)]

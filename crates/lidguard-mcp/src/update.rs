@@ -78,36 +78,46 @@ pub(crate) fn apply(path: &std::path::Path, args: &JsonObject, os: Os) -> Result
         return Err(refused.join("\n"));
     }
 
-    let current = settings_file::load_or_default(path, os).map_err(|e| e.to_string())?;
-    let mut new = if reset {
-        current.defaults_keeping_user_only(os)
-    } else {
-        current.clone()
-    };
-    for (name, value) in args.iter().filter(|(k, _)| *k != RESET) {
-        let Some(spec) = field_for(name, os) else {
-            continue;
+    // Read, change and save under the settings lock: a concurrent `lidguard settings` is
+    // applied before or after this, never lost.
+    let updated = settings_file::update(path, os, |current| {
+        let mut new = if reset {
+            current.defaults_keeping_user_only(os)
+        } else {
+            current.clone()
         };
-        let raw = match value {
-            Value::Null => continue,
-            Value::Bool(b) => b.to_string(),
-            Value::Number(n) => n.to_string(),
-            Value::String(s) => s.clone(),
-            other => {
-                return Err(format!(
-                    "`{name}` expects {}, not {other}. Nothing was changed.",
-                    spec.expected()
-                ));
-            }
-        };
-        new.set_field(spec.flag, &raw, os)
-            .map_err(|e| format!("`{name}`: {e}. Nothing was changed."))?;
-    }
-    settings_file::check_sound_files(&new).map_err(|e| format!("{e}. Nothing was changed."))?;
-    if let Err(errors) = new.validate(os) {
-        let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        return Err(format!("{}\nNothing was changed.", reasons.join("\n")));
-    }
+        for (name, value) in args.iter().filter(|(k, _)| *k != RESET) {
+            let Some(spec) = field_for(name, os) else {
+                continue;
+            };
+            let raw = match value {
+                Value::Null => continue,
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) => n.to_string(),
+                Value::String(s) => s.clone(),
+                other => {
+                    return Err(Refusal(format!(
+                        "`{name}` expects {}, not {other}. Nothing was changed.",
+                        spec.expected()
+                    )));
+                }
+            };
+            new.set_field(spec.flag, &raw, os)
+                .map_err(|e| Refusal(format!("`{name}`: {e}. Nothing was changed.")))?;
+        }
+        settings_file::check_sound_files(&new)
+            .map_err(|e| Refusal(format!("{e}. Nothing was changed.")))?;
+        if let Err(errors) = new.validate(os) {
+            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return Err(Refusal(format!(
+                "{}\nNothing was changed.",
+                reasons.join("\n")
+            )));
+        }
+        Ok(new)
+    })
+    .map_err(|Refusal(message)| message)?;
+    let (current, new) = (updated.old, updated.new);
     let changes: Vec<AppliedChange> = current
         .changed_fields(&new, os)
         .into_iter()
@@ -118,15 +128,21 @@ pub(crate) fn apply(path: &std::path::Path, args: &JsonObject, os: Os) -> Result
             current: new.get_field(spec.flag).unwrap_or_default(),
         })
         .collect();
-    if !changes.is_empty() {
-        settings_file::save(path, &new).map_err(|e| e.to_string())?;
-    }
     Ok(Update {
         reset,
         changes,
         previous: current,
         updated: new,
     })
+}
+
+/// Why an update was refused, in words for the model.
+struct Refusal(String);
+
+impl From<settings_file::SettingsFileError> for Refusal {
+    fn from(e: settings_file::SettingsFileError) -> Refusal {
+        Refusal(e.to_string())
+    }
 }
 
 /// The input schema of `update_settings`, built from the settings table so it cannot drift

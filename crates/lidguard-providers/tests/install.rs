@@ -228,17 +228,17 @@ fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
     assert_eq!(status.state, InstallState::Installed, "{status:?}");
 
     // Remove takes out exactly lidguard's entries: the user's Stop group stays, with its command.
-    let removed = changed(claude::remove(&installed, &cmd));
+    let removed = changed(claude::remove(&installed, &cmd, None));
     assert_eq!(removed, CLAUDE_USER.replace(
         "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/old/lidguard claude-hook\", \"timeout\": 10 }\n",
         "                    { \"type\": \"command\", \"command\": \"notify-send done\" }\n",
     ));
-    assert_eq!(claude::remove(&removed, &cmd), Ok(Change::Unchanged));
+    assert_eq!(claude::remove(&removed, &cmd, None), Ok(Change::Unchanged));
 }
 
 #[test]
 fn claude_install_then_remove_gives_back_the_same_bytes() {
-    let without_ours = changed(claude::remove(CLAUDE_USER, &lidguard()));
+    let without_ours = changed(claude::remove(CLAUDE_USER, &lidguard(), None));
     for original in [
         without_ours.as_str(),
         "{}",
@@ -250,7 +250,7 @@ fn claude_install_then_remove_gives_back_the_same_bytes() {
     ] {
         let installed = changed(claude::install(Some(original), &lidguard(), 30));
         assert_eq!(
-            changed(claude::remove(&installed, &lidguard())),
+            changed(claude::remove(&installed, &lidguard(), None)),
             original,
             "{installed}"
         );
@@ -263,7 +263,7 @@ fn claude_single_line_containers_come_back_expanded_but_equal() {
     // one line before: the content comes back, the layout does not.
     let original = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}"#;
     let installed = changed(claude::install(Some(original), &lidguard(), 30));
-    let removed = changed(claude::remove(&installed, &lidguard()));
+    let removed = changed(claude::remove(&installed, &lidguard(), None));
     assert_ne!(removed, original);
     assert_eq!(parse(&removed), parse(original));
 }
@@ -463,7 +463,10 @@ fn unparsable_files_are_errors_with_a_position() {
             "{bad}"
         );
         assert!(
-            matches!(claude::remove(bad, &cmd), Err(InstallError::Parse { .. })),
+            matches!(
+                claude::remove(bad, &cmd, None),
+                Err(InstallError::Parse { .. })
+            ),
             "{bad}"
         );
         assert!(
@@ -519,7 +522,7 @@ fn shape_errors_name_the_path() {
     assert_eq!(status.drift, ["hooks.Stop: is not an array"]);
     // Remove has nothing to remove from such a file and leaves it alone.
     assert_eq!(
-        claude::remove(r#"{"hooks": []}"#, &cmd),
+        claude::remove(r#"{"hooks": []}"#, &cmd, None),
         Ok(Change::Unchanged)
     );
 }
@@ -561,7 +564,7 @@ fn codex_refuses_top_level_keys_codex_refuses() {
     let text = "{\n  \"description\": \"team hooks\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./ci-check.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
     let installed = changed(codex::install(Some(text), &lidguard(), 30));
     assert_eq!(parse(&installed)["description"], "team hooks");
-    assert_eq!(changed(codex::remove(&installed, &lidguard())), text);
+    assert_eq!(changed(codex::remove(&installed, &lidguard(), None)), text);
     let status = codex::status(Some(&installed), &lidguard(), 30).unwrap();
     assert_eq!(status.state, InstallState::Installed);
     assert_eq!(
@@ -574,7 +577,7 @@ fn codex_refuses_top_level_keys_codex_refuses() {
 #[test]
 fn codex_remove_of_a_fresh_install_leaves_an_empty_object() {
     let text = changed(codex::install(None, &lidguard(), 30));
-    assert_eq!(changed(codex::remove(&text, &lidguard())), "{}\n");
+    assert_eq!(changed(codex::remove(&text, &lidguard(), None)), "{}\n");
 }
 
 // ---- Copilot -------------------------------------------------------------------------------
@@ -603,7 +606,10 @@ fn copilot_fresh_file_has_the_shape_copilot_accepted_in_the_captures() {
         copilot::install(Some(&text), &lidguard(), 30),
         Ok(Change::Unchanged)
     );
-    assert_eq!(copilot::remove(&text, &lidguard()), Ok(Change::Delete));
+    assert_eq!(
+        copilot::remove(&text, &lidguard(), None),
+        Ok(Change::Delete)
+    );
     let status = copilot::status(Some(&text), None, &lidguard(), 30).unwrap();
     assert_eq!(status.state, InstallState::Installed);
 }
@@ -650,7 +656,7 @@ fn copilot_keeps_hand_added_entries_and_fixes_drift() {
     assert!(installed.contains(
         "      { \"type\": \"command\", \"bash\": \"/usr/local/bin/lidguard copilot-hook --event agentStop\", \"timeoutSec\": 30 },\n      { \"type\": \"command\", \"bash\": \"./my-stop.sh\" }\n"
     ), "{installed}");
-    let removed = changed(copilot::remove(&installed, &cmd));
+    let removed = changed(copilot::remove(&installed, &cmd, None));
     assert_eq!(
         parse(&removed),
         json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./my-stop.sh"}]}})

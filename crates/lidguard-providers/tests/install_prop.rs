@@ -146,9 +146,9 @@ impl Provider {
     }
     fn remove(self, text: &str) -> Result<Change, InstallError> {
         match self {
-            Provider::Claude => claude::remove(text, &cmd()),
-            Provider::Codex => codex::remove(text, &cmd()),
-            Provider::Copilot => copilot::remove(text, &cmd()),
+            Provider::Claude => claude::remove(text, &cmd(), None),
+            Provider::Codex => codex::remove(text, &cmd(), None),
+            Provider::Copilot => copilot::remove(text, &cmd(), None),
         }
     }
     fn status(self, text: &str, timeout: u32) -> HookStatus {

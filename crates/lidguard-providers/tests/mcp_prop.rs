@@ -101,9 +101,12 @@ fn json_config(container: &'static str) -> impl Strategy<Value = (String, Value)
 }
 
 fn check_json(entry: &JsonEntry, before: &str, model: &Value) -> Result<(), TestCaseError> {
-    let installed = text(mcp::install_json(Some(before), entry).unwrap(), before);
+    let installed = text(
+        mcp::install_json(Some(before), entry, false).unwrap(),
+        before,
+    );
     prop_assert_eq!(
-        mcp::install_json(Some(&installed), entry).unwrap(),
+        mcp::install_json(Some(&installed), entry, false).unwrap(),
         Change::Unchanged
     );
     prop_assert_eq!(
@@ -127,7 +130,10 @@ fn check_json(entry: &JsonEntry, before: &str, model: &Value) -> Result<(), Test
             prop_assert_eq!(&parsed[k], v);
         }
     }
-    let removed = text(mcp::remove_json(&installed, entry).unwrap(), &installed);
+    let removed = text(
+        mcp::remove_json(&installed, entry, None).unwrap(),
+        &installed,
+    );
     let had_empty_container = model[entry.container]
         .as_object()
         .is_some_and(serde_json::Map::is_empty);
@@ -189,12 +195,12 @@ proptest! {
             before.push_str(&format!("\n[mcp_servers.{server:?}]\ncommand = {command:?}"));
             before.push_str(if comments { " # mine\n" } else { "\n" });
         }
-        let installed = text(mcp::install_codex(Some(&before), EXE).unwrap(), &before);
-        prop_assert_eq!(mcp::install_codex(Some(&installed), EXE).unwrap(), Change::Unchanged);
+        let installed = text(mcp::install_codex(Some(&before), EXE, false).unwrap(), &before);
+        prop_assert_eq!(mcp::install_codex(Some(&installed), EXE, false).unwrap(), Change::Unchanged);
         prop_assert_eq!(mcp::status_codex(Some(&installed), EXE).unwrap().state, InstallState::Installed);
         let doc: toml_edit::DocumentMut = installed.parse().unwrap();
         for (k, v) in &keys { prop_assert_eq!(doc[k.as_str()].as_str(), Some(v.as_str())); }
-        let removed = text(mcp::remove_codex(&installed).unwrap(), &installed);
+        let removed = text(mcp::remove_codex(&installed, None).unwrap(), &installed);
         prop_assert_eq!(removed, before);
     }
 }

@@ -30,16 +30,15 @@ pub enum StoreError {
 
     /// The file is not an SQLite database, or its content is damaged.
     #[error(
-        "the lidguard database {} is not a valid SQLite database ({source}); \
+        "the lidguard database {} is not a valid SQLite database ({reason}); \
          move it aside and lidguard will create a new one",
         .path.display()
     )]
     Corrupt {
         /// The database file.
         path: PathBuf,
-        /// The SQLite error (`SQLITE_NOTADB` or `SQLITE_CORRUPT`).
-        #[source]
-        source: rusqlite::Error,
+        /// What is wrong (the SQLite error, a truncated file, a failed integrity check).
+        reason: String,
     },
 
     /// Another process held a lock on the database for longer than the busy timeout.
@@ -70,10 +69,26 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
-    /// The database has a schema version newer than this binary knows.
+    /// The file could not be opened or read before SQLite got to it.
     #[error(
-        "the lidguard database {} was created by a newer lidguard (schema version {found}, \
-         this lidguard knows up to {supported}); upgrade lidguard, or move the database aside",
+        "cannot read or write the lidguard database {} ({source}); \
+         check that the file and its directory are writable and the disk has free space",
+        .path.display()
+    )]
+    File {
+        /// The database file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The database has a schema version newer than this binary knows. The file is left
+    /// exactly as it was.
+    #[error(
+        "the lidguard database {} was created by a newer lidguard: it has schema version {found}, \
+         and this lidguard reads versions up to {supported}. It was left untouched; upgrade \
+         lidguard to a version that knows schema {found}, or move the database aside",
         .path.display()
     )]
     TooNew {
@@ -122,9 +137,18 @@ impl StoreError {
             | Self::Corrupt { path, .. }
             | Self::Locked { path, .. }
             | Self::Access { path, .. }
+            | Self::File { path, .. }
             | Self::TooNew { path, .. }
             | Self::Migration { path, .. }
             | Self::Sqlite { path, .. } => path,
+        }
+    }
+
+    /// An I/O error on the database file itself.
+    pub(crate) fn classify_io(path: &Path, source: std::io::Error) -> Self {
+        Self::File {
+            path: path.to_path_buf(),
+            source,
         }
     }
 
@@ -133,9 +157,10 @@ impl StoreError {
     pub(crate) fn classify(path: &Path, action: &'static str, source: rusqlite::Error) -> Self {
         let path = path.to_path_buf();
         match source.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
-                Self::Corrupt { path, source }
-            }
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Self::Corrupt {
+                path,
+                reason: source.to_string(),
+            },
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
                 Self::Locked { path, source }
             }

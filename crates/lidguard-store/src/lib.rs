@@ -41,6 +41,17 @@ pub struct Store {
     conn: Connection,
     path: Option<PathBuf>,
     event_log_limit: usize,
+    /// Why the last write failed, until one succeeds again.
+    write_failure: std::cell::RefCell<Option<String>>,
+}
+
+/// A damaged database that [`Store::open_or_recover`] moved aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedAside {
+    /// Where the damaged file is now.
+    pub to: PathBuf,
+    /// What was wrong with it.
+    pub reason: String,
 }
 
 /// The key of a stored session.
@@ -126,6 +137,11 @@ impl Store {
     /// hanging; a file that is not an SQLite database gives [`StoreError::Corrupt`].
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         check_parent_dir(path)?;
+        check_file(path)?;
+        // SQLite would create the file with its own default mode; the database is the user's
+        // alone (its -wal and -shm files take the same mode).
+        lidguard_files::private::create_if_missing(path)
+            .map_err(|e| StoreError::classify_io(path, e))?;
         // No SQLITE_OPEN_URI: a file literally named `file:...` must stay a file name.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -148,8 +164,19 @@ impl Store {
         // The busy timeout comes first: every later statement may touch a locked file.
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(err("set the busy timeout"))?;
-        // This is also the first read of the file, which is where a corrupt or locked
-        // database shows up.
+        // The first read, which is where a corrupt or locked database shows up. A database
+        // from a newer lidguard is refused here, before anything (WAL mode, migrations) could
+        // write to it.
+        let found: u32 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(err("read the schema version"))?;
+        if found > latest_version() {
+            return Err(StoreError::TooNew {
+                path: shown.to_path_buf(),
+                found,
+                supported: latest_version(),
+            });
+        }
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
             .map_err(err("enable write-ahead logging"))?;
@@ -165,7 +192,68 @@ impl Store {
             conn,
             path,
             event_log_limit: DEFAULT_EVENT_LOG_LIMIT,
+            write_failure: std::cell::RefCell::new(None),
         })
+    }
+
+    /// Opens the database like [`Store::open`]; a damaged one (not SQLite, cut short, or
+    /// failing SQLite's quick integrity check) is moved aside — kept, with its `-wal` and
+    /// `-shm` files, as `<name>.corrupt-<UTC time>` — and a new one is made. Anything else
+    /// (locked, newer schema, unwritable) stays an error and the file stays as it is.
+    pub fn open_or_recover(path: &Path) -> Result<(Store, Option<MovedAside>), StoreError> {
+        let reason = match Store::open(path).and_then(|s| s.quick_check().map(|()| s)) {
+            Ok(store) => return Ok((store, None)),
+            Err(StoreError::Corrupt { reason, .. }) => reason,
+            Err(e) => return Err(e),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stamp = Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        let to = path.with_file_name(format!("{name}.corrupt-{stamp}"));
+        for suffix in ["", "-wal", "-shm"] {
+            let from = path.with_file_name(format!("{name}{suffix}"));
+            let dest = path.with_file_name(format!("{name}.corrupt-{stamp}{suffix}"));
+            match std::fs::rename(&from, &dest) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !suffix.is_empty() => {}
+                Err(e) => return Err(StoreError::classify_io(&from, e)),
+            }
+        }
+        tracing::error!(db = %path.display(), moved_to = %to.display(), %reason, "the database was damaged: moved it aside and started a new one");
+        let store = Store::open(path)?;
+        Ok((store, Some(MovedAside { to, reason })))
+    }
+
+    /// SQLite's quick integrity check (a few milliseconds for lidguard's small database).
+    pub fn quick_check(&self) -> Result<(), StoreError> {
+        let shown = self.path.as_deref().unwrap_or(Path::new(MEMORY));
+        let result: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |row| row.get(0))
+            .map_err(|e| StoreError::classify(shown, "check the database", e))?;
+        if result == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt {
+                path: shown.to_path_buf(),
+                reason: format!("SQLite's integrity check says: {result}"),
+            })
+        }
+    }
+
+    /// Why the last write failed (a full disk, a file made read-only), until a write succeeds
+    /// again. Reads do not change it.
+    pub fn write_failure(&self) -> Option<String> {
+        self.write_failure.borrow().clone()
+    }
+
+    /// Remembers the outcome of a write for [`Store::write_failure`].
+    fn wrote<T>(&self, write: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let result = write();
+        *self.write_failure.borrow_mut() = result.as_ref().err().map(ToString::to_string);
+        result
     }
 
     /// The database file, or `None` for an in-memory store.
@@ -194,36 +282,40 @@ impl Store {
         data_json: &str,
         updated_at: Timestamp,
     ) -> Result<(), StoreError> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO sessions (provider, session_id, provider_name, data_json, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (provider, session_id, provider_name)
-                 DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    key.provider,
-                    key.session_id,
-                    key.provider_name,
-                    data_json,
-                    updated_at.to_string()
-                ])
-            })
-            .map(drop)
-            .map_err(self.err("save a session"))
+        self.wrote(|| -> Result<(), StoreError> {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO sessions (provider, session_id, provider_name, data_json, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (provider, session_id, provider_name)
+                     DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at",
+                )
+                .and_then(|mut stmt| {
+                    stmt.execute(params![
+                        key.provider,
+                        key.session_id,
+                        key.provider_name,
+                        data_json,
+                        updated_at.to_string()
+                    ])
+                })
+                .map(drop)
+                .map_err(self.err("save a session"))
+        })
     }
 
     /// Deletes the session with this key; deleting a missing session is not an error.
     pub fn delete_session(&self, key: &SessionRowKey<'_>) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "DELETE FROM sessions
-                 WHERE provider = ?1 AND session_id = ?2 AND provider_name = ?3",
-                params![key.provider, key.session_id, key.provider_name],
-            )
-            .map(drop)
-            .map_err(self.err("delete a session"))
+        self.wrote(|| -> Result<(), StoreError> {
+            self.conn
+                .execute(
+                    "DELETE FROM sessions
+                     WHERE provider = ?1 AND session_id = ?2 AND provider_name = ?3",
+                    params![key.provider, key.session_id, key.provider_name],
+                )
+                .map(drop)
+                .map_err(self.err("delete a session"))
+        })
     }
 
     /// All sessions, ordered by provider, session id, provider name.
@@ -259,14 +351,16 @@ impl Store {
         data_json: &str,
         saved_at: Timestamp,
     ) -> Result<bool, StoreError> {
-        let inserted = self.durably("save a policy backup", |conn| {
-            conn.execute(
-                "INSERT INTO policy_backups (kind, data_json, saved_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (kind) DO NOTHING",
-                params![kind, data_json, saved_at.to_string()],
-            )
-        })?;
-        Ok(inserted == 1)
+        self.wrote(|| -> Result<bool, StoreError> {
+            let inserted = self.durably("save a policy backup", |conn| {
+                conn.execute(
+                    "INSERT INTO policy_backups (kind, data_json, saved_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (kind) DO NOTHING",
+                    params![kind, data_json, saved_at.to_string()],
+                )
+            })?;
+            Ok(inserted == 1)
+        })
     }
 
     /// The backup of this `kind`, if any.
@@ -296,10 +390,12 @@ impl Store {
     /// Also synced to disk: a deletion lost in a crash would make lidguard restore a stale
     /// value over a setting the user may have changed since.
     pub fn delete_policy_backup(&self, kind: &str) -> Result<bool, StoreError> {
-        let deleted = self.durably("delete a policy backup", |conn| {
-            conn.execute("DELETE FROM policy_backups WHERE kind = ?1", [kind])
-        })?;
-        Ok(deleted == 1)
+        self.wrote(|| -> Result<bool, StoreError> {
+            let deleted = self.durably("delete a policy backup", |conn| {
+                conn.execute("DELETE FROM policy_backups WHERE kind = ?1", [kind])
+            })?;
+            Ok(deleted == 1)
+        })
     }
 
     // ----- event log -----
@@ -307,20 +403,22 @@ impl Store {
     /// Appends to the event log, dropping the oldest entries beyond the limit
     /// (see [`Store::set_event_log_limit`]).
     pub fn append_event(&self, event: &EventRow) -> Result<(), StoreError> {
-        let limit = self.event_log_limit;
-        self.in_transaction("append an event", |conn| {
-            conn.prepare_cached(
-                "INSERT INTO events (at, name, provider, session_id, detail_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                event.at.to_string(),
-                event.name,
-                event.provider,
-                event.session_id,
-                event.detail_json
-            ])?;
-            keep_newest(conn, "events", limit)
+        self.wrote(|| -> Result<(), StoreError> {
+            let limit = self.event_log_limit;
+            self.in_transaction("append an event", |conn| {
+                conn.prepare_cached(
+                    "INSERT INTO events (at, name, provider, session_id, detail_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![
+                    event.at.to_string(),
+                    event.name,
+                    event.provider,
+                    event.session_id,
+                    event.detail_json
+                ])?;
+                keep_newest(conn, "events", limit)
+            })
         })
     }
 
@@ -389,13 +487,15 @@ impl Store {
         data_json: &str,
         keep: Option<u32>,
     ) -> Result<(), StoreError> {
-        let Some(keep) = keep else { return Ok(()) };
-        self.in_transaction("record suspend history", |conn| {
-            conn.execute(
-                "INSERT INTO suspend_history (recorded_at, data_json) VALUES (?1, ?2)",
-                params![recorded_at.to_string(), data_json],
-            )?;
-            keep_newest(conn, "suspend_history", keep as usize)
+        self.wrote(|| -> Result<(), StoreError> {
+            let Some(keep) = keep else { return Ok(()) };
+            self.in_transaction("record suspend history", |conn| {
+                conn.execute(
+                    "INSERT INTO suspend_history (recorded_at, data_json) VALUES (?1, ?2)",
+                    params![recorded_at.to_string(), data_json],
+                )?;
+                keep_newest(conn, "suspend_history", keep as usize)
+            })
         })
     }
 
@@ -425,16 +525,18 @@ impl Store {
         event: &str,
         at: Timestamp,
     ) -> Result<(), StoreError> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO hook_receipts (provider, event, count, last_seen)
-                 VALUES (?1, ?2, 1, ?3)
-                 ON CONFLICT (provider, event)
-                 DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
-            )
-            .and_then(|mut stmt| stmt.execute(params![provider, event, at.to_string()]))
-            .map(drop)
-            .map_err(self.err("record a hook receipt"))
+        self.wrote(|| -> Result<(), StoreError> {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO hook_receipts (provider, event, count, last_seen)
+                     VALUES (?1, ?2, 1, ?3)
+                     ON CONFLICT (provider, event)
+                     DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
+                )
+                .and_then(|mut stmt| stmt.execute(params![provider, event, at.to_string()]))
+                .map(drop)
+                .map_err(self.err("record a hook receipt"))
+        })
     }
 
     /// All hook receipts, ordered by provider and event.
@@ -534,6 +636,57 @@ fn check_parent_dir(path: &Path) -> Result<(), StoreError> {
         dir: dir.to_path_buf(),
         source: problem,
     })
+}
+
+/// Refuses a file that cannot be a whole SQLite database: not starting with SQLite's header,
+/// or not a whole number of pages long (a truncated file, which SQLite would otherwise take
+/// for an empty database and overwrite). An empty or missing file is a new database.
+fn check_file(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let corrupt = |reason: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(StoreError::classify_io(path, e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| StoreError::classify_io(path, e))?;
+    // Not a regular file (a directory): SQLite says what is wrong with it.
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(());
+    }
+    let len = meta.len();
+    let mut header = [0u8; 100];
+    if len < 100 || file.read_exact(&mut header).is_err() {
+        return Err(corrupt(format!(
+            "the file is {len} bytes, shorter than SQLite's header"
+        )));
+    }
+    if &header[..16] != b"SQLite format 3\0" {
+        return Err(corrupt(
+            "the file does not start with SQLite's header".to_owned(),
+        ));
+    }
+    // Bytes 16-17: the page size, big-endian; 1 stands for 65536 (sqlite.org/fileformat.html).
+    let page = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    if page < 512 || !page.is_power_of_two() {
+        return Err(corrupt(format!(
+            "its header gives an impossible page size ({page})"
+        )));
+    }
+    if len % page != 0 {
+        return Err(corrupt(format!(
+            "the file is {len} bytes, not a whole number of {page}-byte pages: it was cut short"
+        )));
+    }
+    Ok(())
 }
 
 fn latest_version() -> u32 {

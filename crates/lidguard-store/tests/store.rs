@@ -370,7 +370,53 @@ fn corrupt_file_is_reported_with_its_path() {
     assert!(msg.contains("not a valid SQLite database"), "{msg}");
     assert!(msg.contains("move it aside"), "{msg}");
     assert_eq!(err.path(), path);
-    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[test]
+fn a_database_cut_short_or_damaged_is_moved_aside_and_a_new_one_made() {
+    let (dir, path) = temp_db();
+    {
+        let store = Store::open(&path).unwrap();
+        store
+            .record_hook_receipt("claude", "Stop", ts(0))
+            .unwrap();
+    }
+    // A whole database first: nothing to recover.
+    let (store, moved) = Store::open_or_recover(&path).unwrap();
+    assert_eq!(moved, None);
+    assert_eq!(store.hook_receipts().unwrap().len(), 1);
+    drop(store);
+    let whole = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &whole[..1000]).unwrap();
+    // `open` alone refuses it (SQLite would take it for an empty database)...
+    let err = Store::open(&path).unwrap_err();
+    assert!(err.to_string().contains("cut short"), "{err}");
+    // ...and `open_or_recover` keeps it aside and starts again.
+    let (store, moved) = Store::open_or_recover(&path).unwrap();
+    let moved = moved.expect("moved aside");
+    assert!(moved.reason.contains("cut short"), "{moved:?}");
+    assert_eq!(std::fs::read(&moved.to).unwrap(), whole[..1000].to_vec());
+    assert!(moved.to.starts_with(dir.path()));
+    assert!(store.hook_receipts().unwrap().is_empty());
+}
+
+#[test]
+fn write_failures_are_remembered_until_a_write_succeeds() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.write_failure(), None);
+    // Another process holds the write lock: lidguard's writes fail (after the busy timeout).
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    assert!(store.record_hook_receipt("claude", "Stop", ts(0)).is_err());
+    let failure = store.write_failure().expect("remembered");
+    assert!(failure.contains("lidguard.db"), "{failure}");
+    // Reads neither set nor clear it.
+    let _ = store.hook_receipts();
+    assert!(store.write_failure().is_some());
+    holder.execute_batch("COMMIT").unwrap();
+    store.record_hook_receipt("claude", "Stop", ts(1)).unwrap();
+    assert_eq!(store.write_failure(), None);
 }
 
 #[test]
@@ -501,6 +547,7 @@ fn too_new_schema_version_is_refused() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.pragma_update(None, "user_version", too_new).unwrap();
     }
+    let before = std::fs::read(&path).unwrap();
     let err = Store::open(&path).unwrap_err();
     match &err {
         StoreError::TooNew {
@@ -511,6 +558,11 @@ fn too_new_schema_version_is_refused() {
         }
         other => panic!("expected TooNew, got {other:?}"),
     }
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "not one byte of the newer database changed"
+    );
     let msg = err.to_string();
     assert!(msg.contains("created by a newer lidguard"), "{msg}");
     assert!(msg.contains(&path.display().to_string()), "{msg}");

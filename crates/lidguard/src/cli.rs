@@ -270,6 +270,10 @@ pub(crate) struct HookConfigArgs {
     /// config.toml, as trusting them in Codex's /hooks would (review the diff with --dry-run).
     #[arg(long)]
     pub(crate) trust_codex_hooks: bool,
+    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
+    /// that lidguard did not write (its other keys stay; remove puts it back).
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -349,6 +353,10 @@ pub(crate) struct McpConfigArgs {
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
+    /// that lidguard did not write (its other keys stay; remove puts it back).
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -375,6 +383,10 @@ pub(crate) struct ProviderMcpArgs {
     /// Install/remove: print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
+    /// that lidguard did not write (its other keys stay; remove puts it back).
+    #[arg(long)]
+    pub(crate) force: bool,
     /// Status: print JSON.
     #[arg(long)]
     pub(crate) json: bool,

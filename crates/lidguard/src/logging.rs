@@ -3,7 +3,7 @@
 //! stdout belongs to command output; logs go to `lidguard.log`, rotated to `lidguard.log.1`
 //! when it passes [`MAX_BYTES`], so the two files never hold more than twice that.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -39,10 +39,7 @@ pub(crate) struct RotatingFile {
 
 impl RotatingFile {
     pub(crate) fn open(path: &Path, max_bytes: u64) -> io::Result<RotatingFile> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = lidguard_files::private::open_append(path)?;
         let len = file.metadata()?.len();
         Ok(RotatingFile {
             path: path.to_owned(),
@@ -58,10 +55,7 @@ impl RotatingFile {
             rotated.push(".1");
             #[allow(clippy::disallowed_methods)] // rotation is a plain rename by design
             std::fs::rename(&self.path, &rotated)?;
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)?;
+            let file = lidguard_files::private::open_append(&self.path)?;
             *state = (file, 0);
         }
         // One write per record: O_APPEND keeps lines from several processes whole.
@@ -91,7 +85,11 @@ impl Write for Record<'_> {
 impl Drop for Record<'_> {
     fn drop(&mut self) {
         if !self.buf.is_empty() {
-            let _ = self.file.write_record(&self.buf);
+            // Payload text (tool names, paths, messages) may carry control characters: one
+            // record stays one line, and nothing in it can rewrite a terminal showing the log.
+            let _ = self
+                .file
+                .write_record(&lidguard_files::text::log_record(&self.buf));
         }
     }
 }

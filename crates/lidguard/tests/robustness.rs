@@ -129,25 +129,105 @@ fn a_corrupt_settings_file_is_reported_and_never_overwritten() {
     );
 }
 
+/// The files next to the database whose names start with `lidguard.db.corrupt-`.
+fn moved_aside(home: &Home) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(&home.places.state_dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("lidguard.db.corrupt-"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
 #[test]
-fn a_corrupt_database_degrades_to_memory_and_is_kept() {
+fn a_corrupt_database_is_moved_aside_kept_and_named_and_a_new_one_is_used() {
     let home = Home::new();
     std::fs::create_dir_all(&home.places.state_dir).unwrap();
     let db = home.places.database();
     std::fs::write(&db, vec![b'x'; 8192]).unwrap();
     home.ok(&["start", "--provider", "claude", "--session", "s"]);
     let status = home.status();
-    let err = status["store"]["error"].as_str().unwrap();
-    assert!(err.contains("not a valid SQLite database"), "{err}");
     assert_eq!(
-        status["sessions"][0]["sessionId"], "s",
-        "sessions are still tracked"
+        status["store"]["error"],
+        serde_json::Value::Null,
+        "{status}"
     );
+    let moved = &status["store"]["movedAside"];
+    assert!(
+        moved["reason"]
+            .as_str()
+            .unwrap()
+            .contains("SQLite's header"),
+        "{status}"
+    );
+    let kept = moved_aside(&home);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(moved["path"], kept[0].display().to_string());
     assert_eq!(
-        std::fs::read(&db).unwrap(),
+        std::fs::read(&kept[0]).unwrap(),
         vec![b'x'; 8192],
-        "the file is left for the user"
+        "the damaged file is kept, byte for byte"
     );
+    let human = home.ok(&["status"]);
+    assert!(human.contains("moved aside to"), "{human}");
+    // The new database is in use: the session was saved into it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_database_cut_short_is_not_silently_replaced() {
+    let home = Home::new();
+    // A real database with history, then truncated to 1,000 bytes.
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    home.ok(&["stop", "--provider", "claude", "--session", "s"]);
+    crate::util::signal(home.daemon_pid().unwrap(), rustix::process::Signal::TERM);
+    assert!(home.wait_daemon_gone(std::time::Duration::from_secs(10)));
+    let db = home.places.database();
+    let whole = std::fs::read(&db).unwrap();
+    assert!(whole.len() >= 4096);
+    std::fs::write(&db, &whole[..1000]).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    home.ok(&["start", "--provider", "claude", "--session", "t"]);
+    let status = home.status();
+    let reason = status["store"]["movedAside"]["reason"].as_str().unwrap();
+    assert!(reason.contains("cut short"), "{status}");
+    let kept = moved_aside(&home);
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), whole[..1000].to_vec());
+}
+
+#[test]
+fn a_database_from_a_newer_lidguard_is_left_byte_for_byte() {
+    let home = Home::new();
+    std::fs::create_dir_all(&home.places.state_dir).unwrap();
+    let db = home.places.database();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 999;")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let status = home.status();
+    let err = status["store"]["error"].as_str().unwrap();
+    assert!(
+        err.contains("schema version 999") && err.contains("untouched"),
+        "{err}"
+    );
+    assert_eq!(status["sessions"][0]["sessionId"], "s");
+    crate::util::signal(home.daemon_pid().unwrap(), rustix::process::Signal::TERM);
+    assert!(home.wait_daemon_gone(std::time::Duration::from_secs(10)));
+    assert_eq!(std::fs::read(&db).unwrap(), before, "not one byte changed");
+    assert!(moved_aside(&home).is_empty());
 }
 
 #[test]

@@ -40,6 +40,7 @@ use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Table, TableLike};
 
 use super::engine::{Doc, shape};
+use super::envelope::Envelope;
 use super::{Change, HookCommand, InstallError, codex};
 
 /// Codex's hook events: the name in `hooks.json`, the snake_case name in trust keys, and
@@ -185,12 +186,7 @@ pub fn codex_trust_lidguard(
             }
         }
     }
-    let new_text = doc.to_string();
-    Ok(if new_text == config_toml.unwrap_or_default() {
-        Change::Unchanged
-    } else {
-        Change::Changed { new_text }
-    })
+    Ok(doc.change_from(config_toml))
 }
 
 /// Whether Codex keeps the machine awake by itself: the experimental feature
@@ -331,12 +327,48 @@ fn trust_hash(event: &str, snake: &str, matcher: Option<&str>, handler: &Value) 
     format!("sha256:{hex}")
 }
 
+/// A parsed `config.toml` with its BOM and line endings set aside ([`Envelope`]).
+pub(crate) struct TomlDoc {
+    doc: DocumentMut,
+    envelope: Envelope,
+}
+
+impl std::ops::Deref for TomlDoc {
+    type Target = DocumentMut;
+    fn deref(&self) -> &DocumentMut {
+        &self.doc
+    }
+}
+
+impl std::ops::DerefMut for TomlDoc {
+    fn deref_mut(&mut self) -> &mut DocumentMut {
+        &mut self.doc
+    }
+}
+
+impl TomlDoc {
+    /// The file's text now, in its envelope.
+    pub(crate) fn text(&self) -> String {
+        self.envelope.close(&self.doc.to_string())
+    }
+
+    /// `Unchanged` when the text is still `before`.
+    pub(crate) fn change_from(&self, before: Option<&str>) -> Change {
+        let new_text = self.text();
+        if before.unwrap_or_default() == new_text {
+            Change::Unchanged
+        } else {
+            Change::Changed { new_text }
+        }
+    }
+}
+
 /// Parses `config.toml`; a missing file is an empty document.
-pub(crate) fn parse_toml(text: Option<&str>) -> Result<DocumentMut, InstallError> {
-    let text = text.unwrap_or_default();
-    text.parse::<DocumentMut>().map_err(|e| {
-        let at = e.span().map_or(0, |s| s.start).min(text.len());
-        let before = &text[..text.floor_char_boundary(at)];
+pub(crate) fn parse_toml(text: Option<&str>) -> Result<TomlDoc, InstallError> {
+    let (envelope, body) = Envelope::open(text.unwrap_or_default());
+    let doc = body.parse::<DocumentMut>().map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start).min(body.len());
+        let before = &body[..body.floor_char_boundary(at)];
         let line = before.matches('\n').count() + 1;
         let column = before
             .rsplit('\n')
@@ -351,7 +383,8 @@ pub(crate) fn parse_toml(text: Option<&str>) -> Result<DocumentMut, InstallError
             column,
             message: e.message().trim().to_owned(),
         }
-    })
+    })?;
+    Ok(TomlDoc { doc, envelope })
 }
 
 /// `hooks.state`, created like Codex does when missing (`hooks` implicit, `[hooks.state]`

@@ -9,6 +9,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
+use super::duplicates::DuplicateKeys;
 use super::engine::{self, Handler, Layout, Spec};
 use super::{Change, HookCommand, HookShell, HookStatus, InstallError};
 
@@ -42,6 +43,7 @@ const SPEC: Spec = Spec {
     handler,
     conflicts,
     root_keys: None,
+    duplicates: DuplicateKeys::LastWins,
 };
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
@@ -75,8 +77,14 @@ pub fn install(
 }
 
 /// Removes lidguard's entries (`cmd` widens the ownership test to its program path).
-pub fn remove(existing: &str, cmd: &HookCommand) -> Result<Change, InstallError> {
-    engine::remove(existing, &SPEC, cmd)
+/// `before`: the file as it was before lidguard's install, when known (see the module docs of
+/// [`super`]).
+pub fn remove(
+    existing: &str,
+    cmd: &HookCommand,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
+    engine::remove(existing, &SPEC, cmd, before)
 }
 
 /// Compares `settings.json` with what [`install`] would write; warns when

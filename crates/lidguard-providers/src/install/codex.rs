@@ -9,6 +9,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
+use super::duplicates::DuplicateKeys;
 use super::engine::{self, Handler, Layout, Spec};
 use super::{Change, HookCommand, HookStatus, InstallError};
 
@@ -36,6 +37,7 @@ const SPEC: Spec = Spec {
     handler,
     conflicts,
     root_keys: Some(&["description", "hooks"]),
+    duplicates: DuplicateKeys::FileIgnored,
 };
 
 /// The longest timeout Codex accepts for `SessionEnd` and `Interrupt` hooks: it clamps larger
@@ -74,8 +76,14 @@ pub fn install(
 }
 
 /// Removes lidguard's entries (`cmd` widens the ownership test to its program path).
-pub fn remove(existing: &str, cmd: &HookCommand) -> Result<Change, InstallError> {
-    engine::remove(existing, &SPEC, cmd)
+/// `before`: the file as it was before lidguard's install, when known (see the module docs of
+/// [`super`]).
+pub fn remove(
+    existing: &str,
+    cmd: &HookCommand,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
+    engine::remove(existing, &SPEC, cmd, before)
 }
 
 /// Compares `hooks.json` with what [`install`] would write.

@@ -13,7 +13,8 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use super::engine::{self, Doc, Handler, Layout, Spec};
+use super::duplicates::DuplicateKeys;
+use super::engine::{self, Doc, Handler, Keep, Layout, Spec};
 use super::{Change, HookCommand, HookShell, HookSource, HookStatus, InstallError, InstallState};
 
 /// The events lidguard needs.
@@ -49,6 +50,7 @@ const SPEC: Spec = Spec {
     handler,
     conflicts,
     root_keys: None,
+    duplicates: DuplicateKeys::LastWins,
 };
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
@@ -87,6 +89,7 @@ pub fn install(
     timeout: u32,
 ) -> Result<Change, InstallError> {
     let doc = Doc::parse(existing, SPEC.what)?;
+    doc.refuse_duplicates(&["version", "hooks"], SPEC.what, SPEC.duplicates)?;
     let root = doc.object()?;
     match root.get("version") {
         None => {
@@ -105,10 +108,24 @@ pub fn install(
 }
 
 /// Removes lidguard's entries; `Delete` when nothing but an empty envelope is left.
-pub fn remove(existing: &str, cmd: &HookCommand) -> Result<Change, InstallError> {
+/// With `before` (the file as it was before lidguard's install, when it existed and is known)
+/// the file stays, keeping what it had.
+pub fn remove(
+    existing: &str,
+    cmd: &HookCommand,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
     let doc = Doc::parse(Some(existing), SPEC.what)?;
+    doc.refuse_duplicates(&["version", "hooks"], SPEC.what, SPEC.duplicates)?;
     let root = doc.object()?;
-    let removed = engine::remove_from(&root, &SPEC, cmd);
+    let removed = engine::remove_from(&root, &SPEC, cmd, &Keep::from_before(before, SPEC.what));
+    if let Some(before) = before {
+        return Ok(if removed {
+            doc.change_back(existing, Some(before))
+        } else {
+            Change::Unchanged
+        });
+    }
     let empty = root.to_serde_value().is_some_and(|v| {
         v.as_object().is_some_and(|o| {
             o.iter().all(|(k, v)| match k.as_str() {

@@ -11,6 +11,8 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use serde_json::Value;
 
+use super::duplicates::{self, Duplicate, DuplicateKeys};
+use super::envelope::Envelope;
 use super::{Change, ForeignHook, HookCommand, HookSource, HookStatus, InstallError, InstallState};
 
 /// Where handlers sit under `hooks.<Event>`.
@@ -42,31 +44,75 @@ pub(crate) struct Spec {
     pub(crate) conflicts: fn(event: &str, handler_type: &str) -> bool,
     /// Top-level keys the agent accepts, when it refuses files with others (Codex).
     pub(crate) root_keys: Option<&'static [&'static str]>,
+    /// What the agent does with a key written twice.
+    pub(crate) duplicates: DuplicateKeys,
 }
+
+/// The top-level keys whose duplicates matter to the hook installers.
+const HOOK_SCOPE: &[&str] = &["hooks", "version"];
 
 /// A parsed config file.
 pub(crate) struct Doc {
     root: CstRootNode,
-    bom: bool,
+    envelope: Envelope,
+    /// The file held no JSON value (missing, blank or only comments).
+    was_empty: bool,
 }
 
 impl Doc {
     /// Parses `text`; a missing or blank file is an empty object.
     pub(crate) fn parse(text: Option<&str>, what: &str) -> Result<Self, InstallError> {
-        let text = text.unwrap_or_default();
-        // Windows editors may start the file with a BOM; the parser does not accept one.
-        let (bom, body) = match text.strip_prefix('\u{feff}') {
-            Some(rest) => (true, rest),
-            None => (false, text),
+        // The parser accepts neither a BOM nor (for exact edits) mixed endings' guesswork.
+        let (envelope, body) = Envelope::open(text.unwrap_or_default());
+        let body: &str = if body.trim().is_empty() {
+            "{}\n"
+        } else {
+            &body
         };
-        let body = if body.trim().is_empty() { "{}\n" } else { body };
         let root = CstRootNode::parse(body, &parse_options()).map_err(|e| InstallError::Parse {
             what: what.to_owned(),
             line: e.line_display(),
             column: e.column_display(),
             message: e.kind().to_string(),
         })?;
-        Ok(Self { root, bom })
+        let was_empty = root.value().is_none() || text.is_none_or(|t| t.trim().is_empty());
+        Ok(Self {
+            root,
+            envelope,
+            was_empty,
+        })
+    }
+
+    /// The keys written twice in `scope` (top-level keys and everything inside them).
+    pub(crate) fn duplicates(&self, scope: &[&str]) -> Vec<Duplicate> {
+        duplicates::find(&self.root.to_string(), scope)
+    }
+
+    /// Refuses the file when a key in `scope` is written twice.
+    pub(crate) fn refuse_duplicates(
+        &self,
+        scope: &[&str],
+        what: &str,
+        agent: DuplicateKeys,
+    ) -> Result<(), InstallError> {
+        let found = self.duplicates(scope);
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(duplicates::refusal(what, agent, &found))
+        }
+    }
+
+    /// Whether the file held no JSON value before any edit.
+    pub(crate) fn was_empty(&self) -> bool {
+        self.was_empty
+    }
+
+    /// Whether the top level is now an object without properties.
+    pub(crate) fn is_empty_object(&self) -> bool {
+        self.root
+            .object_value()
+            .is_some_and(|o| o.properties().is_empty())
     }
 
     /// The top-level object (created when the file holds only comments).
@@ -81,8 +127,7 @@ impl Doc {
 
     /// The file's text now.
     pub(crate) fn text(&self) -> String {
-        let bom = if self.bom { "\u{feff}" } else { "" };
-        format!("{bom}{}", self.root)
+        self.envelope.close(&self.root.to_string())
     }
 
     /// `Unchanged` when the text is still `before`.
@@ -98,7 +143,7 @@ impl Doc {
 
 /// What the agents accept: JSON plus comments and trailing commas (JSONC). The JSON5 extras
 /// are refused — a file using them is not one these agents read.
-fn parse_options() -> ParseOptions {
+pub(crate) fn parse_options() -> ParseOptions {
     ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
@@ -136,22 +181,103 @@ pub(crate) fn install(
     timeout: u32,
 ) -> Result<Change, InstallError> {
     let doc = Doc::parse(existing, spec.what)?;
+    doc.refuse_duplicates(HOOK_SCOPE, spec.what, spec.duplicates)?;
     install_into(&doc.object()?, spec, cmd, timeout)?;
     Ok(doc.change_from(existing))
 }
 
-/// Removes lidguard's entries.
+/// Removes lidguard's entries. `before` is the file as it was before lidguard's install, when
+/// the caller knows it: containers it had stay even when empty.
 pub(crate) fn remove(
     existing: &str,
     spec: &Spec,
     cmd: &HookCommand,
+    before: Option<&str>,
 ) -> Result<Change, InstallError> {
     let doc = Doc::parse(Some(existing), spec.what)?;
-    Ok(if remove_from(&doc.object()?, spec, cmd) {
-        doc.change_from(Some(existing))
-    } else {
-        Change::Unchanged
-    })
+    doc.refuse_duplicates(HOOK_SCOPE, spec.what, spec.duplicates)?;
+    let keep = Keep::from_before(before, spec.what);
+    if !remove_from(&doc.object()?, spec, cmd, &keep) {
+        return Ok(Change::Unchanged);
+    }
+    Ok(doc.change_back(existing, before))
+}
+
+impl Doc {
+    /// The change after a removal: the text now, or `before` itself when what is left says
+    /// exactly what `before` said — the same tokens and comments, only whitespace apart (the
+    /// removal cannot know how a container that install expanded was laid out) — or when
+    /// `before` held no JSON value and nothing is left (a blank or comment-only file).
+    pub(crate) fn change_back(&self, existing: &str, before: Option<&str>) -> Change {
+        let back = before.is_some_and(|before| {
+            let (envelope, body) = Envelope::open(before);
+            let now = self.root.to_string();
+            (envelope == self.envelope && same_tokens(&now, &body))
+                || (self.is_empty_object()
+                    && Doc::parse(Some(before), "").is_ok_and(|b| b.was_empty()))
+        });
+        if let Some(before) = before.filter(|_| back) {
+            return if before == existing {
+                Change::Unchanged
+            } else {
+                Change::Changed {
+                    new_text: before.to_owned(),
+                }
+            };
+        }
+        self.change_from(Some(existing))
+    }
+}
+
+/// Whether two JSONC texts hold the same tokens and comments (whitespace aside).
+fn same_tokens(a: &str, b: &str) -> bool {
+    let options = jsonc_parser::CollectOptions {
+        comments: jsonc_parser::CommentCollectionStrategy::AsTokens,
+        tokens: true,
+    };
+    let tokens = |text| {
+        jsonc_parser::parse_to_ast(text, &options, &parse_options())
+            .ok()
+            .and_then(|r| r.tokens)
+            .map(|t| t.into_iter().map(|t| t.token).collect::<Vec<_>>())
+    };
+    match (tokens(a), tokens(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The containers a file had before install, which remove must not prune.
+#[derive(Default)]
+pub(crate) struct Keep {
+    /// `hooks` existed.
+    hooks: bool,
+    /// `hooks.<Event>` arrays that existed.
+    events: HashSet<String>,
+}
+
+impl Keep {
+    pub(crate) fn from_before(before: Option<&str>, what: &str) -> Keep {
+        let Some(doc) = before.and_then(|b| Doc::parse(Some(b), what).ok()) else {
+            return Keep::default();
+        };
+        let Some(hooks) = doc
+            .root
+            .object_value()
+            .and_then(|root| root.get("hooks"))
+            .and_then(|p| p.object_value())
+        else {
+            return Keep::default();
+        };
+        Keep {
+            hooks: true,
+            events: hooks
+                .properties()
+                .iter()
+                .filter_map(CstObjectProp::decoded_name)
+                .collect(),
+        }
+    }
 }
 
 /// Makes lidguard's entries in `root` exactly one canonical handler per required event.
@@ -207,8 +333,8 @@ pub(crate) fn install_into(
     Ok(())
 }
 
-/// Removes every lidguard handler; returns whether there was one.
-pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand) -> bool {
+/// Removes every lidguard handler; returns whether there was one. Containers in `keep` stay.
+pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand, keep: &Keep) -> bool {
     let Some(hooks_prop) = root.get("hooks") else {
         return false;
     };
@@ -220,13 +346,39 @@ pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand) -> b
         .into_iter()
         .filter(|s| s.is_ours(spec, cmd))
     {
-        site.remove(true);
+        let prune = !keep.events.contains(&site.event);
+        site.remove(prune);
         removed = true;
     }
+    if removed {
+        for prop in hooks.properties() {
+            if prop
+                .decoded_name()
+                .is_some_and(|n| keep.events.contains(&n))
+                && prop.array_value().is_some_and(|a| a.elements().is_empty())
+            {
+                empty_container(&prop);
+            }
+        }
+    }
     if removed && hooks.properties().is_empty() {
-        hooks_prop.remove();
+        if keep.hooks {
+            empty_container(&hooks_prop);
+        } else {
+            hooks_prop.remove();
+        }
     }
     removed
+}
+
+/// Writes an object or array that lost its last entry as `{}` / `[]`, the way an empty
+/// container is usually written (the removal may have left the lines the entries were on).
+pub(crate) fn empty_container(prop: &CstObjectProp) {
+    if prop.object_value().is_some() {
+        prop.set_value(CstInputValue::Object(Vec::new()));
+    } else if prop.array_value().is_some() {
+        prop.set_value(CstInputValue::Array(Vec::new()));
+    }
 }
 
 /// Compares the file with what install would write.
@@ -242,6 +394,18 @@ pub(crate) fn status(
     };
     let doc = Doc::parse(Some(text), spec.what)?;
     let root = doc.object()?;
+    let repeated = doc.duplicates(HOOK_SCOPE);
+    if !repeated.is_empty() {
+        status
+            .warnings
+            .push(duplicates::warning(spec.duplicates, &repeated));
+        match spec.duplicates {
+            // Judge the copy the agent reads.
+            DuplicateKeys::LastWins => duplicates::keep_last(&root, HOOK_SCOPE),
+            // The agent runs nothing from this file.
+            DuplicateKeys::FileIgnored => return Ok(status),
+        }
+    }
     if let Err(InstallError::Shape { path, message }) = check_root_keys(&root, spec) {
         status.drift.push(format!("{path}: {message}"));
     }

@@ -1,11 +1,16 @@
 //! lidguard's MCP server entries in each agent's MCP config, and the Provider MCP entry in any
 //! JSON config with an `mcpServers` object.
 //!
-//! An entry is lidguard's by its name (`lidguard`, or the server name given for Provider MCP).
+//! lidguard's entry has lidguard's name (`lidguard`, or the server name given for Provider
+//! MCP) *and* runs a lidguard executable's `mcp-server` or `provider-mcp-server`. An entry of
+//! that name that runs anything else is the user's: install refuses it unless forced (then it
+//! replaces the command and arguments and keeps the user's other keys), and remove leaves it.
 //! Install writes the keys below and leaves any other key the user added to the entry (an
-//! `env`, a `timeout`) and every other server untouched; remove deletes the entry, and the
-//! container when that left it empty. Edits go through the same CST (JSON/JSONC) and
-//! `toml_edit` (TOML) round trips as the hook installer, so unrelated text keeps its bytes.
+//! `env`, a `timeout`) and every other server untouched; remove deletes the entry — or, when
+//! install had replaced one of the user's, puts that one back — and the container when that
+//! left it empty and it was not there before install. Edits go through the same CST
+//! (JSON/JSONC) and `toml_edit` (TOML) round trips as the hook installer, so unrelated text
+//! keeps its bytes.
 //!
 //! The shapes are what each agent's own `mcp add` writes, captured from the pinned CLIs:
 //! `claude mcp add --scope user lidguard -- <exe> mcp-server` (Claude Code 2.1.332, user
@@ -20,8 +25,12 @@ use serde_json::Value;
 use toml_edit::{Array, Item, Table, value};
 
 use super::agent_settings::parse_toml;
-use super::engine::{Doc, conform, shape};
+use super::duplicates::{self, DuplicateKeys};
+use super::engine::{Doc, conform, empty_container, shape};
 use super::{Change, InstallError, InstallState};
+
+/// Claude Code, Copilot CLI and OpenCode read their MCP configs with JavaScript parsers.
+const JSON_DUPLICATES: DuplicateKeys = DuplicateKeys::LastWins;
 
 /// The name lidguard's `mcp-server` is registered under.
 pub const SERVER_NAME: &str = "lidguard";
@@ -125,6 +134,11 @@ pub struct McpStatus {
     pub state: InstallState,
     /// What differs from what install writes, one line each.
     pub drift: Vec<String>,
+    /// Facts that do not change the verdict (a key written twice: the verdict is about the
+    /// copy the agent reads).
+    pub warnings: Vec<String>,
+    /// An entry of lidguard's name is there but is not lidguard's.
+    pub foreign: bool,
 }
 
 impl McpStatus {
@@ -134,7 +148,91 @@ impl McpStatus {
             (true, true) => InstallState::Installed,
             (true, false) => InstallState::Drifted,
         };
-        McpStatus { state, drift }
+        McpStatus {
+            state,
+            drift,
+            warnings: Vec::new(),
+            foreign: false,
+        }
+    }
+}
+
+/// Whether an MCP entry runs lidguard: its program (`command`, or the first element of a
+/// command array) is a `lidguard` executable in any directory, and its arguments start one of
+/// lidguard's MCP servers.
+pub fn runs_lidguard(entry: &Value) -> bool {
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (program, mut args) = match entry.get("command") {
+        Some(Value::String(c)) => (Some(c.clone()), Vec::new()),
+        Some(Value::Array(_)) => {
+            let mut all = strings(entry.get("command"));
+            let rest = all.split_off(1.min(all.len()));
+            (all.pop(), rest)
+        }
+        _ => (None, Vec::new()),
+    };
+    args.extend(strings(entry.get("args")));
+    let is_lidguard = program.is_some_and(|p| {
+        let name = p.rsplit(['/', '\\']).next().unwrap_or_default();
+        let name = name.to_ascii_lowercase();
+        name == "lidguard" || name == "lidguard.exe"
+    });
+    is_lidguard
+        && args
+            .iter()
+            .any(|a| a == "mcp-server" || a == "provider-mcp-server")
+}
+
+/// What an entry runs, in a few words.
+fn what_it_runs(entry: &Value) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    match entry.get("command") {
+        Some(Value::String(c)) => parts.push(c.clone()),
+        Some(Value::Array(a)) => {
+            parts.extend(a.iter().filter_map(|x| x.as_str().map(str::to_owned)))
+        }
+        _ => {}
+    }
+    if let Some(args) = entry.get("args").and_then(Value::as_array) {
+        parts.extend(args.iter().filter_map(|x| x.as_str().map(str::to_owned)));
+    }
+    if parts.is_empty() {
+        entry
+            .get("url")
+            .and_then(Value::as_str)
+            .map_or_else(|| "no lidguard command".to_owned(), str::to_owned)
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn foreign_on_install(path: &str, entry: &Value) -> InstallError {
+    InstallError::Foreign {
+        path: path.to_owned(),
+        message: format!(
+            "is not lidguard's: it runs `{}`. lidguard does not take over an entry it did not \
+             write. Rename yours, or pass --force to make it lidguard's (its command and \
+             arguments are replaced, your other keys stay; mcp-remove puts it back as it was)",
+            what_it_runs(entry)
+        ),
+    }
+}
+
+fn foreign_on_remove(path: &str, entry: &Value) -> InstallError {
+    InstallError::Foreign {
+        path: path.to_owned(),
+        message: format!(
+            "is not lidguard's (it runs `{}`); left as it is",
+            what_it_runs(entry)
+        ),
     }
 }
 
@@ -151,6 +249,23 @@ fn input(v: &Value) -> CstInputValue {
     }
 }
 
+/// A value from a parsed file as input for another, keys in their order.
+fn cst_input(node: &jsonc_parser::cst::CstNode) -> CstInputValue {
+    if let Some(object) = node.as_object() {
+        CstInputValue::Object(
+            object
+                .properties()
+                .iter()
+                .filter_map(|p| Some((p.decoded_name()?, cst_input(&p.value()?))))
+                .collect(),
+        )
+    } else if let Some(array) = node.as_array() {
+        CstInputValue::Array(array.elements().iter().map(cst_input).collect())
+    } else {
+        input(&node.to_serde_value().unwrap_or(Value::Null))
+    }
+}
+
 fn container(root: &CstObject, entry: &JsonEntry) -> Result<Option<CstObject>, InstallError> {
     match root.get(entry.container) {
         None => Ok(None),
@@ -161,9 +276,15 @@ fn container(root: &CstObject, entry: &JsonEntry) -> Result<Option<CstObject>, I
     }
 }
 
-/// Adds or refreshes the entry; other keys of an existing entry stay.
-pub fn install_json(existing: Option<&str>, entry: &JsonEntry) -> Result<Change, InstallError> {
+/// Adds or refreshes the entry; other keys of an existing entry stay. An entry of that name
+/// that is not lidguard's is refused unless `force`.
+pub fn install_json(
+    existing: Option<&str>,
+    entry: &JsonEntry,
+    force: bool,
+) -> Result<Change, InstallError> {
     let doc = Doc::parse(existing, entry.what)?;
+    doc.refuse_duplicates(&[entry.container], entry.what, JSON_DUPLICATES)?;
     let root = doc.object()?;
     let servers = match container(&root, entry)? {
         Some(servers) => servers,
@@ -175,6 +296,10 @@ pub fn install_json(existing: Option<&str>, entry: &JsonEntry) -> Result<Change,
             let server = prop
                 .object_value()
                 .ok_or_else(|| shape(&path, "is not an object"))?;
+            let found = server.to_serde_value().unwrap_or(Value::Null);
+            if !force && !runs_lidguard(&found) {
+                return Err(foreign_on_install(&path, &found));
+            }
             for (key, want) in &entry.keys {
                 match server.get(key) {
                     Some(p)
@@ -201,9 +326,16 @@ pub fn install_json(existing: Option<&str>, entry: &JsonEntry) -> Result<Change,
     Ok(doc.change_from(existing))
 }
 
-/// Deletes the entry (and the container when that left it empty).
-pub fn remove_json(existing: &str, entry: &JsonEntry) -> Result<Change, InstallError> {
+/// Deletes lidguard's entry (and the container when that left it empty), or puts back the
+/// entry it replaced. `before`: the file as it was before lidguard's install, when known.
+/// An entry of that name that is not lidguard's is left alone ([`InstallError::Foreign`]).
+pub fn remove_json(
+    existing: &str,
+    entry: &JsonEntry,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
     let doc = Doc::parse(Some(existing), entry.what)?;
+    doc.refuse_duplicates(&[entry.container], entry.what, JSON_DUPLICATES)?;
     let root = doc.object()?;
     let Some(servers) = container(&root, entry)? else {
         return Ok(Change::Unchanged);
@@ -211,30 +343,83 @@ pub fn remove_json(existing: &str, entry: &JsonEntry) -> Result<Change, InstallE
     let Some(prop) = servers.get(&entry.name) else {
         return Ok(Change::Unchanged);
     };
-    prop.remove();
+    let found = prop
+        .value()
+        .and_then(|v| v.to_serde_value())
+        .unwrap_or(Value::Null);
+    if !runs_lidguard(&found) {
+        return Err(foreign_on_remove(
+            &format!("{}.{}", entry.container, entry.name),
+            &found,
+        ));
+    }
+    // What the file had before install: its container, and the user's entry of this name.
+    let (had_container, previous) = match before.and_then(|b| Doc::parse(Some(b), entry.what).ok())
+    {
+        Some(old) => {
+            let servers = old
+                .object()
+                .ok()
+                .and_then(|r| r.get(entry.container))
+                .and_then(|p| p.object_value());
+            let previous = servers
+                .as_ref()
+                .and_then(|s| s.get(&entry.name))
+                .and_then(|p| p.value())
+                .filter(|v| v.to_serde_value().is_some_and(|v| !runs_lidguard(&v)))
+                .map(|v| cst_input(&v));
+            (servers.is_some(), previous)
+        }
+        None => (false, None),
+    };
+    match previous {
+        Some(value) => prop.set_value(value),
+        None => prop.remove(),
+    }
     if servers.properties().is_empty()
         && let Some(p) = root.get(entry.container)
     {
-        p.remove();
+        if had_container {
+            empty_container(&p);
+        } else {
+            p.remove();
+        }
     }
-    Ok(doc.change_from(Some(existing)))
+    Ok(doc.change_back(existing, before))
 }
 
-/// Compares the entry with what install writes.
+/// Compares the entry the agent reads with what install writes.
 pub fn status_json(existing: Option<&str>, entry: &JsonEntry) -> Result<McpStatus, InstallError> {
     let doc = Doc::parse(existing, entry.what)?;
     let root = doc.object()?;
+    let repeated = doc.duplicates(&[entry.container]);
+    let warnings = if repeated.is_empty() {
+        Vec::new()
+    } else {
+        duplicates::keep_last(&root, &[entry.container]);
+        vec![duplicates::warning(JSON_DUPLICATES, &repeated)]
+    };
     let found = container(&root, entry)?
         .and_then(|servers| servers.get(&entry.name))
         .and_then(|p| p.value())
         .and_then(|v| v.to_serde_value());
-    let Some(found) = found else {
-        return Ok(McpStatus::from_drift(false, Vec::new()));
+    let mut status = match found {
+        None => McpStatus::from_drift(false, Vec::new()),
+        Some(found) if !runs_lidguard(&found) => McpStatus {
+            foreign: true,
+            ..McpStatus::from_drift(
+                true,
+                vec![format!(
+                    "the `{}` entry is not lidguard's: it runs `{}` (install refuses it without --force)",
+                    entry.name,
+                    what_it_runs(&found)
+                )],
+            )
+        },
+        Some(found) => McpStatus::from_drift(true, differences(&found, &entry.keys)),
     };
-    Ok(McpStatus::from_drift(
-        true,
-        differences(&found, &entry.keys),
-    ))
+    status.warnings = warnings;
+    Ok(status)
 }
 
 /// The `--provider-name` of the Provider MCP entry `server` in `text`, if it has one.
@@ -273,8 +458,35 @@ fn codex_keys(exe: &str) -> Vec<(String, Value)> {
     ]
 }
 
-/// Adds or refreshes `[mcp_servers.lidguard]` in Codex's `config.toml`.
-pub fn install_codex(existing: Option<&str>, exe: &str) -> Result<Change, InstallError> {
+/// A TOML entry as JSON, for the ownership test.
+fn toml_entry(item: &Item) -> Value {
+    let Some(table) = item.as_table_like() else {
+        return Value::Null;
+    };
+    let mut found = serde_json::Map::new();
+    for (k, item) in table.iter() {
+        let v = match item.as_value() {
+            Some(toml_edit::Value::String(s)) => Value::from(s.value().as_str()),
+            Some(toml_edit::Value::Boolean(b)) => Value::Bool(*b.value()),
+            Some(toml_edit::Value::Array(a)) => Value::Array(
+                a.iter()
+                    .map(|v| v.as_str().map_or(Value::Null, Value::from))
+                    .collect(),
+            ),
+            _ => Value::Null,
+        };
+        found.insert(k.to_owned(), v);
+    }
+    Value::Object(found)
+}
+
+/// Adds or refreshes `[mcp_servers.lidguard]` in Codex's `config.toml`. An entry of that name
+/// that is not lidguard's is refused unless `force`.
+pub fn install_codex(
+    existing: Option<&str>,
+    exe: &str,
+    force: bool,
+) -> Result<Change, InstallError> {
     let mut doc = parse_toml(existing)?;
     let servers = match doc.get_mut("mcp_servers") {
         None => {
@@ -287,8 +499,16 @@ pub fn install_codex(existing: Option<&str>, exe: &str) -> Result<Change, Instal
         Some(item) => item.as_table_mut(),
     }
     .ok_or_else(|| shape("mcp_servers", "is not a table"))?;
-    if !servers.contains_key(SERVER_NAME) {
-        servers.insert(SERVER_NAME, Item::Table(Table::new()));
+    match servers.get(SERVER_NAME) {
+        None => {
+            servers.insert(SERVER_NAME, Item::Table(Table::new()));
+        }
+        Some(item) => {
+            let found = toml_entry(item);
+            if !force && !runs_lidguard(&found) {
+                return Err(foreign_on_install("mcp_servers.lidguard", &found));
+            }
+        }
     }
     let server = servers
         .get_mut(SERVER_NAME)
@@ -308,28 +528,42 @@ pub fn install_codex(existing: Option<&str>, exe: &str) -> Result<Change, Instal
     if server.get("enabled").and_then(Item::as_bool) == Some(false) {
         server.insert("enabled", value(true));
     }
-    let text = doc.to_string();
-    Ok(if existing == Some(text.as_str()) {
-        Change::Unchanged
-    } else {
-        Change::Changed { new_text: text }
-    })
+    Ok(doc.change_from(existing))
 }
 
-/// Removes `[mcp_servers.lidguard]` (and an `[mcp_servers]` table left empty).
-pub fn remove_codex(existing: &str) -> Result<Change, InstallError> {
+/// Removes `[mcp_servers.lidguard]` (and an `[mcp_servers]` table left empty that `before`, the
+/// file before lidguard's install when known, did not have), or puts back the user's entry
+/// install replaced. An entry of that name that is not lidguard's is left alone.
+pub fn remove_codex(existing: &str, before: Option<&str>) -> Result<Change, InstallError> {
     let mut doc = parse_toml(Some(existing))?;
+    let old = before.and_then(|b| parse_toml(Some(b)).ok());
+    let old_servers = old.as_ref().and_then(|d| d.get("mcp_servers"));
+    let previous = old_servers
+        .and_then(|s| s.get(SERVER_NAME))
+        .filter(|item| !runs_lidguard(&toml_entry(item)))
+        .cloned();
     let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
         return Ok(Change::Unchanged);
     };
-    if servers.remove(SERVER_NAME).is_none() {
+    let Some(found) = servers.get(SERVER_NAME) else {
         return Ok(Change::Unchanged);
+    };
+    let found = toml_entry(found);
+    if !runs_lidguard(&found) {
+        return Err(foreign_on_remove("mcp_servers.lidguard", &found));
     }
-    if servers.is_empty() {
+    match previous {
+        Some(item) => {
+            servers.insert(SERVER_NAME, item);
+        }
+        None => {
+            servers.remove(SERVER_NAME);
+        }
+    }
+    if servers.is_empty() && old_servers.is_none() {
         doc.remove("mcp_servers");
     }
-    let text = doc.to_string();
-    Ok(Change::Changed { new_text: text })
+    Ok(doc.change_from(Some(existing)))
 }
 
 /// Compares `[mcp_servers.lidguard]` with what install writes.
@@ -338,27 +572,26 @@ pub fn status_codex(existing: Option<&str>, exe: &str) -> Result<McpStatus, Inst
     let Some(server) = doc.get("mcp_servers").and_then(|s| s.get(SERVER_NAME)) else {
         return Ok(McpStatus::from_drift(false, Vec::new()));
     };
-    let Some(table) = server.as_table_like() else {
+    if server.as_table_like().is_none() {
         return Ok(McpStatus::from_drift(
             true,
             vec!["the entry is not a table".into()],
         ));
-    };
-    let mut found = serde_json::Map::new();
-    for (k, item) in table.iter() {
-        let v = match item.as_value() {
-            Some(toml_edit::Value::String(s)) => Value::from(s.value().as_str()),
-            Some(toml_edit::Value::Boolean(b)) => Value::Bool(*b.value()),
-            Some(toml_edit::Value::Array(a)) => Value::Array(
-                a.iter()
-                    .map(|v| v.as_str().map_or(Value::Null, Value::from))
-                    .collect(),
-            ),
-            _ => Value::Null,
-        };
-        found.insert(k.to_owned(), v);
     }
-    let mut drift = differences(&Value::Object(found.clone()), &codex_keys(exe));
+    let found = toml_entry(server);
+    if !runs_lidguard(&found) {
+        return Ok(McpStatus {
+            foreign: true,
+            ..McpStatus::from_drift(
+                true,
+                vec![format!(
+                    "the `lidguard` entry is not lidguard's: it runs `{}` (install refuses it without --force)",
+                    what_it_runs(&found)
+                )],
+            )
+        });
+    }
+    let mut drift = differences(&found, &codex_keys(exe));
     if found.get("enabled") == Some(&Value::Bool(false)) {
         drift.push("enabled is false".into());
     }
@@ -382,20 +615,20 @@ mod tests {
     fn claude_entry_round_trips_and_keeps_other_servers_byte_for_byte() {
         let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"x\"}\n  },\n  \"tips\": {}\n}\n";
         let entry = JsonEntry::server(McpAgent::Claude, EXE);
-        let after = changed(install_json(Some(before), &entry));
+        let after = changed(install_json(Some(before), &entry, false));
         assert!(after.contains("\"mine\": {\"command\": \"x\"}"), "{after}");
         let v: Value = serde_json::from_str(&after).unwrap();
         assert_eq!(v["mcpServers"]["lidguard"]["command"], EXE);
         assert_eq!(v["mcpServers"]["lidguard"]["args"][0], "mcp-server");
         assert_eq!(
-            install_json(Some(&after), &entry).unwrap(),
+            install_json(Some(&after), &entry, false).unwrap(),
             Change::Unchanged
         );
         assert_eq!(
             status_json(Some(&after), &entry).unwrap().state,
             InstallState::Installed
         );
-        assert_eq!(changed(remove_json(&after, &entry)), before);
+        assert_eq!(changed(remove_json(&after, &entry, None)), before);
     }
 
     #[test]
@@ -405,7 +638,7 @@ mod tests {
         let status = status_json(Some(before), &entry).unwrap();
         assert_eq!(status.state, InstallState::Drifted);
         assert_eq!(status.drift.len(), 2, "{:?}", status.drift);
-        let after = changed(install_json(Some(before), &entry));
+        let after = changed(install_json(Some(before), &entry, false));
         let v: Value = serde_json::from_str(&after).unwrap();
         assert_eq!(v["mcp"]["lidguard"]["enabled"], true);
         assert_eq!(v["mcp"]["lidguard"]["environment"]["A"], "1");
@@ -418,36 +651,36 @@ mod tests {
     #[test]
     fn new_file_and_empty_container_are_removed_again() {
         let entry = JsonEntry::provider(EXE, "gemini", PROVIDER_SERVER_NAME);
-        let after = changed(install_json(None, &entry));
+        let after = changed(install_json(None, &entry, false));
         let v: Value = serde_json::from_str(&after).unwrap();
         assert_eq!(
             v["mcpServers"]["lidguard-provider"]["args"],
             serde_json::json!(["provider-mcp-server", "--provider-name", "gemini"])
         );
-        let removed = changed(remove_json(&after, &entry));
+        let removed = changed(remove_json(&after, &entry, None));
         assert_eq!(
             serde_json::from_str::<Value>(&removed).unwrap(),
             serde_json::json!({})
         );
-        assert_eq!(remove_json("{}", &entry).unwrap(), Change::Unchanged);
+        assert_eq!(remove_json("{}", &entry, None).unwrap(), Change::Unchanged);
     }
 
     #[test]
     fn jsonc_comments_survive_and_bad_files_are_refused() {
         let before = "// mine\n{\n  \"mcp\": {\n    // keep\n    \"a\": {\"type\": \"remote\", \"url\": \"https://x\"},\n  },\n}\n";
         let entry = JsonEntry::server(McpAgent::OpenCode, EXE);
-        let after = changed(install_json(Some(before), &entry));
+        let after = changed(install_json(Some(before), &entry, false));
         assert!(
             after.contains("// mine") && after.contains("// keep"),
             "{after}"
         );
-        assert_eq!(changed(remove_json(&after, &entry)), before);
+        assert_eq!(changed(remove_json(&after, &entry, None)), before);
         assert!(matches!(
-            install_json(Some("{\"mcp\": [}"), &entry),
+            install_json(Some("{\"mcp\": [}"), &entry, false),
             Err(InstallError::Parse { .. })
         ));
         assert!(matches!(
-            install_json(Some("{\"mcp\": []}"), &entry),
+            install_json(Some("{\"mcp\": []}"), &entry, false),
             Err(InstallError::Shape { .. })
         ));
     }
@@ -456,10 +689,13 @@ mod tests {
     fn codex_table_round_trips_with_comments() {
         let before =
             "# my config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\" # theirs\n";
-        let after = changed(install_codex(Some(before), EXE));
+        let after = changed(install_codex(Some(before), EXE, false));
         assert!(after.starts_with(before), "{after}");
         assert!(after.contains("[mcp_servers.lidguard]\ncommand = \"/opt/lidguard/bin/lidguard\"\nargs = [\"mcp-server\"]"), "{after}");
-        assert_eq!(install_codex(Some(&after), EXE).unwrap(), Change::Unchanged);
+        assert_eq!(
+            install_codex(Some(&after), EXE, false).unwrap(),
+            Change::Unchanged
+        );
         assert_eq!(
             status_codex(Some(&after), EXE).unwrap().state,
             InstallState::Installed
@@ -470,20 +706,20 @@ mod tests {
                 .state,
             InstallState::Drifted
         );
-        assert_eq!(changed(remove_codex(&after)), before);
+        assert_eq!(changed(remove_codex(&after, None)), before);
 
-        let fresh = changed(install_codex(None, EXE));
+        let fresh = changed(install_codex(None, EXE, false));
         assert!(
             !fresh.contains("[mcp_servers]\n"),
             "no empty parent header: {fresh}"
         );
-        assert_eq!(changed(remove_codex(&fresh)).trim(), "");
+        assert_eq!(changed(remove_codex(&fresh, None)).trim(), "");
         assert!(matches!(
-            install_codex(Some("mcp_servers = 3"), EXE),
+            install_codex(Some("mcp_servers = 3"), EXE, false),
             Err(InstallError::Shape { .. })
         ));
         assert!(matches!(
-            install_codex(Some("[broken"), EXE),
+            install_codex(Some("[broken"), EXE, false),
             Err(InstallError::Parse { .. })
         ));
     }

@@ -17,10 +17,19 @@
 //! expanded stays expanded; the content is the same).
 //!
 //! **Empty containers.** Remove deletes a matcher group, an event array or the `hooks` object
-//! when removing lidguard's entries left it empty. It cannot know whether such a container was
-//! there, empty, before install (`"Stop": []`); one that was already empty is never touched.
+//! when removing lidguard's entries left it empty — unless the file as it was before install
+//! (`before`, which the caller keeps) already had it: then it stays, empty, as the user had it.
+//!
+//! **Bytes.** A byte order mark and CRLF line endings are kept ([`envelope`]); a file that was
+//! blank or only comments before install is given back as it was.
+//!
+//! **Duplicate keys.** A file with a key written twice where lidguard edits is refused, and
+//! status judges the copy the agent reads ([`duplicates`]).
 
 mod engine;
+mod envelope;
+
+pub mod duplicates;
 
 pub mod agent_settings;
 pub mod claude;
@@ -142,6 +151,24 @@ pub enum InstallError {
         /// The parser's message.
         message: String,
     },
+    /// A key lidguard would edit is written twice; the agent reads another copy than the one
+    /// an edit would change (or none at all).
+    #[error("{what}: {message}")]
+    DuplicateKey {
+        /// Which file, in words.
+        what: String,
+        /// The keys, their lines, and what the agent does with them.
+        message: String,
+    },
+    /// An entry with lidguard's name that lidguard did not write (install refuses it unless
+    /// forced; remove leaves it).
+    #[error("{path}: {message}")]
+    Foreign {
+        /// Where: `mcpServers.lidguard`.
+        path: String,
+        /// What it runs and what to do.
+        message: String,
+    },
     /// The file parses but something lidguard must write into has another shape, or the file
     /// is one lidguard must not overwrite.
     #[error("{path}: {message}")]
@@ -230,4 +257,15 @@ pub enum HookSource {
     CopilotSettings,
     /// Another file whose hooks the agent runs next to lidguard's; the caller names it.
     OtherFile,
+}
+
+/// Whether `text` says nothing: blank, or an empty JSON object (what removing everything
+/// lidguard wrote from a file it created leaves behind). Comments count as content.
+pub fn is_empty_config(text: &str) -> bool {
+    let (_, body) = envelope::Envelope::open(text);
+    if body.trim().is_empty() {
+        return true;
+    }
+    let compact: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    compact == "{}"
 }

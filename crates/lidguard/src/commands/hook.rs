@@ -131,20 +131,11 @@ fn find_owner(provider: Provider) -> Option<u32> {
 /// One line in lidguard's log. Best effort: a hook never fails because it cannot log.
 fn note(places: Option<&Places>, provider: Provider, message: &str) {
     let Some(places) = places else { return };
-    let path = places.log_file();
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
     let line = format!(
-        "{} WARN lidguard::hook: {provider}-hook: {}\n",
+        "{} WARN lidguard::hook: {provider}-hook: {message}",
         jiff::Timestamp::now(),
-        message.replace('\n', " ")
     );
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = file.write_all(line.as_bytes());
+    if let Ok(mut file) = lidguard_files::private::open_append(&places.log_file()) {
+        let _ = file.write_all(&lidguard_files::text::log_record(line.as_bytes()));
     }
 }

@@ -49,6 +49,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
     );
     logging::init(&places, long_running);
+    for tightened in places.tighten_existing() {
+        tracing::warn!("{tightened}");
+    }
     match command {
         Command::Start(args) => session::start(&places, args),
         Command::Stop(args) => session::stop(&places, args),

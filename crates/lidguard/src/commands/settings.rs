@@ -24,8 +24,14 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
         if !args.json && prompt::interactive() {
             let stdin = std::io::stdin();
             let edited = edit(&current, os, &mut stdin.lock(), &mut std::io::stdout())?;
-            if let Some(new) = edited {
-                save_and_push(places, &current, &new)?;
+            if let Some(draft) = edited {
+                // Only the fields edited here: another writer may have changed others meanwhile.
+                let edits: Vec<(&str, String)> = current
+                    .changed_fields(&draft, os)
+                    .into_iter()
+                    .map(|spec| (spec.flag, draft.get_field(spec.flag).unwrap_or_default()))
+                    .collect();
+                save_and_push(places, &edits)?;
             }
             return Ok(ExitCode::SUCCESS);
         }
@@ -37,32 +43,37 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
         return Ok(ExitCode::SUCCESS);
     }
 
-    let mut new = current.clone();
-    for (flag, value) in &args.changes {
-        new.set_field(flag, value, os)?;
-    }
-    check_sound_files(&new)?;
-    save_and_push(places, &current, &new)?;
+    let new = save_and_push(places, &args.changes)?;
     if args.json {
         output::json(&new)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Saves, reports what changed, and hands the settings to a running daemon (never starts one).
-fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Result<()> {
+/// Applies `changes` (flag, value) to the settings as they are in the file at this moment,
+/// validates and saves them under the settings lock, reports what changed, and hands the
+/// settings to a running daemon (never starts one).
+fn save_and_push(places: &Places, changes: &[(&str, String)]) -> anyhow::Result<Settings> {
     let os = Os::current();
-    if let Err(errors) = new.validate(os) {
-        let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        bail!("{}", reasons.join("\n"));
-    }
+    let path = places.settings_file();
+    let settings_file::Updated { old, new } = settings_file::update(&path, os, |current| {
+        let mut new = current.clone();
+        for (flag, value) in changes {
+            new.set_field(flag, value, os)?;
+        }
+        check_sound_files(&new)?;
+        if let Err(errors) = new.validate(os) {
+            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            bail!("{}", reasons.join("\n"));
+        }
+        Ok::<_, anyhow::Error>(new)
+    })?;
+    let (old, new) = (&old, &new);
     let changed = old.changed_fields(new, os);
     if changed.is_empty() {
         output::line("No change.")?;
-        return Ok(());
+        return Ok(new.clone());
     }
-    let path = places.settings_file();
-    settings_file::save(&path, new)?;
     for spec in &changed {
         output::line(&format!(
             "{}: {} -> {}",
@@ -94,7 +105,7 @@ fn save_and_push(places: &Places, old: &Settings, new: &Settings) -> anyhow::Res
     if before != after {
         super::hook_config::refresh_timeouts(places, before, after)?;
     }
-    Ok(())
+    Ok(new.clone())
 }
 
 /// A field's value as printed: secrets are never shown, only whether one is set.

@@ -208,8 +208,14 @@ fn render(s: &Status) -> String {
     match &s.store.error {
         None => line(format!("Database: {}", s.store.path)),
         Some(e) => line(format!(
-            "Database UNAVAILABLE (sessions are not persisted): {e}"
+            "Database PROBLEM (sessions and history may not be saved): {e}"
         )),
+    }
+    if let Some(moved) = &s.store.moved_aside {
+        line(format!(
+            "  a damaged database was moved aside to {} ({}); a new one was started",
+            moved.path, moved.reason
+        ));
     }
     out
 }

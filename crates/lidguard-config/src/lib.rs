@@ -1,0 +1,77 @@
+//! lidguard's entries in the agents' own config files: where they are ([`agents`]), one safe
+//! edit of one file ([`file`]), the hooks ([`hooks`]) and the MCP servers ([`mcp`]), with typed
+//! results that the CLI prints and the MCP server uses in-process.
+//!
+//! The edits themselves are pure (`lidguard_providers::install`); this crate adds the files:
+//! links, locks, modes, backups, receipts.
+#![deny(missing_docs)]
+
+pub mod agents;
+pub mod file;
+pub mod hooks;
+pub mod mcp;
+pub mod receipts;
+
+use std::path::PathBuf;
+
+use lidguard_core::provider::Provider;
+use lidguard_files::edit::EditError;
+use lidguard_providers::install::InstallError;
+
+pub use agents::{Location, MANAGED};
+pub use file::{Action, Options, Outcome};
+
+/// Why a config command could not do its work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The pure edit refused the file (it does not parse, has another shape, a key twice, an
+    /// entry of lidguard's name that is not lidguard's).
+    #[error(
+        "{}: {source}\nNothing was changed. Fix the file (or move it aside), then try again.",
+        .file.display()
+    )]
+    Refused {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        #[source]
+        source: InstallError,
+    },
+    /// The file could not be edited safely (read-only, read-only place, changed meanwhile).
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// The file is not UTF-8.
+    #[error("{} is not UTF-8 text; lidguard edits only text files. Nothing was changed.", .0.display())]
+    NotText(PathBuf),
+    /// Any other I/O failure.
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No home directory to find the agents' configs in.
+    #[error("cannot find the home directory (HOME is unset)")]
+    NoHome,
+    /// A provider whose config lidguard does not manage.
+    #[error("lidguard manages the configs of codex, claude, copilot and opencode, not {0}")]
+    NotManaged(Provider),
+}
+
+/// Reads a file that may not exist.
+pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Io {
+            action: "read",
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
