@@ -377,9 +377,7 @@ fn a_database_cut_short_or_damaged_is_moved_aside_and_a_new_one_made() {
     let (dir, path) = temp_db();
     {
         let store = Store::open(&path).unwrap();
-        store
-            .record_hook_receipt("claude", "Stop", ts(0))
-            .unwrap();
+        store.record_hook_receipt("claude", "Stop", ts(0)).unwrap();
     }
     // A whole database first: nothing to recover.
     let (store, moved) = Store::open_or_recover(&path).unwrap();
