@@ -46,8 +46,28 @@ pub enum Direction {
 pub struct Planned {
     /// The change.
     pub change: Change,
-    /// The file held lidguard's entries before this edit.
-    pub had_ours: bool,
+    /// Install: when the file already held lidguard's entries, what it would be without them
+    /// (`Some(None)`: no file at all); `None` when it held none.
+    pub without_ours: Option<Option<String>>,
+}
+
+impl Planned {
+    /// A change that needs no receipt bookkeeping (remove, or an update next to the entries).
+    pub fn change(change: Change) -> Planned {
+        Planned {
+            change,
+            without_ours: None,
+        }
+    }
+}
+
+/// What removing lidguard's entries leaves of `text` (for [`Planned::without_ours`]).
+pub fn left_after(text: &str, removal: Change) -> Option<String> {
+    match removal {
+        Change::Unchanged => Some(text.to_owned()),
+        Change::Changed { new_text } => Some(new_text),
+        Change::Delete => None,
+    }
 }
 
 /// What happened to the file.
@@ -157,6 +177,11 @@ fn apply_once(
         None => None,
     };
     let receipt = receipts::load(places, tag, &target.real);
+    // The receipt speaks for the file only while it holds exactly what lidguard last wrote.
+    let untouched_since = receipt.as_ref().filter(|r| {
+        text.as_deref()
+            .is_some_and(|t| receipts::digest(t) == r.after)
+    });
     let hint = match direction {
         Direction::Remove => receipt.as_ref().and_then(|r| r.before.as_deref()),
         Direction::Install | Direction::Update => None,
@@ -165,11 +190,25 @@ fn apply_once(
         file: target.path.clone(),
         source,
     })?;
-    let mut change = planned.change;
-    // A file lidguard created, emptied again: it goes, as it was before install.
+    let mut change = planned.change.clone();
+    // Nobody touched the file since lidguard's install: give back the bytes it had.
     if direction == Direction::Remove
-        && receipt.as_ref().is_some_and(|r| r.before.is_none())
-        && matches!(&change, Change::Changed { new_text } if is_empty_config(new_text))
+        && change != Change::Unchanged
+        && let Some(r) = untouched_since
+    {
+        change = match &r.before {
+            Some(before) if Some(before) == text.as_ref() => Change::Unchanged,
+            Some(before) => Change::Changed {
+                new_text: before.clone(),
+            },
+            None => Change::Delete,
+        };
+    }
+    // A file lidguard created: once emptied again it goes (through a link, the file goes and
+    // the link stays, dangling as it was).
+    let created_by_us =
+        direction == Direction::Remove && receipt.as_ref().is_some_and(|r| r.before.is_none());
+    if created_by_us && matches!(&change, Change::Changed { new_text } if is_empty_config(new_text))
     {
         change = Change::Delete;
     }
@@ -219,18 +258,31 @@ fn apply_once(
                 created: current.is_none(),
             }
         }
-        (None, Some(c)) => Action::Deleted {
-            kept: edit::delete(target, c, options.force)?,
-        },
+        (None, Some(c)) => {
+            let deleting = if created_by_us {
+                edit::Deleting::File
+            } else {
+                edit::Deleting::Link
+            };
+            Action::Deleted {
+                kept: edit::delete(target, c, options.force, deleting)?,
+            }
+        }
         (None, None) => Action::Unchanged,
     };
     match direction {
-        // The first install into a file without lidguard's entries remembers the file as it
-        // was; later installs keep that memory.
-        Direction::Install if !planned.had_ours => {
+        Direction::Install => {
+            // The file before lidguard's entries: as found, when it had none; the receipt's,
+            // when nobody touched the file since lidguard wrote it; else it without them.
+            let before = match (&planned.without_ours, untouched_since) {
+                (None, _) => text,
+                (Some(_), Some(r)) => r.before.clone(),
+                (Some(without), None) => without.clone(),
+            };
             let receipt = Receipt {
                 file: target.real.clone(),
-                before: text,
+                before,
+                after: receipts::digest(new_text.as_deref().unwrap_or_default()),
             };
             receipts::save(places, tag, &receipt).map_err(|source| ConfigError::Io {
                 action: "record what lidguard changed in",
@@ -238,7 +290,7 @@ fn apply_once(
                 source,
             })?;
         }
-        Direction::Install | Direction::Update => {}
+        Direction::Update => {}
         Direction::Remove => receipts::drop(places, tag, &target.real),
     }
     Ok(outcome(action, backup, new_text))

@@ -140,9 +140,16 @@ pub fn install(
         Direction::Install,
         options,
         |existing, _| {
+            let without_ours = match existing {
+                Some(text) if has_ours(p, existing, setup) => Some(file::left_after(
+                    text,
+                    remove_change(p, text, &setup.cmd, None)?,
+                )),
+                _ => None,
+            };
             Ok(Planned {
                 change: install_change(p, existing, setup)?,
-                had_ours: has_ours(p, existing, setup),
+                without_ours,
             })
         },
     )?;
@@ -170,13 +177,10 @@ pub fn remove(
         Direction::Remove,
         options,
         |existing, before| {
-            Ok(Planned {
-                change: match existing {
-                    None => Change::Unchanged,
-                    Some(text) => remove_change(p, text, cmd, before)?,
-                },
-                had_ours: true,
-            })
+            Ok(Planned::change(match existing {
+                None => Change::Unchanged,
+                Some(text) => remove_change(p, text, cmd, before)?,
+            }))
         },
     )
 }
@@ -211,12 +215,9 @@ fn codex_trust_step(
             Direction::Update,
             options,
             |existing, _| {
-                Ok(Planned {
-                    change: agent_settings::codex_trust_lidguard(
-                        &key_path, hooks_json, existing, cmd,
-                    )?,
-                    had_ours: true,
-                })
+                Ok(Planned::change(agent_settings::codex_trust_lidguard(
+                    &key_path, hooks_json, existing, cmd,
+                )?))
             },
         )?;
         return Ok(Some(Trust::Recorded(outcome)));
@@ -627,9 +628,13 @@ fn refresh_one(
         Direction::Install,
         Options::default(),
         |text, _| {
+            let without_ours = match text {
+                Some(t) => Some(file::left_after(t, remove_change(p, t, cmd, None)?)),
+                None => None,
+            };
             Ok(Planned {
                 change: install_change(p, text, &setup(new))?,
-                had_ours: true,
+                without_ours,
             })
         },
     )?;

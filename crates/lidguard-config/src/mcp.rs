@@ -40,6 +40,18 @@ fn install_change(
     }
 }
 
+fn remove_change(
+    agent: McpAgent,
+    existing: &str,
+    exe: &str,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
+    match agent {
+        McpAgent::Codex => edits::remove_codex(existing, before),
+        a => edits::remove_json(existing, &JsonEntry::server(a, exe), before),
+    }
+}
+
 fn status_of(
     agent: McpAgent,
     existing: Option<&str>,
@@ -81,10 +93,17 @@ pub fn install(
         Direction::Install,
         options,
         |existing, _| {
+            let ours = status_of(a, existing, exe)
+                .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign);
+            let without_ours = match existing {
+                Some(text) if ours => {
+                    Some(file::left_after(text, remove_change(a, text, exe, None)?))
+                }
+                _ => None,
+            };
             Ok(Planned {
                 change: install_change(a, existing, exe, options.force)?,
-                had_ours: status_of(a, existing, exe)
-                    .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign),
+                without_ours,
             })
         },
     )
@@ -106,15 +125,10 @@ pub fn remove(
         Direction::Remove,
         options,
         |existing, before| {
-            let change = match (a, existing) {
-                (_, None) => Change::Unchanged,
-                (McpAgent::Codex, Some(text)) => edits::remove_codex(text, before)?,
-                (a, Some(text)) => edits::remove_json(text, &JsonEntry::server(a, exe), before)?,
-            };
-            Ok(Planned {
-                change,
-                had_ours: true,
-            })
+            Ok(Planned::change(match existing {
+                None => Change::Unchanged,
+                Some(text) => remove_change(a, text, exe, before)?,
+            }))
         },
     );
     left_alone(result)
@@ -270,10 +284,18 @@ pub fn provider_install(
         options,
         |existing, _| {
             let json = provider_json(entry, existing, exe);
+            let ours = edits::status_json(existing, &json)
+                .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign);
+            let without_ours = match existing {
+                Some(text) if ours => Some(file::left_after(
+                    text,
+                    edits::remove_json(text, &json, None)?,
+                )),
+                _ => None,
+            };
             Ok(Planned {
                 change: edits::install_json(existing, &json, options.force)?,
-                had_ours: edits::status_json(existing, &json)
-                    .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign),
+                without_ours,
             })
         },
     )
@@ -294,15 +316,12 @@ pub fn provider_remove(
         Direction::Remove,
         options,
         |existing, before| {
-            Ok(Planned {
-                change: match existing {
-                    None => Change::Unchanged,
-                    Some(text) => {
-                        edits::remove_json(text, &provider_json(entry, Some(text), exe), before)?
-                    }
-                },
-                had_ours: true,
-            })
+            Ok(Planned::change(match existing {
+                None => Change::Unchanged,
+                Some(text) => {
+                    edits::remove_json(text, &provider_json(entry, Some(text), exe), before)?
+                }
+            }))
         },
     ))
 }

@@ -2,10 +2,12 @@
 //! gives back exactly those bytes (an expanded one-line container, a blank file, a file that did
 //! not exist) and keeps what the user had (an empty `"hooks": {}`).
 //!
-//! One private JSON file per (kind of entry, config file) under `<state>/installs/`. It is
-//! written at the first install into a file that holds none of lidguard's entries, kept while
-//! they are there (a later install or timeout refresh does not replace it), and dropped by
-//! remove.
+//! One private JSON file per (kind of entry, config file) under `<state>/installs/`, written by
+//! every install and dropped by remove. It holds the file as it was before lidguard's entries
+//! (the file as found when it had none of them; when it had some, what removing them gives) and
+//! a digest of what lidguard last wrote. When remove finds exactly those bytes, nobody changed
+//! the file since, and the "before" text is given back as it was; otherwise remove takes out
+//! lidguard's entries one by one, keeping every change made since.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +23,16 @@ pub struct Receipt {
     pub file: PathBuf,
     /// Its text then; `None` when it did not exist.
     pub before: Option<String>,
+    /// The SHA-256 (hex) of what lidguard last wrote into it.
+    pub after: String,
+}
+
+/// The digest [`Receipt::after`] holds.
+pub fn digest(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Where the receipt of `tag` (`claude`, `mcp-codex`, `provider-mcp`) for `file` is kept.

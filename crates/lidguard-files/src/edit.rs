@@ -278,20 +278,35 @@ pub fn replace(
         .map_err(|e| classify(target, "write", e))
 }
 
-/// Deletes the file. For a link, the link goes (the agent no longer reads the file) and the
-/// file it points at stays where it is; returns that file then.
+/// What [`delete`] takes away when the agent's path is a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleting {
+    /// The file the link points at (lidguard created it there: the link was dangling before).
+    File,
+    /// The link only: the agent no longer reads the file, which stays where it is (someone
+    /// else's, in a dotfiles repository).
+    Link,
+}
+
+/// Deletes the file (for a plain path), or for a link what `deleting` says. Returns the file
+/// left in place when only a link was removed.
 pub fn delete(
     target: &Target,
     before: &Current,
     force: bool,
+    deleting: Deleting,
 ) -> Result<Option<PathBuf>, EditError> {
     check_writable(target, Some(before), force)?;
     unchanged(target, Some(before)).map_err(|e| classify(target, "delete", e))?;
-    std::fs::remove_file(&target.path).map_err(|e| classify(target, "delete", e))?;
-    if let Some(dir) = target.path.parent() {
+    let (path, kept) = match deleting {
+        Deleting::Link if target.is_link() => (&target.path, Some(target.real.clone())),
+        _ => (&target.real, None),
+    };
+    std::fs::remove_file(path).map_err(|e| classify(target, "delete", e))?;
+    if let Some(dir) = path.parent() {
         atomic::sync_dir(dir);
     }
-    Ok(target.is_link().then(|| target.real.clone()))
+    Ok(kept)
 }
 
 fn classify(target: &Target, action: &'static str, e: io::Error) -> EditError {
@@ -367,10 +382,18 @@ mod tests {
             std::fs::read_to_string(repo.join("settings.json")).unwrap(),
             "{\"a\": 1}"
         );
-        // Deleting through a link removes the link only.
+        // Deleting through a link removes the link only, or the file lidguard created there.
         let before = read(&target).unwrap().unwrap();
         assert_eq!(
-            delete(&target, &before, false).unwrap(),
+            delete(&target, &before, false, Deleting::File).unwrap(),
+            None
+        );
+        assert!(!repo.join("settings.json").exists());
+        assert!(std::fs::symlink_metadata(&hop).is_ok(), "the link stays");
+        std::fs::write(repo.join("settings.json"), "{}").unwrap();
+        let before = read(&target).unwrap().unwrap();
+        assert_eq!(
+            delete(&target, &before, false, Deleting::Link).unwrap(),
             Some(target.real.clone())
         );
         assert!(!hop.exists() && repo.join("settings.json").exists());

@@ -31,3 +31,5 @@ mod webhooks;
 mod ask;
 // `lidguard settings` and `help`.
 mod settings;
+// What lidguard writes keeps the user's permissions, links and bytes.
+mod trust;

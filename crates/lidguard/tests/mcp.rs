@@ -14,14 +14,14 @@ use serde_json::{Value, json};
 use crate::util::{Home, eventually};
 
 /// A server process and its pipes.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Server {
-    fn start(home: &Home, args: &[&str]) -> Server {
+    pub(crate) fn start(home: &Home, args: &[&str]) -> Server {
         let mut child = home
             .cmd(args)
             .stdin(Stdio::piped())
@@ -81,7 +81,7 @@ impl Server {
         answer
     }
 
-    fn tool(&mut self, id: u64, name: &str, arguments: &Value) -> Value {
+    pub(crate) fn tool(&mut self, id: u64, name: &str, arguments: &Value) -> Value {
         self.call(
             id,
             "tools/call",
@@ -91,7 +91,7 @@ impl Server {
     }
 
     /// Closes stdin and waits for a clean exit.
-    fn close(mut self) {
+    pub(crate) fn close(mut self) {
         drop(self.stdin.take());
         let exited = eventually(Duration::from_secs(5), || {
             matches!(self.child.try_wait(), Ok(Some(_)))

@@ -44,10 +44,24 @@ impl Home {
     /// `lidguard <args>` in this home, with a clean environment for lidguard's variables.
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        self.configure(cmd)
+    }
+
+    /// `lidguard <args>` started under `umask` (through `sh`, which sets it and execs).
+    pub(crate) fn cmd_umask(&self, umask: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+            .arg(BIN)
+            .args(args);
+        self.configure(cmd)
+    }
+
+    fn configure(&self, mut cmd: Command) -> Command {
         // HOME too: settings that change the managed hook timeout refresh the agents' configs
         // under it, and a test must never touch the real ones.
-        cmd.args(args)
-            .env("LIDGUARD_HOME", self.path())
+        cmd.env("LIDGUARD_HOME", self.path())
             .env("HOME", self.path().join("user-home"))
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
             .env_remove("LIDGUARD_LOG")
