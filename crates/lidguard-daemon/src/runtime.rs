@@ -24,7 +24,7 @@ use lidguard_ipc::protocol::{
 };
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 use lidguard_platform::sources::{LidState, Roots};
-use lidguard_store::{EventRow, SessionRowKey, Store};
+use lidguard_store::{EventRow, SessionRowKey, Store, StoreWrite};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::server::{self, Answer, Job};
@@ -40,6 +40,12 @@ const PROTECTION_RETRY: Duration = Duration::from_secs(30);
 /// How often the lid and displays are read while sessions exist or a suspend is pending
 /// (plain file reads and one logind property; nothing is read when no session exists).
 const MACHINE_POLL: Duration = Duration::from_secs(2);
+
+/// How long database writes wait, gathered, after the request that caused them: a hook gets
+/// its answer without waiting for the disk (nor for the CPU it shares with the daemon), and a
+/// burst of events costs one transaction. Any other request (`status`, or the CLI's ping
+/// before it reads the database) writes them first.
+const WRITE_DELAY: Duration = Duration::from_millis(20);
 
 /// The longest the post-stop (or follow-up) sound may play.
 pub(crate) const SOUND_LIMIT: Duration = Duration::from_secs(60);
@@ -80,6 +86,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
     transcript_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut flush_at: Option<tokio::time::Instant> = None;
+    let mut writes_due: Option<tokio::time::Instant> = None;
     let mut machine_poll = tokio::time::interval(MACHINE_POLL);
     machine_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut rt = Runtime {
@@ -104,6 +111,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         asking: None,
         waiting_hooks: HashMap::new(),
         records: records_tx,
+        writes: Vec::new(),
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -155,10 +163,20 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 rt.observe_machine().await;
                 rt.read_temperature().await;
             }
+            () = async { tokio::time::sleep_until(writes_due.unwrap_or_else(tokio::time::Instant::now)).await }, if writes_due.is_some() => {
+                writes_due = None;
+                rt.flush_writes();
+            }
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
             _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
         }
+        if rt.writes.is_empty() {
+            writes_due = None;
+        } else if writes_due.is_none() {
+            writes_due = Some(tokio::time::Instant::now() + WRITE_DELAY);
+        }
     }
+    rt.flush_writes();
 
     // Stop taking requests, let answers already given reach their clients (requests still
     // queued are told the daemon is shutting down), then give everything back. Stop hooks
@@ -186,6 +204,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     })
     .await;
     rt.release_all();
+    rt.flush_writes();
     tracing::info!("daemon stopped");
     drop(lock);
     Ok(())
@@ -253,6 +272,8 @@ struct Runtime {
     waiting_hooks: HashMap<SessionKey, oneshot::Sender<Response>>,
     /// Webhook attempts finished off the actor, for the event log.
     records: mpsc::UnboundedSender<Attempt>,
+    /// Database writes waiting for the end of the current step ([`Runtime::flush_writes`]).
+    writes: Vec<StoreWrite>,
 }
 
 impl Runtime {
@@ -320,8 +341,10 @@ impl Runtime {
         (self.handle_plain(request).await, None)
     }
 
-    /// Every request but a hook's: one answer.
+    /// Every request but a hook's: one answer, given with everything written first (readers of
+    /// the database ping the daemon before they read).
     async fn handle_plain(&mut self, request: Request) -> Response {
+        self.flush_writes();
         match request {
             Request::Ping => Response::ok(Outcome::Done, "pong"),
             Request::Status => {
@@ -470,12 +493,11 @@ impl Runtime {
         let mut wait = None;
         for event in events {
             let now = Timestamp::now();
-            if let Some(store) = &self.store
-                && let Err(e) =
-                    store.record_hook_receipt(event.provider.as_str(), &event.hook_event, now)
-            {
-                tracing::warn!(error = %e, "cannot record a hook receipt");
-            }
+            self.write(StoreWrite::HookReceipt {
+                provider: event.provider.as_str().to_owned(),
+                event: event.hook_event.clone(),
+                at: now,
+            });
             // A stop may schedule a suspend: decide it on the lid as it is now, not as the last
             // 2 s poll saw it.
             if matches!(
@@ -551,14 +573,16 @@ impl Runtime {
     }
 
     fn log_hook_event(
-        &self,
+        &mut self,
         event: &AgentEvent,
         reply: &Reply,
         decision: Option<&Decision>,
         at: Timestamp,
     ) {
         tracing::debug!(provider = %event.provider, hook = %event.hook_event, kind = event.kind.name(), session = %event.session_id, "hook event");
-        let Some(store) = &self.store else { return };
+        if self.store.is_none() {
+            return;
+        }
         // The normalized event itself, without the raw payload excerpt (the log is bounded by
         // rows, not bytes) and without the owner pid (it belongs to the session).
         let mut normalized = serde_json::to_value(event).unwrap_or_default();
@@ -583,9 +607,7 @@ impl Runtime {
             session_id: Some(event.session_id.clone()),
             detail_json: detail.to_string(),
         };
-        if let Err(e) = store.append_event(&row) {
-            tracing::warn!(error = %e, "cannot append a hook event to the log");
-        }
+        self.write(StoreWrite::Event(row));
     }
 
     /// Applies one input and carries out its effects.
@@ -971,35 +993,48 @@ impl Runtime {
     }
 
     fn save_session(&mut self, session: &Session) {
-        let Some(store) = &self.store else { return };
         let key = &session.key;
-        let row = SessionRowKey {
-            provider: key.provider.as_str(),
-            session_id: &key.session_id,
-            provider_name: &key.provider_name,
-        };
-        let json = serde_json::to_string(session).unwrap_or_default();
-        if let Err(e) = store.upsert_session(&row, &json, Timestamp::now()) {
-            tracing::warn!(error = %e, "cannot save a session; continuing without persistence for it");
-        }
+        self.write(StoreWrite::UpsertSession {
+            provider: key.provider.as_str().to_owned(),
+            session_id: key.session_id.clone(),
+            provider_name: key.provider_name.clone(),
+            data_json: serde_json::to_string(session).unwrap_or_default(),
+            updated_at: Timestamp::now(),
+        });
     }
 
     fn delete_session(&mut self, key: &SessionKey) {
-        let Some(store) = &self.store else { return };
-        let row = SessionRowKey {
-            provider: key.provider.as_str(),
-            session_id: &key.session_id,
-            provider_name: &key.provider_name,
-        };
-        if let Err(e) = store.delete_session(&row) {
-            tracing::warn!(error = %e, "cannot delete a session from the database");
+        self.write(StoreWrite::DeleteSession {
+            provider: key.provider.as_str().to_owned(),
+            session_id: key.session_id.clone(),
+            provider_name: key.provider_name.clone(),
+        });
+    }
+
+    /// Queues a database write. Writes are carried out together, in one transaction, after the
+    /// request that caused them has its answer (a hook waits for the answer, not the disk).
+    fn write(&mut self, write: StoreWrite) {
+        if self.store.is_some() {
+            self.writes.push(write);
+        }
+    }
+
+    /// Carries out the queued writes.
+    fn flush_writes(&mut self) {
+        if self.writes.is_empty() {
+            return;
+        }
+        let writes = std::mem::take(&mut self.writes);
+        if let Some(store) = &self.store
+            && let Err(e) = store.write_batch(&writes)
+        {
+            tracing::warn!(error = %e, count = writes.len(), "cannot save to the database; continuing without persistence for these changes");
         }
     }
 
     /// Records one webhook attempt in the event log (`lidguard webhook-history` reads them):
     /// the receiver's host only, never the URL (its path may hold a secret).
     fn record_attempt(&mut self, attempt: &Attempt) {
-        let Some(store) = &self.store else { return };
         let row = EventRow {
             at: attempt.started,
             name: WEBHOOK_ATTEMPT.to_owned(),
@@ -1015,15 +1050,12 @@ impl Runtime {
             })
             .to_string(),
         };
-        if let Err(e) = store.append_event(&row) {
-            tracing::warn!(error = %e, "cannot record a webhook attempt");
-        }
+        self.write(StoreWrite::Event(row));
     }
 
     fn log(&mut self, event: &LogEvent) {
         let session = event.key.as_ref().map(ToString::to_string);
         tracing::info!(event = %event.name, session = session.as_deref().unwrap_or(""), detail = %event.detail);
-        let Some(store) = &self.store else { return };
         let row = EventRow {
             at: Timestamp::now(),
             name: event.name.clone(),
@@ -1032,9 +1064,7 @@ impl Runtime {
             detail_json: serde_json::json!({ "detail": event.detail, "session": session })
                 .to_string(),
         };
-        if let Err(e) = store.append_event(&row) {
-            tracing::warn!(error = %e, "cannot append to the event log");
-        }
+        self.write(StoreWrite::Event(row));
     }
 
     async fn status(&self) -> Status {

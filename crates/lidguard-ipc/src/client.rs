@@ -42,22 +42,37 @@ pub enum ClientError {
 /// Sends `request` and waits at most `timeout` for the answer. When the answer says a second
 /// one follows (`waitUntil`, ask before sleep), waits for that one until the promised time
 /// (plus a little) and returns it instead.
-#[cfg(unix)]
 pub fn request(
     places: &Places,
     request: &Request,
     timeout: Duration,
 ) -> Result<Response, ClientError> {
+    request_by(places, request, Instant::now() + timeout)
+}
+
+/// [`request`] with one deadline for everything — connecting (a daemon whose backlog is full
+/// makes a plain connect wait), writing and reading: a hook gives up by `deadline` whatever the
+/// daemon does. Only the promised second answer of ask before sleep may come later.
+#[cfg(unix)]
+pub fn request_by(
+    places: &Places,
+    request: &Request,
+    deadline: Instant,
+) -> Result<Response, ClientError> {
     use std::io::{BufRead, BufReader, Write};
-    use std::os::unix::net::UnixStream;
 
     use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
 
     let socket = places.socket();
+    let timeout = deadline.saturating_duration_since(Instant::now());
     let io_err = |source: io::Error| classify(&socket, source, timeout);
-    let mut stream = UnixStream::connect(&socket).map_err(io_err)?;
-    stream.set_read_timeout(Some(timeout)).map_err(io_err)?;
-    stream.set_write_timeout(Some(timeout)).map_err(io_err)?;
+    let mut stream = connect_by(&socket, deadline).map_err(io_err)?;
+    let left = || {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    };
+    stream.set_write_timeout(Some(left())).map_err(io_err)?;
     let envelope = RequestEnvelope {
         v: PROTOCOL_VERSION,
         request: request.clone(),
@@ -76,6 +91,7 @@ pub fn request(
     {
         return Err(classify(&socket, written.unwrap_err(), timeout));
     }
+    stream.set_read_timeout(Some(left())).map_err(io_err)?;
     let mut reader = BufReader::new(&stream);
     let mut answer = String::new();
     let read = reader.read_line(&mut answer);
@@ -109,16 +125,57 @@ pub fn request(
         .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))
 }
 
+/// Connects to `socket` without waiting past `deadline`: the socket is non-blocking while it
+/// connects (a Unix socket whose listener's backlog is full answers "try again"), blocking
+/// afterwards.
+#[cfg(unix)]
+fn connect_by(socket: &Path, deadline: Instant) -> io::Result<std::os::unix::net::UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        rustix::net::SocketFlags::NONBLOCK | rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let fd = {
+        let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None)?;
+        rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::CLOEXEC)?;
+        rustix::io::ioctl_fionbio(&fd, true)?;
+        fd
+    };
+    let addr = SocketAddrUnix::new(socket)?;
+    loop {
+        match rustix::net::connect(&fd, &addr) {
+            Ok(()) => break,
+            Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR)
+                if Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(rustix::io::Errno::AGAIN) => {
+                return Err(io::Error::from(io::ErrorKind::TimedOut));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
 /// How long past its promised time a second answer is still awaited.
 #[cfg(unix)]
 const WAIT_GRACE: Duration = Duration::from_secs(8);
 
 /// Sends `request` (non-Unix builds have no daemon transport yet).
 #[cfg(not(unix))]
-pub fn request(
+pub fn request_by(
     places: &Places,
     _request: &Request,
-    _timeout: Duration,
+    _deadline: Instant,
 ) -> Result<Response, ClientError> {
     Err(ClientError::NotRunning {
         socket: format!(
@@ -142,33 +199,33 @@ fn classify(socket: &Path, source: io::Error, timeout: Duration) -> ClientError 
     }
 }
 
-/// Sends `request`, starting the daemon first (`exe run-server`, detached) when none answers,
-/// and waiting at most `startup` for it to come up.
+/// Sends `request`, starting the daemon first (`exe run-server`, detached) when none answers;
+/// everything, the daemon's start included, by `deadline`.
 pub fn request_starting_daemon(
     places: &Places,
     request: &Request,
-    timeout: Duration,
+    deadline: Instant,
     exe: &Path,
-    startup: Duration,
 ) -> Result<Response, ClientError> {
-    match self::request(places, request, timeout) {
+    match self::request_by(places, request, deadline) {
         Err(ClientError::NotRunning { .. }) => {}
         other => return other,
     }
     spawn_daemon(places, exe)?;
-    let deadline = Instant::now() + startup;
-    let mut pause = Duration::from_millis(5);
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(2);
     loop {
-        match self::request(places, request, timeout) {
+        match self::request_by(places, request, deadline) {
             Err(ClientError::NotRunning { socket }) => {
                 if Instant::now() >= deadline {
                     return Err(ClientError::Spawn(format!(
-                        "it did not open {socket} within {startup:?}; see the log in {}",
+                        "it did not open {socket} within {:?}; see the log in {}",
+                        started.elapsed(),
                         places.log_file().display()
                     )));
                 }
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(100));
+                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(Duration::from_millis(50));
             }
             other => return other,
         }

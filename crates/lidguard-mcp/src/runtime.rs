@@ -65,9 +65,8 @@ impl Runtime {
             client::request_starting_daemon(
                 &places,
                 &request,
-                REQUEST_TIMEOUT,
+                std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
                 &exe,
-                STARTUP_TIMEOUT,
             )
         })
         .await

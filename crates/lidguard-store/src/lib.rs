@@ -45,6 +45,44 @@ pub struct Store {
     write_failure: std::cell::RefCell<Option<String>>,
 }
 
+/// One write of a batch ([`Store::write_batch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreWrite {
+    /// [`Store::upsert_session`].
+    UpsertSession {
+        /// The provider kind.
+        provider: String,
+        /// The provider's session id.
+        session_id: String,
+        /// The configured provider name.
+        provider_name: String,
+        /// JSON text of the core's session.
+        data_json: String,
+        /// When it was written.
+        updated_at: Timestamp,
+    },
+    /// [`Store::delete_session`].
+    DeleteSession {
+        /// The provider kind.
+        provider: String,
+        /// The provider's session id.
+        session_id: String,
+        /// The configured provider name.
+        provider_name: String,
+    },
+    /// [`Store::append_event`].
+    Event(EventRow),
+    /// [`Store::record_hook_receipt`].
+    HookReceipt {
+        /// The provider that sent the hook.
+        provider: String,
+        /// The hook event name.
+        event: String,
+        /// When it was received.
+        at: Timestamp,
+    },
+}
+
 /// A damaged database that [`Store::open_or_recover`] moved aside.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MovedAside {
@@ -283,23 +321,7 @@ impl Store {
         updated_at: Timestamp,
     ) -> Result<(), StoreError> {
         self.wrote(|| -> Result<(), StoreError> {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO sessions (provider, session_id, provider_name, data_json, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (provider, session_id, provider_name)
-                     DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at",
-                )
-                .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        key.provider,
-                        key.session_id,
-                        key.provider_name,
-                        data_json,
-                        updated_at.to_string()
-                    ])
-                })
-                .map(drop)
+            sql_upsert_session(&self.conn, key, data_json, updated_at)
                 .map_err(self.err("save a session"))
         })
     }
@@ -307,14 +329,7 @@ impl Store {
     /// Deletes the session with this key; deleting a missing session is not an error.
     pub fn delete_session(&self, key: &SessionRowKey<'_>) -> Result<(), StoreError> {
         self.wrote(|| -> Result<(), StoreError> {
-            self.conn
-                .execute(
-                    "DELETE FROM sessions
-                     WHERE provider = ?1 AND session_id = ?2 AND provider_name = ?3",
-                    params![key.provider, key.session_id, key.provider_name],
-                )
-                .map(drop)
-                .map_err(self.err("delete a session"))
+            sql_delete_session(&self.conn, key).map_err(self.err("delete a session"))
         })
     }
 
@@ -406,17 +421,7 @@ impl Store {
         self.wrote(|| -> Result<(), StoreError> {
             let limit = self.event_log_limit;
             self.in_transaction("append an event", |conn| {
-                conn.prepare_cached(
-                    "INSERT INTO events (at, name, provider, session_id, detail_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![
-                    event.at.to_string(),
-                    event.name,
-                    event.provider,
-                    event.session_id,
-                    event.detail_json
-                ])?;
+                sql_insert_event(conn, event)?;
                 keep_newest(conn, "events", limit)
             })
         })
@@ -526,15 +531,7 @@ impl Store {
         at: Timestamp,
     ) -> Result<(), StoreError> {
         self.wrote(|| -> Result<(), StoreError> {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO hook_receipts (provider, event, count, last_seen)
-                     VALUES (?1, ?2, 1, ?3)
-                     ON CONFLICT (provider, event)
-                     DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
-                )
-                .and_then(|mut stmt| stmt.execute(params![provider, event, at.to_string()]))
-                .map(drop)
+            sql_hook_receipt(&self.conn, provider, event, at)
                 .map_err(self.err("record a hook receipt"))
         })
     }
@@ -580,6 +577,62 @@ impl Store {
             .prepare_cached(sql)
             .and_then(|mut stmt| stmt.query_map(params, map)?.collect())
             .map_err(self.err(action))
+    }
+
+    /// Carries out `writes` in order in one transaction: one commit for everything a hook event
+    /// changed (the daemon answers the hook first and writes afterwards).
+    pub fn write_batch(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let limit = self.event_log_limit;
+        self.wrote(|| {
+            self.in_transaction("save what changed", |conn| {
+                for write in writes {
+                    match write {
+                        StoreWrite::UpsertSession {
+                            provider,
+                            session_id,
+                            provider_name,
+                            data_json,
+                            updated_at,
+                        } => sql_upsert_session(
+                            conn,
+                            &SessionRowKey {
+                                provider,
+                                session_id,
+                                provider_name,
+                            },
+                            data_json,
+                            *updated_at,
+                        )?,
+                        StoreWrite::DeleteSession {
+                            provider,
+                            session_id,
+                            provider_name,
+                        } => sql_delete_session(
+                            conn,
+                            &SessionRowKey {
+                                provider,
+                                session_id,
+                                provider_name,
+                            },
+                        )?,
+                        StoreWrite::Event(event) => {
+                            sql_insert_event(conn, event)?;
+                            // Right after the insert: it goes by the last inserted row id.
+                            keep_newest(conn, "events", limit)?;
+                        }
+                        StoreWrite::HookReceipt {
+                            provider,
+                            event,
+                            at,
+                        } => sql_hook_receipt(conn, provider, event, *at)?,
+                    }
+                }
+                Ok(())
+            })
+        })
     }
 
     /// Runs `f` in one write transaction, so its statements commit together.
@@ -730,6 +783,67 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
             })?;
         tracing::info!(db = %path.display(), version, "applied database migration");
     }
+}
+
+fn sql_upsert_session(
+    conn: &Connection,
+    key: &SessionRowKey<'_>,
+    data_json: &str,
+    updated_at: Timestamp,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (provider, session_id, provider_name, data_json, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (provider, session_id, provider_name)
+         DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        key.provider,
+        key.session_id,
+        key.provider_name,
+        data_json,
+        updated_at.to_string()
+    ])
+    .map(drop)
+}
+
+fn sql_delete_session(conn: &Connection, key: &SessionRowKey<'_>) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "DELETE FROM sessions WHERE provider = ?1 AND session_id = ?2 AND provider_name = ?3",
+    )?
+    .execute(params![key.provider, key.session_id, key.provider_name])
+    .map(drop)
+}
+
+fn sql_insert_event(conn: &Connection, event: &EventRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO events (at, name, provider, session_id, detail_json)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        event.at.to_string(),
+        event.name,
+        event.provider,
+        event.session_id,
+        event.detail_json
+    ])
+    .map(drop)
+}
+
+fn sql_hook_receipt(
+    conn: &Connection,
+    provider: &str,
+    event: &str,
+    at: Timestamp,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO hook_receipts (provider, event, count, last_seen)
+         VALUES (?1, ?2, 1, ?3)
+         ON CONFLICT (provider, event)
+         DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
+    )?
+    .execute(params![provider, event, at.to_string()])
+    .map(drop)
 }
 
 /// Deletes all but the newest `keep` rows of `table`.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use jiff::{Timestamp, ToSpan};
-use lidguard_store::{EventRow, SessionRowKey, Store, StoreError};
+use lidguard_store::{EventRow, SessionRowKey, Store, StoreError, StoreWrite};
 use tempfile::TempDir;
 
 fn temp_db() -> (TempDir, PathBuf) {
@@ -596,4 +596,41 @@ fn failed_migration_names_the_version() {
         )
         .unwrap();
     assert_eq!(tables, 0);
+}
+
+#[test]
+fn a_batch_commits_every_kind_of_write_in_order_and_keeps_the_event_limit() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    store.set_event_log_limit(5);
+    let mut writes = Vec::new();
+    for i in 0..12 {
+        writes.push(StoreWrite::Event(event(i)));
+        // Other tables' inserts in between must not confuse the event log's trimming.
+        writes.push(StoreWrite::HookReceipt {
+            provider: "claude".into(),
+            event: "PostToolUse".into(),
+            at: ts(i as i64),
+        });
+        writes.push(StoreWrite::UpsertSession {
+            provider: "claude".into(),
+            session_id: format!("s{i}"),
+            provider_name: String::new(),
+            data_json: "{}".into(),
+            updated_at: ts(i as i64),
+        });
+    }
+    writes.push(StoreWrite::DeleteSession {
+        provider: "claude".into(),
+        session_id: "s0".into(),
+        provider_name: String::new(),
+    });
+    store.write_batch(&writes).unwrap();
+    let events = store.recent_events(100).unwrap();
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(events.last().unwrap(), &event(11));
+    assert_eq!(store.hook_receipts().unwrap()[0].count, 12);
+    assert_eq!(store.load_sessions().unwrap().len(), 11);
+    assert_eq!(store.write_failure(), None);
 }

@@ -1,12 +1,16 @@
 //! Hook round trip benchmark: what an agent pays per hook event.
 //!
-//! Measures, against a running daemon, the wall time from spawning `lidguard claude-hook` with
-//! a captured `PostToolUse` payload on stdin to its exit — interleaved, in the same run, with
-//! spawning `/bin/true` with the same stdin as the baseline (the floor: process creation).
-//! Then runs 8 concurrent hook streams for a while and checks that every event was counted.
+//! Measures, against a running daemon, the wall time from spawning the hook with a captured
+//! `PostToolUse` payload on stdin to its exit: `lidguard-hook claude-hook` (what the installed
+//! hooks run) and `lidguard claude-hook` (the full executable), interleaved, in the same run,
+//! with spawning `/bin/true` with the same stdin as the baseline (the floor: process creation).
+//! Then the cold case: the first hook after the daemon exited, which starts it (and, with a
+//! private `systemd-logind` when run as root, until logind shows lidguard's inhibitor). Then 8
+//! concurrent hook streams for a while, checking that every event was counted.
 //!
 //! Run: `cargo bench -p lidguard --bench hook_roundtrip` (options after `--`:
-//! `--runs N`, default 1000; `--seconds S` for the concurrent part, default 10).
+//! `--runs N`, default 1000; `--seconds S` for the concurrent part, default 10; `--cold N`,
+//! default 20).
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use std::fs::File;
@@ -15,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lidguard");
+const HOOK_BIN: &str = env!("CARGO_BIN_EXE_lidguard-hook");
 
 const PROMPT: &str = r#"{"session_id":"bench-session","transcript_path":null,"cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"benchmark"}"#;
 
@@ -24,13 +29,24 @@ const POST_TOOL_USE: &str = r#"{"session_id":"bench-session","transcript_path":n
 fn main() {
     let mut runs = 1000usize;
     let mut seconds = 10u64;
+    let mut cold_runs = 20usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs),
             "--seconds" => seconds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seconds),
+            "--cold" => {
+                cold_runs = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(cold_runs)
+            }
             _ => {} // cargo passes `--bench`
         }
+    }
+    for (name, path) in [("lidguard", BIN), ("lidguard-hook", HOOK_BIN)] {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
+        println!("{name}: {:.1} MB ({path})", size as f64 / 1e6);
     }
 
     let home = tempfile::tempdir().unwrap();
@@ -38,8 +54,8 @@ fn main() {
     std::fs::write(&payload, POST_TOOL_USE).unwrap();
     let prompt = home.path().join("prompt.json");
     std::fs::write(&prompt, PROMPT).unwrap();
-    let hook = |stdin: &Path| {
-        let mut cmd = Command::new(BIN);
+    let run_with = |exe: &str, stdin: &Path| {
+        let mut cmd = Command::new(exe);
         cmd.arg("claude-hook")
             .env("LIDGUARD_HOME", home.path())
             .env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent")
@@ -47,6 +63,7 @@ fn main() {
             .stdout(Stdio::null());
         cmd
     };
+    let hook = |stdin: &Path| run_with(HOOK_BIN, stdin);
     // The prompt starts the daemon and the session.
     assert!(hook(&prompt).status().unwrap().success());
 
@@ -68,21 +85,30 @@ fn main() {
         time(baseline());
     }
     let mut hook_times = Vec::with_capacity(runs);
+    let mut full_times = Vec::with_capacity(runs);
     let mut true_times = Vec::with_capacity(runs);
     for _ in 0..runs {
         hook_times.push(time(hook(&payload)));
+        full_times.push(time(run_with(BIN, &payload)));
         true_times.push(time(baseline()));
     }
     let h = Stats::of(&mut hook_times);
+    let f = Stats::of(&mut full_times);
     let t = Stats::of(&mut true_times);
-    println!("hook round trip, {runs} runs interleaved with the baseline:");
-    println!("  lidguard claude-hook (PostToolUse): {h}");
-    println!("  /bin/true, same stdin:             {t}");
+    println!("hook round trip, {runs} runs each, interleaved with the baseline:");
+    println!("  lidguard-hook claude-hook (PostToolUse): {h}");
+    println!("  lidguard claude-hook (PostToolUse):      {f}");
+    println!("  /bin/true, same stdin:                  {t}");
+    let ratio = |s: &Stats| s.median.as_secs_f64() / t.median.as_secs_f64();
     println!(
-        "  median ratio {:.2}x, median overhead {:.2} ms",
-        h.median.as_secs_f64() / t.median.as_secs_f64(),
-        (h.median.as_secs_f64() - t.median.as_secs_f64()) * 1e3
+        "  median ratio: lidguard-hook {:.2}x, lidguard {:.2}x (overhead {:.2} ms and {:.2} ms)",
+        ratio(&h),
+        ratio(&f),
+        (h.median.as_secs_f64() - t.median.as_secs_f64()) * 1e3,
+        (f.median.as_secs_f64() - t.median.as_secs_f64()) * 1e3
     );
+
+    cold(&home_for_cold(), cold_runs);
 
     // Concurrent streams: every event must be received.
     let before = receipts(home.path());
@@ -118,6 +144,68 @@ fn main() {
         let _ = Command::new("kill").arg(pid.to_string()).status();
     }
     assert_eq!(sent as u64, received, "every hook event must be counted");
+}
+
+/// A fresh home for the cold case (the warm one keeps its daemon).
+fn home_for_cold() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// The first hook after the daemon exited: the prompt hook starts the daemon and the session.
+/// Timed from spawning the hook to its exit, and (with a private logind, as root) to logind
+/// showing lidguard's `sleep` inhibitor.
+fn cold(home: &tempfile::TempDir, runs: usize) {
+    let logind = lidguard_testbus::PrivateLogind::start().ok();
+    let bus = logind.as_ref().map_or_else(
+        || "unix:path=/nonexistent".to_owned(),
+        |l| l.address().to_owned(),
+    );
+    let prompt = home.path().join("prompt.json");
+    std::fs::write(&prompt, PROMPT).unwrap();
+    let mut to_exit = Vec::new();
+    let mut to_inhibitor = Vec::new();
+    for i in 0..runs {
+        let session = format!("cold-{i}");
+        std::fs::write(&prompt, PROMPT.replace("bench-session", &session)).unwrap();
+        let start = Instant::now();
+        let status = Command::new(HOOK_BIN)
+            .arg("claude-hook")
+            .env("LIDGUARD_HOME", home.path())
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus)
+            .stdin(File::open(&prompt).unwrap())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        to_exit.push(start.elapsed());
+        assert!(status.success());
+        if let Some(logind) = &logind {
+            logind.wait_block_inhibited(Duration::from_secs(5), |held| held.contains("sleep"));
+            to_inhibitor.push(start.elapsed());
+        }
+        // Stop the daemon (and wait until it is gone) for the next cold start.
+        let lock = home.path().join("run/lidguard.lock");
+        if let Ok(text) = std::fs::read_to_string(&lock)
+            && let Ok(pid) = text.trim().parse::<i32>()
+        {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let gone = Instant::now() + Duration::from_secs(5);
+            while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < gone {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        if let Some(logind) = &logind {
+            logind.wait_block_inhibited(Duration::from_secs(5), |held| held.is_empty());
+        }
+    }
+    println!("cold start, {runs} runs (hook -> daemon started -> answer):");
+    println!("  hook exit:            {}", Stats::of(&mut to_exit));
+    match logind {
+        Some(_) => println!(
+            "  inhibitor in logind:  {} (private systemd-logind)",
+            Stats::of(&mut to_inhibitor)
+        ),
+        None => println!("  inhibitor in logind:  not measured (needs root for a private logind)"),
+    }
 }
 
 /// PostToolUse receipts counted so far.

@@ -472,37 +472,6 @@ impl Args for SettingsArgs {
     }
 }
 
-/// `claude-hook`, `codex-hook`, `copilot-hook --event E` or `opencode-hook --event E` (also
-/// `--event=E` and `--event-name`), recognized without clap. Anything else — `--help`, a typo,
-/// an extra argument — returns `None` and goes through the full parser, so behaviour and help
-/// text stay those of the clap definitions above.
-pub(crate) fn hook_fast_path(
-    mut args: impl Iterator<Item = std::ffi::OsString>,
-) -> Option<(Provider, Option<String>)> {
-    let command = args.next()?;
-    let rest: Vec<String> = args.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
-    let provider = match command.to_str()? {
-        "claude-hook" => Provider::Claude,
-        "codex-hook" => Provider::Codex,
-        "copilot-hook" => Provider::Copilot,
-        "opencode-hook" => Provider::OpenCode,
-        _ => return None,
-    };
-    let event = match rest.as_slice() {
-        [] => None,
-        [flag, value] if flag == "--event" || flag == "--event-name" => Some(value.clone()),
-        [flag] => Some(
-            flag.strip_prefix("--event=")
-                .or_else(|| flag.strip_prefix("--event-name="))?
-                .to_owned(),
-        ),
-        _ => return None,
-    };
-    let needs_event = matches!(provider, Provider::Copilot | Provider::OpenCode);
-    (needs_event == event.is_some() && !event.as_deref().is_some_and(|e| e.starts_with('-')))
-        .then_some((provider, event))
-}
-
 /// Parses the command line; on `--help`, `--version` or a usage error, prints and returns the
 /// exit code.
 pub(crate) fn parse() -> Result<Cli, ExitCode> {
@@ -523,7 +492,7 @@ mod tests {
     use super::*;
 
     fn fast(args: &[&str]) -> Option<(Provider, Option<String>)> {
-        hook_fast_path(args.iter().map(std::ffi::OsString::from))
+        lidguard::hook::parse_args(args.iter().map(std::ffi::OsString::from))
     }
 
     #[test]

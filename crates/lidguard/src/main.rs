@@ -20,8 +20,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // The hook path runs on every tool call of every agent: skip building the whole command
     // line parser when the arguments are exactly a hook invocation.
-    if let Some((provider, event)) = cli::hook_fast_path(std::env::args_os().skip(1)) {
-        return commands::hook::run(provider, event.as_deref());
+    if let Some((provider, event)) = lidguard::hook::parse_args(std::env::args_os().skip(1)) {
+        return lidguard::hook::run(provider, event.as_deref());
     }
     let cli = match cli::parse() {
         Ok(cli) => cli,

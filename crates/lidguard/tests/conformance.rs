@@ -46,6 +46,15 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
+/// Which executable runs a hook.
+#[derive(Clone, Copy)]
+enum Exe {
+    /// `lidguard-hook`, which the installed hooks run.
+    Hook,
+    /// `lidguard <agent>-hook`.
+    Full,
+}
+
 /// A daemon whose lid reads as `lid`, kept alive by a session of its own.
 struct LidHome {
     home: Home,
@@ -75,18 +84,25 @@ impl LidHome {
     }
 
     fn cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut cmd = self.home.cmd(args);
+        self.with_roots(self.home.cmd(args))
+    }
+
+    fn with_roots(&self, mut cmd: std::process::Command) -> std::process::Command {
         cmd.env("LIDGUARD_PROC_ROOT", &self.proc_root)
             .env("LIDGUARD_SYS_ROOT", &self.sys_root);
         cmd
     }
 
-    /// Runs one hook; returns its stdout and the normalized events the daemon recorded for it.
-    fn run_hook(&self, provider: &str, event: &str, stdin: &str) -> (String, Vec<Value>) {
+    /// Runs one hook through `exe` (`lidguard-hook`, what the installed hooks run, or the full
+    /// `lidguard`); returns its stdout and the normalized events the daemon recorded for it.
+    fn run_hook(&self, exe: Exe, provider: &str, event: &str, stdin: &str) -> (String, Vec<Value>) {
         let before = self.latest();
         let args = hook_args(provider, event);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut cmd = self.cmd(&args);
+        let mut cmd = match exe {
+            Exe::Hook => self.with_roots(self.home.hook_cmd(&args)),
+            Exe::Full => self.cmd(&args),
+        };
         // A fixed working directory: payloads without a session id derive one from it.
         cmd.current_dir("/");
         let out = pipe(cmd, stdin.as_bytes());
@@ -145,8 +161,15 @@ fn every_fixture_normalizes_and_answers_as_expected() {
             Value::String(s) => s.clone(),
             other => serde_json::to_string(other).unwrap(),
         };
-        let (open_out, open_events) = open.run_hook(&provider, &event, &stdin);
-        let (closed_out, closed_events) = closed.run_hook(&provider, &event, &stdin);
+        let (open_out, open_events) = open.run_hook(Exe::Hook, &provider, &event, &stdin);
+        let (closed_out, closed_events) = closed.run_hook(Exe::Hook, &provider, &event, &stdin);
+        let (full_out, full_events) = open.run_hook(Exe::Full, &provider, &event, &stdin);
+        assert_eq!(
+            (&full_out, &full_events),
+            (&open_out, &open_events),
+            "{}: `lidguard {provider}-hook` and `lidguard-hook {provider}-hook` answer alike",
+            path.display()
+        );
         assert_eq!(
             open_events,
             closed_events,

@@ -102,11 +102,77 @@ fn a_daemon_that_never_answers_costs_a_bounded_wait() {
     assert!(ok);
     assert_eq!(stdout, "");
     assert!(
-        started.elapsed() < Duration::from_secs(6),
+        started.elapsed() < Duration::from_millis(2500),
         "{:?}",
         started.elapsed()
     );
     assert!(log(&home).contains("did not answer"), "{}", log(&home));
+}
+
+/// A `PostToolUse` payload of about `size` bytes (a long tool output).
+fn big_payload(size: usize) -> Vec<u8> {
+    let mut text = String::from(
+        r#"{"session_id":"big","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat big"},"tool_response":{"stdout":""#,
+    );
+    text.push_str(&"y".repeat(size));
+    text.push_str(r#""}}"#);
+    text.into_bytes()
+}
+
+/// Runs the installed hook executable with `payload` written from another thread; returns
+/// whether every byte could be written (no broken pipe) and the exit status.
+fn hook_with_writer(home: &Home, payload: &std::sync::Arc<Vec<u8>>) -> (bool, bool) {
+    use std::io::Write;
+    let mut child = home
+        .hook_cmd(&["claude-hook"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let bytes = std::sync::Arc::clone(payload);
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes).is_ok());
+    let status = child.wait().unwrap();
+    (writer.join().unwrap(), status.success())
+}
+
+#[test]
+fn one_deadline_for_the_whole_hook_whatever_the_daemon_and_the_payload() {
+    let home = Home::new();
+    home.places.ensure_runtime_dir().unwrap();
+    // A daemon that accepts every connection and never reads or answers.
+    let listener = std::os::unix::net::UnixListener::bind(home.socket()).unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let payload = std::sync::Arc::new(big_payload(16 << 20));
+    let started = Instant::now();
+    let results: Vec<(bool, bool)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..30)
+            .map(|_| scope.spawn(|| hook_with_writer(&home, &payload)))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let wall = started.elapsed();
+    assert!(
+        results.iter().all(|(written, ok)| *written && *ok),
+        "{results:?}"
+    );
+    assert!(
+        wall < Duration::from_millis(2500),
+        "30 parallel hooks with 16 MB payloads took {wall:?}"
+    );
+    assert!(log(&home).contains("did not answer"), "{}", log(&home));
+
+    // Past the size limit: read to the end and dropped, never a broken pipe for the agent.
+    let huge = std::sync::Arc::new(big_payload(50 << 20));
+    let (written, ok) = hook_with_writer(&home, &huge);
+    assert!(written && ok);
+    assert!(log(&home).contains("more than the"), "{}", log(&home));
 }
 
 #[test]

@@ -638,3 +638,22 @@ fn a_full_disk_shows_in_status_until_a_write_succeeds_again() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn run_as_root_for_another_user_a_rewritten_file_stays_theirs() {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: changing a file's owner needs root (CI runs as root)");
+        return;
+    }
+    let home = Home::new();
+    let file = agent_file(&home, ".claude/settings.json", "{}\n", 0o640);
+    std::os::unix::fs::chown(&file, Some(4321), Some(4322)).unwrap();
+    home.ok(&["hook-install", "--provider", "claude"]);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!((meta.uid(), meta.gid(), mode(&file)), (4321, 4322, 0o640));
+    home.ok(&["hook-remove", "--provider", "claude"]);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (4321, 4322));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{}\n");
+}

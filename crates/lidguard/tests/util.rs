@@ -8,6 +8,8 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_lidguard");
+/// The small executable the installed hooks run.
+pub(crate) const HOOK_BIN: &str = env!("CARGO_BIN_EXE_lidguard-hook");
 
 /// A private lidguard home: its own settings, database, socket and daemon. The daemon it
 /// starts is killed when the home is dropped.
@@ -44,6 +46,13 @@ impl Home {
     /// `lidguard <args>` in this home, with a clean environment for lidguard's variables.
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        self.configure(cmd)
+    }
+
+    /// `lidguard-hook <args>` (what the installed hooks run) in this home.
+    pub(crate) fn hook_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(HOOK_BIN);
         cmd.args(args);
         self.configure(cmd)
     }

@@ -418,7 +418,7 @@ def check_lidguard_log(c, extra_ok, label, detail):
 
 def check_claude_health(c):
     runs, _ = claude_debug(c)
-    cmd = f"{os.path.realpath(LIDGUARD)} claude-hook"
+    cmd = f"{lgverify.hook_executable(LIDGUARD)} claude-hook"
     ours = [r for r in runs if r["cmd"] == cmd]
     others = [r for r in runs if r["cmd"] != cmd]
     bad = [f"{r['event']}: status {r['status']}" for r in ours if r["status"] != 0]

@@ -26,6 +26,14 @@ INSTALL_VARS = {  # the variables hook-install reads for each agent's config loc
 }
 
 
+def hook_executable(lidguard):
+    """What hook-install writes into the configs: the small `lidguard-hook` next to lidguard
+    (cargo builds both), else lidguard itself."""
+    exe = os.path.realpath(lidguard)
+    hook = os.path.join(os.path.dirname(exe), "lidguard-hook")
+    return hook if os.path.isfile(hook) else exe
+
+
 def parse_at(at):
     """'2026-11-30T00:35:56.13528207Z' -> epoch seconds (float)."""
     base, _, frac = at.rstrip("Z").partition(".")
@@ -100,7 +108,7 @@ def install_hooks(lidguard, env, provider):
         text = open(path).read()
     except OSError as e:
         text = f"<{e}>"
-    exe = os.path.realpath(lidguard)
+    exe = hook_executable(lidguard)
     observed = [e["event"] for e in report.get("evidence") or [] if e.get("observed")]
     healthy, note = health(provider, rc, report)
     ok = healthy and exe in text and not observed and "installed lidguard's hooks in" in inst.stdout

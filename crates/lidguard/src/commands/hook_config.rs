@@ -14,26 +14,40 @@ use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::install::{HookCommand, codex};
-use lidguard_store::Store;
 
 use super::config_edit::{self, print};
 use crate::cli::HookConfigArgs;
 use crate::output;
 
-/// The program managed entries run: `lidguard` when that name on `PATH` is this very
-/// executable, else this executable's absolute path.
+/// The program managed entries run: the small `lidguard-hook` next to this executable (what
+/// `cargo install` puts there), else this executable; by its bare name when that name on
+/// `PATH` is this very file, else by its absolute path.
 pub(crate) fn hook_program() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
+    let hook = exe.with_file_name(format!(
+        "{}{}",
+        lidguard::hook::HOOK_EXECUTABLE,
+        std::env::consts::EXE_SUFFIX
+    ));
+    let program = if hook.is_file() { hook } else { exe };
+    let Some(name) = program.file_name() else {
+        return Ok(program.display().to_string());
+    };
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("lidguard"))
+        .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file());
-    if on_path.and_then(|p| p.canonicalize().ok()).as_deref() == Some(exe.as_path()) {
-        return Ok("lidguard".to_owned());
+    if on_path.and_then(|p| p.canonicalize().ok()).as_deref() == Some(program.as_path()) {
+        let name = name.to_string_lossy();
+        return Ok(name
+            .strip_suffix(std::env::consts::EXE_SUFFIX)
+            .filter(|_| !std::env::consts::EXE_SUFFIX.is_empty())
+            .unwrap_or(&name)
+            .to_owned());
     }
-    Ok(exe.display().to_string())
+    Ok(program.display().to_string())
 }
 
 fn env(name: &str) -> Option<std::ffi::OsString> {
@@ -246,7 +260,7 @@ fn receipts(places: &Places) -> BTreeMap<(String, String), (u64, Timestamp)> {
     if !path.exists() {
         return BTreeMap::new();
     }
-    Store::open(&path)
+    super::open_store(places)
         .and_then(|s| s.hook_receipts())
         .map(|rows| {
             rows.into_iter()

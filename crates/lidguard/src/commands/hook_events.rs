@@ -7,7 +7,7 @@ use anyhow::Context;
 use jiff::tz::TimeZone;
 use lidguard_daemon::HOOK_EVENT;
 use lidguard_ipc::Places;
-use lidguard_store::{EventRow, Store};
+use lidguard_store::EventRow;
 use serde_json::Value;
 
 use crate::cli::HookEventsArgs;
@@ -68,7 +68,7 @@ pub(crate) fn event_log(
 ) -> anyhow::Result<(Vec<EventRow>, Vec<Value>)> {
     let path = places.database();
     let rows = if path.exists() {
-        Store::open(&path)
+        super::open_store(places)
             .with_context(|| format!("cannot open lidguard's database {}", path.display()))?
             .recent_events_matching(name, provider, count)?
     } else {
@@ -95,7 +95,7 @@ pub(crate) fn event_log(
 fn receipts(places: &Places, args: &HookEventsArgs) -> anyhow::Result<ExitCode> {
     let path = places.database();
     let mut rows = if path.exists() {
-        Store::open(&path)?.hook_receipts()?
+        super::open_store(places)?.hook_receipts()?
     } else {
         Vec::new()
     };

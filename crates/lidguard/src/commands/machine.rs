@@ -9,7 +9,6 @@ use lidguard_core::settings::{Os, TemperatureMode};
 use lidguard_ipc::protocol::SuspendHistoryEntry;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_platform::sources::{self, Roots};
-use lidguard_store::Store;
 
 use super::status::{current_lid, local};
 use crate::output;
@@ -85,7 +84,7 @@ pub(crate) fn suspend_history(
 ) -> anyhow::Result<ExitCode> {
     let path = places.database();
     let entries: Vec<SuspendHistoryEntry> = if path.exists() {
-        let store = Store::open(&path)
+        let store = super::open_store(places)
             .with_context(|| format!("cannot open lidguard's database {}", path.display()))?;
         store
             .suspend_history(count)?

@@ -1,7 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
 mod config_edit;
-pub(crate) mod hook;
 mod hook_config;
 mod hook_events;
 mod machine;
@@ -20,6 +19,19 @@ use lidguard_ipc::Places;
 
 use crate::cli::{Cli, Command};
 use crate::{help, logging};
+
+/// Opens the database for reading, after asking a running daemon to write what it gathered
+/// (it writes a few milliseconds after each hook; a ping makes it write now). Never starts one.
+pub(crate) fn open_store(
+    places: &Places,
+) -> Result<lidguard_store::Store, lidguard_store::StoreError> {
+    let _ = lidguard_ipc::client::request(
+        places,
+        &lidguard_ipc::protocol::Request::Ping,
+        std::time::Duration::from_secs(2),
+    );
+    lidguard_store::Store::open(&places.database())
+}
 
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -41,7 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     if let Some((provider, event)) = hook {
-        return Ok(hook::run(provider, event));
+        return Ok(lidguard::hook::run(provider, event));
     }
     let places = Places::from_env()?;
     let long_running = matches!(

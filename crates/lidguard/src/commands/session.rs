@@ -30,9 +30,13 @@ pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode
     places.ensure_runtime_dir()?;
     let exe = std::env::current_exe()
         .context("cannot find the lidguard executable to start the daemon")?;
-    let response =
-        client::request_starting_daemon(places, &request, REQUEST_TIMEOUT, &exe, STARTUP_TIMEOUT)
-            .map_err(daemon_error)?;
+    let response = client::request_starting_daemon(
+        places,
+        &request,
+        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
+        &exe,
+    )
+    .map_err(daemon_error)?;
     finish(&response, args.json)
 }
 

@@ -1,0 +1,270 @@
+//! `lidguard <provider>-hook`: the hot path, run on every hook event of every agent.
+//!
+//! It does only this: read stdin, parse it with the provider's dialect, make one socket round
+//! trip, print the decision if there is one. (A continuable Stop the daemon asks to wait for
+//! ask before sleep keeps the same connection open for a second answer, and prints the user's
+//! reply as the agent's continuation.) No async runtime, no database, no settings file,
+//! no log subscriber. And it fails open: whatever goes wrong — malformed JSON, an unknown
+//! event, no daemon, a slow daemon, a full disk — it exits 0 with empty stdout, so the agent's
+//! normal flow continues, and leaves one line in lidguard's log.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use lidguard_core::provider::Provider;
+use lidguard_ipc::Places;
+use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::protocol::Request;
+use lidguard_platform::process::ancestry;
+use lidguard_platform::sources::Roots;
+use lidguard_providers::{HookInput, owner};
+
+/// Largest payload read; Claude tool responses can be large, but never this large. More is
+/// read and thrown away, so the agent's write never fails.
+const MAX_STDIN: usize = 32 << 20;
+
+/// The whole hook, from the first byte of its payload to its exit — reading, parsing, starting
+/// the daemon if need be, and the socket round trip — gives up after this (a hung daemon costs
+/// the agent at most this per event). Only the ask-before-sleep wait is longer, and documented.
+pub const DEADLINE: Duration = Duration::from_secs(2);
+
+/// `claude-hook`, `codex-hook`, `copilot-hook --event E` or `opencode-hook --event E` (also
+/// `--event=E` and `--event-name`). Anything else — `--help`, a typo, an extra argument — is
+/// `None`: the full CLI parses it (help and errors stay those of its definitions), and the hook
+/// executable says how it is called.
+pub fn parse_args(
+    mut args: impl Iterator<Item = std::ffi::OsString>,
+) -> Option<(Provider, Option<String>)> {
+    let command = args.next()?;
+    let rest: Vec<String> = args.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
+    let provider = match command.to_str()? {
+        "claude-hook" => Provider::Claude,
+        "codex-hook" => Provider::Codex,
+        "copilot-hook" => Provider::Copilot,
+        "opencode-hook" => Provider::OpenCode,
+        _ => return None,
+    };
+    let event = match rest.as_slice() {
+        [] => None,
+        [flag, value] if flag == "--event" || flag == "--event-name" => Some(value.clone()),
+        [flag] => Some(
+            flag.strip_prefix("--event=")
+                .or_else(|| flag.strip_prefix("--event-name="))?
+                .to_owned(),
+        ),
+        _ => return None,
+    };
+    let needs_event = matches!(provider, Provider::Copilot | Provider::OpenCode);
+    (needs_event == event.is_some() && !event.as_deref().is_some_and(|e| e.starts_with('-')))
+        .then_some((provider, event))
+}
+
+/// Runs one hook invocation. Always exits 0.
+pub fn run(provider: Provider, event_arg: Option<&str>) -> ExitCode {
+    let places = Places::from_env().ok();
+    if let Err(message) = handle(provider, event_arg, places.as_ref()) {
+        note(places.as_ref(), provider, &message);
+    }
+    ExitCode::SUCCESS
+}
+
+fn handle(
+    provider: Provider,
+    event_arg: Option<&str>,
+    places: Option<&Places>,
+) -> Result<(), String> {
+    let (stdin, deadline) = read_stdin()?;
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string());
+    let input = HookInput {
+        stdin: &stdin,
+        event_arg,
+        process_cwd: cwd.as_deref(),
+    };
+    let mut events = lidguard_providers::parse(provider, &input).map_err(|e| e.to_string())?;
+    let starts = events.iter().any(|e| e.kind.starts_session());
+    if starts {
+        let owner = find_owner(provider);
+        for event in &mut events {
+            event.owner_pid = owner;
+        }
+    }
+    let decision_event = events
+        .iter()
+        .find(|e| e.kind.wants_decision())
+        .map(|e| e.hook_event.clone());
+    let hook_event = events
+        .first()
+        .map(|e| e.hook_event.clone())
+        .unwrap_or_default();
+    let places = places.ok_or("cannot resolve lidguard's directories (is HOME set?)")?;
+    let request = Request::Hook { events };
+    let response = if starts {
+        let exe = daemon_executable()?;
+        let _ = places.ensure_runtime_dir();
+        client::request_starting_daemon(places, &request, deadline, &exe)
+    } else {
+        client::request_by(places, &request, deadline)
+    };
+    let response = match response {
+        Ok(response) => response,
+        Err(ClientError::NotRunning { .. }) => {
+            return Err(format!(
+                "{hook_event}: the daemon is not running; event ignored"
+            ));
+        }
+        Err(e) => return Err(format!("{hook_event}: {e}")),
+    };
+    if !response.ok {
+        return Err(format!(
+            "{hook_event}: the daemon refused the event: {}",
+            response.message
+        ));
+    }
+    let out = match (&response.decision, decision_event, &response.continuation) {
+        (Some(decision), Some(event), _) => lidguard_providers::render(provider, &event, decision),
+        // Ask before sleep: the user's reply continues the turn.
+        (_, _, Some(reply)) => lidguard_providers::render_continuation(provider, reply),
+        _ => None,
+    };
+    if let Some(out) = out {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.write_all(b"\n"))
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("cannot write the hook output: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Reads the payload: up to [`MAX_STDIN`] bytes kept, the rest read and dropped, until the
+/// agent closes stdin or [`DEADLINE`] after its first byte (which has as long to come). Returns
+/// the payload and the deadline of the whole hook.
+fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
+    let mut kept = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut deadline = Instant::now() + DEADLINE;
+    let mut first = true;
+    let mut over = 0usize;
+    loop {
+        if !wait_readable(deadline) {
+            return Err(format!(
+                "the agent did not finish writing the payload within {DEADLINE:?} ({} bytes read); event ignored",
+                kept.len() + over
+            ));
+        }
+        let n = match read_some(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        };
+        if first {
+            first = false;
+            deadline = Instant::now() + DEADLINE;
+        }
+        let room = MAX_STDIN.saturating_sub(kept.len()).min(n);
+        kept.extend_from_slice(&chunk[..room]);
+        over += n - room;
+    }
+    if over > 0 {
+        return Err(format!(
+            "the payload is {} bytes, more than the {MAX_STDIN} lidguard reads; event ignored",
+            kept.len() + over
+        ));
+    }
+    Ok((kept, deadline))
+}
+
+/// Whether stdin has something to read (data or its end) before `deadline`.
+#[cfg(unix)]
+fn wait_readable(deadline: Instant) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let timeout = Timespec::try_from(left).ok();
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(0) => {}
+            Ok(_) => return true,
+            Err(rustix::io::Errno::INTR) => {}
+            // Not pollable (a regular file): reads never block.
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Elsewhere reads block; the agent closes stdin after writing.
+#[cfg(not(unix))]
+fn wait_readable(_deadline: Instant) -> bool {
+    true
+}
+
+/// One read of stdin, unbuffered (the poll above looks at the descriptor, so no bytes may sit
+/// in a buffer it cannot see).
+#[cfg(unix)]
+fn read_some(buf: &mut [u8]) -> std::io::Result<usize> {
+    Ok(rustix::io::read(std::io::stdin(), buf)?)
+}
+
+#[cfg(not(unix))]
+fn read_some(buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    std::io::stdin().read(buf)
+}
+
+/// The full `lidguard` executable, which runs the daemon: this one, or the `lidguard` next to
+/// the small hook executable.
+fn daemon_executable() -> Result<std::path::PathBuf, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the lidguard executable: {e}"))?;
+    let is_hook_exe = exe.file_stem().is_some_and(|stem| stem == HOOK_EXECUTABLE);
+    if !is_hook_exe {
+        return Ok(exe);
+    }
+    let full = exe.with_file_name(format!("lidguard{}", std::env::consts::EXE_SUFFIX));
+    if full.is_file() {
+        Ok(full)
+    } else {
+        Err(format!(
+            "{} is not next to {}: install both (cargo install puts them together)",
+            full.display(),
+            exe.display()
+        ))
+    }
+}
+
+/// The name of the small hook executable.
+pub const HOOK_EXECUTABLE: &str = "lidguard-hook";
+
+/// The agent process: the first ancestor of this hook that the provider's rules accept.
+fn find_owner(provider: Provider) -> Option<u32> {
+    // Always the real /proc: LIDGUARD_PROC_ROOT only relocates the lid, display and thermal
+    // sources, never the process tree the hook runs in.
+    let chain = ancestry(&Roots::system(), std::process::id(), owner::MAX_DEPTH);
+    owner::find_owner(
+        provider,
+        chain
+            .iter()
+            .map(|p| (p.pid, p.name.as_str(), p.cmdline.as_str())),
+    )
+}
+
+/// One line in lidguard's log. Best effort: a hook never fails because it cannot log.
+fn note(places: Option<&Places>, provider: Provider, message: &str) {
+    let Some(places) = places else { return };
+    let line = format!(
+        "{} WARN lidguard::hook: {provider}-hook: {message}",
+        jiff::Timestamp::now(),
+    );
+    if let Ok(mut file) = lidguard_files::private::open_append(&places.log_file()) {
+        let _ = file.write_all(&lidguard_files::text::log_record(line.as_bytes()));
+    }
+}
