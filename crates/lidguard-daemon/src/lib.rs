@@ -12,6 +12,7 @@
 
 mod ask;
 mod instance;
+mod machine_watch;
 mod runtime;
 mod server;
 mod suspend;

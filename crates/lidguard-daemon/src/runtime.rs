@@ -37,9 +37,10 @@ const MAX_SLEEP: Duration = Duration::from_secs(30);
 /// How often a failed protection acquisition is retried while sessions want it.
 const PROTECTION_RETRY: Duration = Duration::from_secs(30);
 
-/// How often the lid and displays are read while sessions exist or a suspend is pending
-/// (plain file reads and one logind property; nothing is read when no session exists).
-const MACHINE_POLL: Duration = Duration::from_secs(2);
+/// How often the lid and displays are read while sessions exist or a suspend is pending, when
+/// one of them has no change signal ([`crate::machine_watch`]); with signals they are read only
+/// when they change, and when a decision needs them.
+const MACHINE_FALLBACK_POLL: Duration = Duration::from_secs(15);
 
 /// How long database writes wait, gathered, after the request that caused them: a hook gets
 /// its answer without waiting for the disk (nor for the CPU it shares with the daemon), and a
@@ -81,14 +82,30 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
 
     let (internal_tx, mut internal) = mpsc::channel::<Input>(64);
     let (records_tx, mut records) = mpsc::unbounded_channel::<Attempt>();
-    let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<std::path::PathBuf>();
+    let (gone_tx, mut hooks_gone) = mpsc::unbounded_channel::<(SessionKey, u64)>();
+    let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<crate::watch::FsChange>();
     let watchers = crate::watch::Watchers::new(internal_tx.clone(), fs_tx);
     let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
     transcript_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut flush_at: Option<tokio::time::Instant> = None;
     let mut writes_due: Option<tokio::time::Instant> = None;
-    let mut machine_poll = tokio::time::interval(MACHINE_POLL);
+    let mut was_watching = false;
+    let mut machine_poll = tokio::time::interval(MACHINE_FALLBACK_POLL);
     machine_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut temperature_poll = tokio::time::interval(
+        Duration::try_from(TEMPERATURE_INTERVAL).unwrap_or(Duration::from_secs(10)),
+    );
+    temperature_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let roots = Roots::from_env();
+    let (machine_tx, mut machine_changes) = mpsc::unbounded_channel::<()>();
+    let machine_watch =
+        crate::machine_watch::MachineWatch::start(&roots, power.as_ref().ok(), machine_tx).await;
+    tracing::info!(
+        lid = machine_watch.lid_signalled,
+        displays = machine_watch.displays_signalled,
+        "lid and display changes signalled (else polled every {} s while needed)",
+        MACHINE_FALLBACK_POLL.as_secs()
+    );
     let mut rt = Runtime {
         registry: Registry::new(settings),
         places,
@@ -100,7 +117,8 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         held_plan: None,
         power_error: None,
         last_attempt: None,
-        roots: Roots::from_env(),
+        roots,
+        machine_watch,
         started_at: Timestamp::now(),
         settings_error,
         exit: false,
@@ -110,6 +128,8 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         webhooks: Vec::new(),
         asking: None,
         waiting_hooks: HashMap::new(),
+        next_wait: 0,
+        hooks_gone: gone_tx,
         records: records_tx,
         writes: Vec::new(),
     };
@@ -144,8 +164,12 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             }
             Some(input) = internal.recv() => { rt.apply(input).await; }
             Some(attempt) = records.recv() => rt.record_attempt(&attempt),
-            Some(path) = fs_events.recv() => {
-                rt.watchers.changed(path);
+            Some((key, wait)) = hooks_gone.recv() => rt.hook_left(key, wait).await,
+            Some(change) = fs_events.recv() => {
+                rt.watchers.changed(change);
+                if rt.watchers.needs_resync() {
+                    rt.watchers.move_watches();
+                }
                 if rt.watchers.has_dirty() && flush_at.is_none() {
                     flush_at = Some(tokio::time::Instant::now() + crate::watch::DEBOUNCE);
                 }
@@ -154,13 +178,20 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 flush_at = None;
                 rt.read_transcripts().await;
             }
-            _ = transcript_poll.tick(), if rt.watchers.following_any() => {
+            _ = transcript_poll.tick(), if rt.watchers.needs_poll() => {
                 rt.watchers.poll();
                 rt.read_transcripts().await;
             }
-            _ = machine_poll.tick(), if rt.watching_machine() => {
-                rt.reap_gone_hooks().await;
+            Some(()) = machine_changes.recv() => {
+                while machine_changes.try_recv().is_ok() {}
+                if rt.watching_machine() {
+                    rt.observe_machine().await;
+                }
+            }
+            _ = machine_poll.tick(), if rt.watching_machine() && !rt.machine_watch.complete() => {
                 rt.observe_machine().await;
+            }
+            _ = temperature_poll.tick(), if rt.registry.temperature_watch_wanted() => {
                 rt.read_temperature().await;
             }
             () = async { tokio::time::sleep_until(writes_due.unwrap_or_else(tokio::time::Instant::now)).await }, if writes_due.is_some() => {
@@ -170,6 +201,13 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
             _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
         }
+        let watching = rt.watching_machine();
+        rt.machine_watch.set_active(watching);
+        if watching && !was_watching {
+            // Sessions appeared: from now on changes are signalled; read where things stand.
+            rt.observe_machine().await;
+        }
+        was_watching = watching;
         if rt.writes.is_empty() {
             writes_due = None;
         } else if writes_due.is_none() {
@@ -255,6 +293,8 @@ struct Runtime {
     /// Where the lid, displays and temperatures are read (overridable for tests and debugging;
     /// processes are always read from the real `/proc`).
     roots: Roots,
+    /// The signals that the lid or the displays changed.
+    machine_watch: crate::machine_watch::MachineWatch,
     started_at: Timestamp,
     settings_error: Option<String>,
     exit: bool,
@@ -268,8 +308,12 @@ struct Runtime {
     webhooks: Vec<tokio::task::JoinHandle<()>>,
     /// Ask before sleep: the pending suspend whose exchange runs, and its stop switch.
     asking: Option<(u64, Arc<AtomicBool>)>,
-    /// Ask before sleep: Stop hooks waiting for their second answer.
-    waiting_hooks: HashMap<SessionKey, oneshot::Sender<Response>>,
+    /// Ask before sleep: Stop hooks waiting for their second answer, each with its wait's id.
+    waiting_hooks: HashMap<SessionKey, (u64, oneshot::Sender<Response>)>,
+    /// The id of the latest wait.
+    next_wait: u64,
+    /// Where a waiting hook's connection reports its end.
+    hooks_gone: mpsc::UnboundedSender<(SessionKey, u64)>,
     /// Webhook attempts finished off the actor, for the event log.
     records: mpsc::UnboundedSender<Attempt>,
     /// Database writes waiting for the end of the current step ([`Runtime::flush_writes`]).
@@ -533,15 +577,32 @@ impl Runtime {
             return (answer, None);
         };
         let (tx, rx) = oneshot::channel();
+        // The connection holds `present` while it waits; when it ends, `gone` says so (no
+        // polling: the wait is dropped the moment the agent stops waiting).
+        let (present, ended) = oneshot::channel::<()>();
+        self.next_wait += 1;
+        let wait = self.next_wait;
+        let gone = self.hooks_gone.clone();
+        let watched = key.clone();
+        tokio::spawn(async move {
+            let _ = ended.await;
+            let _ = gone.send((watched, wait));
+        });
         // One waiting hook per session: an older one (which the registry let go already) is
         // dropped, and its connection answers without a reply.
-        self.waiting_hooks.insert(key, tx);
+        self.waiting_hooks.insert(key, (wait, tx));
         answer.wait_until = Some(until);
         answer.message = format!(
             "{} — ask before sleep: wait for the outcome",
             answer.message
         );
-        (answer, Some(rx))
+        (
+            answer,
+            Some(crate::server::Waiting {
+                answer: rx,
+                present,
+            }),
+        )
     }
 
     /// The lid, through logind when it answers, else from the files.
@@ -726,18 +787,19 @@ impl Runtime {
     }
 
     /// Ask before sleep: tells the registry about waiting hooks whose connection closed.
-    async fn reap_gone_hooks(&mut self) {
-        let gone: Vec<SessionKey> = self
+    /// A waiting Stop hook's connection ended (its agent stopped waiting, or it got its
+    /// answer): when it was still waiting, the question is dropped.
+    async fn hook_left(&mut self, key: SessionKey, wait: u64) {
+        if self
             .waiting_hooks
-            .iter()
-            .filter(|(_, hook)| hook.is_closed())
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in gone {
-            self.waiting_hooks.remove(&key);
-            tracing::info!(session = %key, "the waiting Stop hook left");
-            self.apply(Input::HookGone { key }).await;
+            .get(&key)
+            .is_none_or(|(id, _)| *id != wait)
+        {
+            return;
         }
+        self.waiting_hooks.remove(&key);
+        tracing::info!(session = %key, "the waiting Stop hook left");
+        self.apply(Input::HookGone { key }).await;
     }
 
     /// Gives a waiting Stop hook its second answer and stops the exchange it waited on.
@@ -754,7 +816,7 @@ impl Runtime {
             canceled.store(true, Ordering::Relaxed);
             self.asking = None;
         }
-        let Some(hook) = self.waiting_hooks.remove(key) else {
+        let Some((_, hook)) = self.waiting_hooks.remove(key) else {
             tracing::debug!(session = %key, "no hook waits for this ask-before-sleep outcome");
             return;
         };
@@ -1074,6 +1136,7 @@ impl Runtime {
             .map(|s| {
                 let mut status = SessionStatus::from_session(s, self.registry.session_deadline(s));
                 status.transcript_monitor = self.watchers.note(&s.key).map(|n| n.describe());
+                status.transcript_reads = self.watchers.reads(&s.key);
                 status
             })
             .collect();

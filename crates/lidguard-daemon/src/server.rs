@@ -15,7 +15,15 @@ use tokio::sync::{mpsc, oneshot};
 pub(crate) type Job = (Request, oneshot::Sender<Answer>);
 
 /// The runtime's answer: a response, and for a waiting hook the channel of the second one.
-pub(crate) type Answer = (Response, Option<oneshot::Receiver<Response>>);
+pub(crate) type Answer = (Response, Option<Waiting>);
+
+/// A hook that waits for a second answer (ask before sleep).
+pub(crate) struct Waiting {
+    /// Where the second answer comes from.
+    pub(crate) answer: oneshot::Receiver<Response>,
+    /// Held while the connection lives: dropping it tells the runtime the hook is gone.
+    pub(crate) present: oneshot::Sender<()>,
+}
 
 /// How long past the promised time a waiting connection is kept before it is answered anyway.
 const WAIT_GRACE: Duration = Duration::from_secs(5);
@@ -106,8 +114,9 @@ async fn serve_connection(
     if let (Some(then), Some(until)) = (then, wait_until) {
         let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs();
         let mut probe = [0_u8; 1];
+        let _present = then.present;
         let second = tokio::select! {
-            answer = tokio::time::timeout(left + WAIT_GRACE, then) => match answer {
+            answer = tokio::time::timeout(left + WAIT_GRACE, then.answer) => match answer {
                 Ok(Ok(second)) => second,
                 // The daemon stopped, or broke its promise: the hook goes on without a reply.
                 _ => Response::ok(
@@ -115,8 +124,8 @@ async fn serve_connection(
                     "no reply: the wait ended without an answer",
                 ),
             },
-            // The hook closed its end (its agent stopped waiting): dropping `then` tells the
-            // runtime, which drops the question.
+            // The hook closed its end (its agent stopped waiting): dropping `_present` tells
+            // the runtime, which drops the question.
             _ = reader.get_mut().read(&mut probe) => return Ok(()),
         };
         let mut bytes = serde_json::to_vec(&second).unwrap_or_default();

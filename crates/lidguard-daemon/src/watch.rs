@@ -4,12 +4,18 @@
 //!   (a Linux pidfd becomes readable when the process ends; elsewhere a slow liveness poll)
 //!   and reports [`Input::ProcessesGone`], the cancel path.
 //! - **Transcripts.** One `notify` watcher (inotify on Linux) for all sessions, on the
-//!   transcripts' parent directories (files may appear later), plus a slow metadata poll for
-//!   file systems that do not report changes. A change marks the file dirty; after a short
-//!   debounce the runtime reads only the appended bytes ([`Tail`]) and runs the provider's
-//!   [`Detector`], which turns them into activity, a soft-lock or an interrupt.
+//!   transcripts' parent directories — or, while a parent does not exist yet (Claude Code
+//!   creates a project's folder with its first transcript, Codex a day's folder with the day's
+//!   first session), on the nearest folder above it that does, moving down as the folders
+//!   appear. Only events that can mean new bytes count (a write, a new file, a rename, a
+//!   removal); the daemon's own reads (opens, accesses, closes) and metadata changes do not.
+//!   A changed transcript is read after a short debounce, and only when its size or identity
+//!   moved: the appended bytes ([`Tail`]) go to the provider's [`Detector`], which turns them
+//!   into activity, a soft-lock or an interrupt. A slow metadata poll covers only transcripts
+//!   that cannot be watched (no inotify, a watch refused).
 //!
-//! Nothing here spins: idle sessions cost one parked task and one inotify watch each.
+//! Nothing here spins: idle sessions cost one parked task and one inotify watch each, and an
+//! idle transcript is never read again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -35,6 +41,40 @@ const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
 const DISCOVERY_ATTEMPTS: u8 = 3;
 /// Liveness poll where no pidfd is available.
 const PROCESS_POLL: Duration = Duration::from_secs(5);
+
+/// A file-system event that can mean new bytes in a transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FsChange {
+    pub(crate) path: PathBuf,
+    /// Something was created, removed or renamed (a folder on a transcript's path may have
+    /// appeared): the watches may need to move.
+    pub(crate) structural: bool,
+}
+
+/// Whether a `notify` event can mean new bytes, and whether it is structural. Reads, opens,
+/// closes after reading and metadata changes are not changes: counting them made the daemon's
+/// own reads look like writes.
+fn classify(kind: &notify::EventKind) -> Option<bool> {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(false),
+        EventKind::Access(_) => None,
+        EventKind::Modify(ModifyKind::Metadata(_)) => None,
+        EventKind::Modify(ModifyKind::Name(_)) => Some(true),
+        EventKind::Modify(_) => Some(false),
+        EventKind::Create(_) | EventKind::Remove(_) => Some(true),
+        EventKind::Any | EventKind::Other => Some(true),
+    }
+}
+
+/// The folder to watch for `path`: its parent, or the nearest folder above it that exists.
+fn watch_point(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
+}
 
 /// One followed transcript.
 struct Followed {
@@ -75,7 +115,12 @@ pub(crate) struct Watchers {
     /// When each session last looked for its transcript, and how many times it has.
     last_discovery: HashMap<SessionKey, (std::time::Instant, u8)>,
     fs: Option<notify::RecommendedWatcher>,
+    /// The folders watched, each the watch point of at least one transcript.
     watched_dirs: HashSet<PathBuf>,
+    /// Transcripts whose watch point could not be watched: the slow poll covers them.
+    unwatched: HashSet<PathBuf>,
+    /// A folder on a transcript's path appeared or went: the watches move at the next sync.
+    resync: bool,
     /// Paths changed since the last read.
     dirty: HashSet<PathBuf>,
     home: Option<PathBuf>,
@@ -86,13 +131,15 @@ impl Watchers {
     /// watcher reports (the runtime hands them back to [`Watchers::changed`]).
     pub(crate) fn new(
         inputs: mpsc::Sender<Input>,
-        fs_events: mpsc::UnboundedSender<PathBuf>,
+        fs_events: mpsc::UnboundedSender<FsChange>,
     ) -> Watchers {
         let fs = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if let Ok(event) = event {
-                for path in event.paths {
-                    let _ = fs_events.send(path);
-                }
+            let Ok(event) = event else { return };
+            let Some(structural) = classify(&event.kind) else {
+                return;
+            };
+            for path in event.paths {
+                let _ = fs_events.send(FsChange { path, structural });
             }
         })
         .inspect_err(
@@ -107,6 +154,8 @@ impl Watchers {
             last_discovery: HashMap::new(),
             fs,
             watched_dirs: HashSet::new(),
+            unwatched: HashSet::new(),
+            resync: false,
             dirty: HashSet::new(),
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
@@ -119,9 +168,22 @@ impl Watchers {
         self.notes.get(key)
     }
 
-    /// Whether any transcript is followed (the slow poll only runs then).
-    pub(crate) fn following_any(&self) -> bool {
-        !self.followed.is_empty()
+    /// Whether some followed transcript has no working watch (the slow poll runs only then).
+    pub(crate) fn needs_poll(&self) -> bool {
+        !self.unwatched.is_empty()
+    }
+
+    /// Whether the watches must move (a folder on a transcript's path appeared or went).
+    pub(crate) fn needs_resync(&self) -> bool {
+        self.resync
+    }
+
+    /// How many times `key`'s transcript was opened to be read.
+    pub(crate) fn reads(&self, key: &SessionKey) -> Option<u64> {
+        self.followed
+            .values()
+            .find(|f| f.key == *key)
+            .map(|f| f.tail.reads())
     }
 
     /// Whether reads are waiting for the debounce.
@@ -176,22 +238,47 @@ impl Watchers {
             }
             self.follow(&s.key, path);
         }
-        let wanted: HashSet<PathBuf> = self
+        self.move_watches();
+    }
+
+    /// Watches each followed transcript's watch point (its parent, or the nearest existing
+    /// folder above it) and nothing else.
+    pub(crate) fn move_watches(&mut self) {
+        self.resync = false;
+        let points: Vec<(PathBuf, Option<PathBuf>)> = self
             .followed
             .keys()
-            .filter_map(|p| p.parent().map(Path::to_path_buf))
+            .map(|p| (p.clone(), watch_point(p)))
             .collect();
-        if let Some(fs) = self.fs.as_mut() {
-            for dir in self.watched_dirs.difference(&wanted) {
-                let _ = fs.unwatch(dir);
+        let wanted: HashSet<PathBuf> = points.iter().filter_map(|(_, w)| w.clone()).collect();
+        let Some(fs) = self.fs.as_mut() else {
+            self.unwatched = points.into_iter().map(|(p, _)| p).collect();
+            return;
+        };
+        for dir in self.watched_dirs.difference(&wanted) {
+            let _ = fs.unwatch(dir);
+        }
+        let mut watched = HashSet::new();
+        for dir in wanted {
+            if self.watched_dirs.contains(&dir) {
+                watched.insert(dir);
+                continue;
             }
-            for dir in wanted.difference(&self.watched_dirs) {
-                if let Err(e) = fs.watch(dir, notify::RecursiveMode::NonRecursive) {
-                    tracing::debug!(error = %e, dir = %dir.display(), "cannot watch yet; polling");
+            match fs.watch(&dir, notify::RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    watched.insert(dir);
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, dir = %dir.display(), "cannot watch; polling it");
                 }
             }
         }
-        self.watched_dirs = wanted;
+        self.unwatched = points
+            .into_iter()
+            .filter(|(_, point)| point.as_ref().is_none_or(|d| !watched.contains(d)))
+            .map(|(p, _)| p)
+            .collect();
+        self.watched_dirs = watched;
     }
 
     fn discover(&mut self, s: &Session) -> Option<PathBuf> {
@@ -253,18 +340,33 @@ impl Watchers {
         );
     }
 
-    /// A path the file watcher reported.
-    pub(crate) fn changed(&mut self, path: PathBuf) {
-        if self.followed.contains_key(&path) {
-            self.dirty.insert(path);
+    /// A change the file watcher reported.
+    pub(crate) fn changed(&mut self, change: FsChange) {
+        if self.followed.contains_key(&change.path) {
+            self.dirty.insert(change.path);
+            return;
+        }
+        if !change.structural {
+            return;
+        }
+        // A folder on the way to a transcript appeared (or went): watch deeper (or higher),
+        // and look at the transcripts below it, which may have been written at once.
+        let below: Vec<PathBuf> = self
+            .followed
+            .keys()
+            .filter(|p| p.starts_with(&change.path))
+            .cloned()
+            .collect();
+        if !below.is_empty() {
+            self.resync = true;
+            self.dirty.extend(below);
         }
     }
 
-    /// The slow fallback: marks transcripts whose size moved.
+    /// The slow fallback for transcripts that cannot be watched: marks those that moved.
     pub(crate) fn poll(&mut self) {
-        for (path, f) in &self.followed {
-            let moved = std::fs::metadata(path).is_ok_and(|m| m.len() != f.tail.offset());
-            if moved {
+        for path in &self.unwatched {
+            if self.followed.get(path).is_some_and(|f| f.tail.has_news()) {
                 self.dirty.insert(path.clone());
             }
         }
@@ -277,6 +379,10 @@ impl Watchers {
             let Some(f) = self.followed.get_mut(&path) else {
                 continue;
             };
+            // Only a file whose size or identity moved is opened.
+            if !f.tail.has_news() {
+                continue;
+            }
             let mut lines = Vec::new();
             loop {
                 match f.tail.read() {

@@ -275,6 +275,10 @@ pub struct SessionStatus {
     /// candidates were not followed; `null` when not looked at.
     #[serde(default)]
     pub transcript_monitor: Option<String>,
+    /// How many times the followed transcript was opened to be read (it is read only when it
+    /// grew or was replaced); `null` when none is followed.
+    #[serde(default)]
+    pub transcript_reads: Option<u64>,
 }
 
 impl SessionStatus {
@@ -300,6 +304,7 @@ impl SessionStatus {
             last_activity_at: s.last_activity_at,
             timeout_at,
             transcript_monitor: None,
+            transcript_reads: None,
         }
     }
 }

@@ -16,3 +16,5 @@ pub mod process;
 pub mod sound;
 pub mod sources;
 pub mod tail;
+#[cfg(target_os = "linux")]
+pub mod uevents;

@@ -61,6 +61,8 @@ pub struct Tail {
     /// Inside an over-long line: drop bytes until its newline.
     skipping: bool,
     started: bool,
+    /// How many times the file was opened to be read.
+    reads: u64,
 }
 
 impl Tail {
@@ -73,7 +75,25 @@ impl Tail {
             partial: Vec::new(),
             skipping: false,
             started: false,
+            reads: 0,
         }
+    }
+
+    /// Whether the file may hold bytes not read yet: it was never read, or its size or identity
+    /// differs from what the last read left. One `stat`; the file is not opened.
+    pub fn has_news(&self) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => {
+                !self.started || meta.len() != self.offset || identity(&meta) != self.identity
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// How many times the file was opened to be read (for tests and status: an idle
+    /// transcript must not be read again and again).
+    pub fn reads(&self) -> u64 {
+        self.reads
     }
 
     /// The file followed.
@@ -89,6 +109,7 @@ impl Tail {
     /// Reads what was appended since the last call (at most [`CHUNK`] bytes; call again when
     /// `lines` came back full of data and more may be waiting).
     pub fn read(&mut self) -> io::Result<Appended> {
+        self.reads += 1;
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Appended::default()),
@@ -206,8 +227,14 @@ mod tests {
         assert_eq!(got.lines, ["{\"a\":1}"]);
         assert!(got.grew);
         append(&path, "2}\r\n\n");
+        assert!(tail.has_news());
         assert_eq!(tail.read().unwrap().lines, ["{\"b\":2}"]);
+        assert!(!tail.has_news(), "everything read: a stat says so");
         assert!(!tail.read().unwrap().grew);
+        assert_eq!(tail.reads(), 4);
+        std::fs::rename(&path, dir.path().join("old.jsonl")).unwrap();
+        std::fs::write(&path, "{}\n").unwrap();
+        assert!(tail.has_news(), "another file under the name");
     }
 
     #[test]

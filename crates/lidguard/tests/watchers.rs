@@ -322,3 +322,117 @@ fn a_copilot_shell_finished_in_the_transcript_releases_the_deferred_stop() {
     );
     assert!(home.session("cp1").is_none(), "{:?}", home.session("cp1"));
 }
+
+/// How many times the daemon opened `id`'s transcript to read it.
+fn reads(home: &Home, id: &str) -> u64 {
+    home.session(id).unwrap()["transcriptReads"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{id}: no transcriptReads in {:?}", home.session(id)))
+}
+
+#[test]
+fn a_transcript_nothing_was_appended_to_is_never_read_again() {
+    let home = Home::new();
+    // Two sessions in one folder, as Claude Code keeps a project's and Codex a day's sessions.
+    let dir = home.path().join("projects/-tmp-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.jsonl");
+    let b = dir.join("b.jsonl");
+    writer_appends(&a, "{\"type\":\"user\"}\n");
+    writer_appends(&b, "{\"type\":\"user\"}\n");
+    start(&home, "claude", "a", &a);
+    start(&home, "claude", "b", &b);
+    std::thread::sleep(Duration::from_millis(300));
+    let (a0, b0) = (reads(&home, "a"), reads(&home, "b"));
+    // Idle: the daemon's own reads (opens, accesses, closes) must not look like writes.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        (reads(&home, "a"), reads(&home, "b")),
+        (a0, b0),
+        "idle transcripts were read"
+    );
+    // A write to one is read once; the other stays untouched.
+    writer_appends(
+        &a,
+        "{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n",
+    );
+    assert!(eventually(WAIT, || reads(&home, "a") > a0));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        reads(&home, "a") <= a0 + 2,
+        "{} reads",
+        reads(&home, "a") - a0
+    );
+    assert_eq!(reads(&home, "b"), b0);
+}
+
+const CLAUDE_INTERRUPT: &str = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user]\"}]}}\n";
+const CODEX_ABORT: &str =
+    "{\"type\":\"event_msg\",\"payload\":{\"type\":\"turn_aborted\",\"reason\":\"interrupted\"}}\n";
+
+/// Time from the write to the session's end, which the interrupt in the transcript causes.
+fn detection(home: &Home, id: &str, write: impl FnOnce()) -> Duration {
+    let started = Instant::now();
+    write();
+    assert!(
+        eventually(WAIT, || home.session(id).is_none()),
+        "{id}: the interrupt was not seen"
+    );
+    started.elapsed()
+}
+
+#[test]
+fn transcripts_are_seen_however_the_agents_write_them() {
+    let home = Home::new();
+    let within = Duration::from_millis(1500); // well under the old 5 s fallback poll
+
+    // Claude Code: the project's folder is created with the session's first record.
+    let claude = home
+        .path()
+        .join("claude/projects/-tmp-new-project/c1.jsonl");
+    start(&home, "claude", "c1", &claude);
+    std::thread::sleep(Duration::from_millis(200));
+    let took = detection(&home, "c1", || {
+        std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+        writer_appends(&claude, "{\"type\":\"user\"}\n");
+        writer_appends(&claude, CLAUDE_INTERRUPT);
+    });
+    assert!(
+        took < within,
+        "a folder created after the watch began: {took:?}"
+    );
+
+    // Codex: a day's folder (several levels) appears; the file stays open and is appended to.
+    let codex = home
+        .path()
+        .join("codex/sessions/2026/12/03/rollout-2026-12-03T00-00-00-x1.jsonl");
+    start(&home, "codex", "x1", &codex);
+    std::thread::sleep(Duration::from_millis(200));
+    let took = detection(&home, "x1", || {
+        use std::io::Write;
+        std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+        let mut file = std::fs::File::create(&codex).unwrap();
+        file.write_all(b"{\"type\":\"session_meta\"}\n").unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        file.write_all(CODEX_ABORT.as_bytes()).unwrap();
+        file.flush().unwrap();
+    });
+    assert!(took < within, "nested folders and an open file: {took:?}");
+
+    // A transcript replaced by a rename (write elsewhere, then move into place).
+    let renamed = home.path().join("copilot/session-state/p1/events.jsonl");
+    std::fs::create_dir_all(renamed.parent().unwrap()).unwrap();
+    writer_appends(&renamed, "{\"type\":\"user.message\",\"data\":{}}\n");
+    start(&home, "copilot", "p1", &renamed);
+    std::thread::sleep(Duration::from_millis(200));
+    let took = detection(&home, "p1", || {
+        let tmp = renamed.with_extension("tmp");
+        std::fs::write(
+            &tmp,
+            "{\"type\":\"user.message\",\"data\":{}}\n{\"type\":\"abort\",\"data\":{\"reason\":\"user\"}}\n",
+        )
+        .unwrap();
+        std::fs::rename(&tmp, &renamed).unwrap();
+    });
+    assert!(took < within, "a rename into place: {took:?}");
+}

@@ -188,6 +188,40 @@ impl PowerControl for LogindPower {
         })
     }
 
+    fn watch_lid(&self, changed: tokio::sync::mpsc::UnboundedSender<()>) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            use futures_util::StreamExt;
+            let connection = self.proxy.inner().connection().clone();
+            let subscribed = async move {
+                let properties = zbus::fdo::PropertiesProxy::builder(&connection)
+                    .destination("org.freedesktop.login1")
+                    .path("/org/freedesktop/login1")
+                    .cache_properties(CacheProperties::No)
+                    .build()
+                    .await?;
+                properties.receive_properties_changed().await
+            };
+            let mut signals = match subscribed.await {
+                Ok(signals) => signals,
+                Err(error) => {
+                    tracing::debug!(%error, "cannot subscribe to logind's property changes");
+                    return false;
+                }
+            };
+            tokio::spawn(async move {
+                while let Some(signal) = signals.next().await {
+                    let Ok(args) = signal.args() else { continue };
+                    let about_lid = args.changed_properties().contains_key("LidClosed")
+                        || args.invalidated_properties().contains(&"LidClosed");
+                    if about_lid && changed.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+            true
+        })
+    }
+
     fn lid_closed(&self) -> BoxFuture<'_, Option<bool>> {
         Box::pin(async move {
             match self.proxy.lid_closed().await {

@@ -62,6 +62,15 @@ pub trait PowerControl: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// Starts sending `()` on `changed` whenever the lid may have opened or closed (logind's
+    /// `PropertiesChanged` for `LidClosed`), for as long as `changed` has a receiver. Returns
+    /// whether it could: a backend without such a signal returns `false`, and the caller looks
+    /// at the lid some other way.
+    fn watch_lid(&self, changed: tokio::sync::mpsc::UnboundedSender<()>) -> BoxFuture<'_, bool> {
+        let _ = changed;
+        Box::pin(async { false })
+    }
+
     /// What the OS says about suspending: `(CanSuspend, CanHibernate)` as logind answers them
     /// (`yes`, `no`, `challenge`, `na`), each `None` when it cannot be asked.
     fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {

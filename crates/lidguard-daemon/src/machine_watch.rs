@@ -1,0 +1,160 @@
+//! Hearing that the lid or the displays changed, instead of reading them every few seconds.
+//!
+//! - The lid: logind's `PropertiesChanged` for `LidClosed` on the system bus.
+//! - The displays: the kernel's DRM uevents (a connector plugged or unplugged), listened to
+//!   only while sessions exist or a suspend waits (every other device's uevents arrive on the
+//!   same socket, and an idle daemon should not wake for them).
+//! - Lid and display files under `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` (a fake tree, for
+//!   tests and debugging): inotify on those files.
+//!
+//! Each change sends `()`; the runtime then reads the lid and the displays. What has no signal
+//! (a lid known only from `/proc/acpi`, no uevents) falls back to a slow poll while needed.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lidguard_platform::power::PowerControl;
+use lidguard_platform::sources::Roots;
+use notify::Watcher;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// The watches, and which sources they cover.
+pub(crate) struct MachineWatch {
+    changed: mpsc::UnboundedSender<()>,
+    /// inotify on a fake tree.
+    _files: Option<notify::RecommendedWatcher>,
+    /// The DRM uevent listener, while active.
+    uevents: Option<AbortHandle>,
+    /// Displays come from the real `/sys` (uevents), not a fake tree.
+    real_sys: bool,
+    /// The lid's changes are signalled (logind, or inotify on a fake tree).
+    pub(crate) lid_signalled: bool,
+    /// The displays' changes are signalled (uevents while active, or inotify on a fake tree).
+    pub(crate) displays_signalled: bool,
+}
+
+impl MachineWatch {
+    /// Sets up what can be signalled; `changed` hears of every change.
+    pub(crate) async fn start(
+        roots: &Roots,
+        power: Option<&Arc<dyn PowerControl>>,
+        changed: mpsc::UnboundedSender<()>,
+    ) -> MachineWatch {
+        if roots.overridden {
+            let lid_dir = roots.proc_root.join("acpi/button/lid");
+            let drm_dir = roots.sys_root.join("class/drm");
+            let (files, watched) = watch_files(&[lid_dir, drm_dir], changed.clone());
+            return MachineWatch {
+                changed,
+                _files: files,
+                uevents: None,
+                real_sys: false,
+                lid_signalled: watched[0],
+                displays_signalled: watched[1],
+            };
+        }
+        let lid_signalled = match power {
+            Some(power) => power.watch_lid(changed.clone()).await,
+            None => false,
+        };
+        MachineWatch {
+            changed,
+            _files: None,
+            uevents: None,
+            real_sys: true,
+            lid_signalled,
+            displays_signalled: cfg!(target_os = "linux"),
+        }
+    }
+
+    /// Listens to DRM uevents while `active` (sessions exist or a suspend waits).
+    pub(crate) fn set_active(&mut self, active: bool) {
+        if !self.real_sys {
+            return;
+        }
+        match (active, &self.uevents) {
+            (true, None) => self.uevents = self.listen(),
+            (false, Some(task)) => {
+                task.abort();
+                self.uevents = None;
+            }
+            _ => {}
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn listen(&mut self) -> Option<AbortHandle> {
+        match lidguard_platform::uevents::Uevents::open() {
+            Ok(mut events) => {
+                let changed = self.changed.clone();
+                let task = tokio::spawn(async move {
+                    while events.next_of("drm").await.is_ok() {
+                        if changed.send(()).is_err() {
+                            break;
+                        }
+                    }
+                });
+                Some(task.abort_handle())
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no display hotplug events; displays are polled");
+                self.displays_signalled = false;
+                None
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn listen(&mut self) -> Option<AbortHandle> {
+        let _ = &self.changed;
+        None
+    }
+
+    /// Whether everything is signalled (else the slow fallback poll runs while needed).
+    pub(crate) fn complete(&self) -> bool {
+        self.lid_signalled && self.displays_signalled
+    }
+}
+
+impl Drop for MachineWatch {
+    fn drop(&mut self) {
+        if let Some(task) = self.uevents.take() {
+            task.abort();
+        }
+    }
+}
+
+/// inotify on each of `dirs` (recursively: a connector's or a lid's own folder holds its
+/// `status` / `state` file). Returns the watcher and which dirs are watched.
+fn watch_files(
+    dirs: &[PathBuf],
+    changed: mpsc::UnboundedSender<()>,
+) -> (Option<notify::RecommendedWatcher>, Vec<bool>) {
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        let counts = !matches!(
+            event.kind,
+            notify::EventKind::Access(_)
+                | notify::EventKind::Modify(notify::event::ModifyKind::Metadata(_))
+        );
+        if counts {
+            let _ = changed.send(());
+        }
+    });
+    let Ok(mut watcher) = watcher else {
+        return (None, vec![false; dirs.len()]);
+    };
+    let watched = dirs
+        .iter()
+        .map(|dir| {
+            watcher
+                .watch(dir, notify::RecursiveMode::Recursive)
+                .inspect_err(
+                    |e| tracing::debug!(error = %e, dir = %dir.display(), "not watched; polled"),
+                )
+                .is_ok()
+        })
+        .collect();
+    (Some(watcher), watched)
+}
