@@ -1017,7 +1017,8 @@ def start_private_logind(c):
 
 
 def hook_pids(c, provider):
-    """This scenario's running `lidguard <provider>-hook` processes."""
+    """This scenario's running `lidguard-hook <provider>-hook` (or `lidguard <provider>-hook`)
+    processes."""
     marker = f"LIDGUARD_HOME={c.lg_env['LIDGUARD_HOME']}".encode()
     found = []
     for pid in pids_with_env(marker):
@@ -1026,7 +1027,8 @@ def hook_pids(c, provider):
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if len(argv) > 1 and argv[1] == f"{provider}-hook".encode() and argv[0].endswith(b"lidguard"):
+        exe = argv[0].rsplit(b"/", 1)[-1]
+        if len(argv) > 1 and argv[1] == f"{provider}-hook".encode() and exe in (b"lidguard", b"lidguard-hook"):
             found.append(pid)
     return found
 
