@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Scripted fake model server for end-to-end hook captures (python stdlib only).
 
-Speaks just enough of two streaming APIs for the real agent CLIs to run offline:
+Speaks just enough of three streaming APIs for the real agent CLIs to run offline:
 
   * Anthropic Messages (Claude Code):  POST /v1/messages[?beta=true]   (SSE, named events)
   * OpenAI Responses   (Codex CLI):    POST /v1/responses              (SSE, named events)
+  * Gemini API         (Gemini CLI):   POST /v1beta/models/<m>:streamGenerateContent?alt=sse
+                                       (SSE, unnamed `data:` lines), :generateContent (JSON)
 
 Usage:
   fakemodel.py --port 0 --port-file F --script S.json --log L.jsonl
@@ -21,9 +23,14 @@ request that carries tools consumes the next step of its list; a step is one of:
                                                       "namespace": "ns" for a namespaced Codex tool)
   {"tools": [{"name": ..., "input": {...}}, ...]}     several tool calls in one reply
   {"error": 500, "message": "boom"}                   HTTP error with the provider's error body
+  "delay": 1.5 in any step (Gemini only)             wait that long before answering
   "hang"  or  {"hang": true, "text": "partial"}       start streaming, then hold the stream open
                                                       (keep-alives every second) until the client
                                                       disconnects; for interrupt tests
+
+Gemini: requests without functionDeclarations (the CLI's own side calls: next-speaker check,
+model routing, summaries) get a fixed reply, and one that asks for JSON gets an object filled in
+from its response schema (first enum value, else a short string); they consume no step.
 
 Codex only: a tool-input string "{{output.KEY}}" is replaced with field KEY of the JSON in the
 request's last function_call_output (e.g. wait_agent targets = the agent_id spawn_agent returned).
@@ -130,6 +137,8 @@ class Handler(BaseHTTPRequestHandler):
             self.anthropic(body, entry)
         elif path.endswith("/responses"):
             self.openai_responses(body, entry)
+        elif ":streamGenerateContent" in path or ":generateContent" in path:
+            self.gemini(body, entry, stream=":streamGenerateContent" in path)
         else:
             entry["kind"] = "unknown"
             log(entry)
@@ -271,6 +280,67 @@ class Handler(BaseHTTPRequestHandler):
         ev("response.completed", response={"id": resp_id, "object": "response", "status": "completed", "usage": {
             "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}})
+
+
+    # ---- Gemini API ------------------------------------------------------------------------
+    def gemini(self, body, entry, stream):
+        tools = [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
+        if not tools:
+            entry["kind"] = "aux"
+            log(entry)
+            config = body.get("generationConfig") or {}
+            schema = config.get("responseJsonSchema") or config.get("responseSchema")
+            text = json.dumps(from_schema(schema)) if schema else "OK"
+            return self.gemini_reply({"text": text}, stream)
+        i, step = next_step("main")
+        entry.update(kind="step", step=i, channel="main")
+        log(entry)
+        time.sleep(step.get("delay", 0))
+        if "error" in step:
+            code = step["error"]
+            return self.reply_json(code, {"error": {"code": code, "message": step.get("message", "fake error"),
+                                                     "status": step.get("status", "INVALID_ARGUMENT")}})
+        self.gemini_reply(step, stream)
+
+    def gemini_reply(self, step, stream):
+        parts = []
+        if step.get("text") is not None:
+            parts.append({"text": step["text"]})
+        for call in tool_calls(step):
+            parts.append({"functionCall": {"name": call["name"], "args": call.get("input", {})}})
+        usage = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+        chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
+                                 "index": 0}], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
+        if not stream:
+            return self.reply_json(200, chunk)
+        self.start_sse()
+        if step.get("hang"):
+            first = {"candidates": [{"content": {"role": "model", "parts": [{"text": step.get("text") or "Working"}]},
+                                     "index": 0}]}
+            self.wfile.write(f"data: {json.dumps(first)}\r\n\r\n".encode())
+            self.wfile.flush()
+            return self.hold(b": keep-alive\r\n\r\n")
+        self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+        self.wfile.flush()
+
+
+def from_schema(schema):
+    """A value that satisfies a (simple) JSON schema: what the CLI's side calls parse."""
+    if not isinstance(schema, dict):
+        return "ok"
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: from_schema(v) for k, v in props.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    return "ok"
 
 
 def main():

@@ -1,18 +1,18 @@
 //! lidguard's hook entries in each agent's config: install, remove, status, and the refresh of
 //! their timeouts when the settings change.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use lidguard_core::provider::Provider;
-use lidguard_providers::install::{
-    Change, HookCommand, HookStatus, InstallError, InstallState, agent_settings, claude, codex,
-    copilot, opencode,
-};
+use lidguard_providers::agent::{AGENTS, Agent, agent};
+use lidguard_providers::install::{Change, HookCommand, InstallState};
 use serde::Serialize;
 
-use crate::agents::{self, Env, Location, MANAGED};
+use crate::agents::{self, Env, Location};
 use crate::file::{self, Direction, Options, Outcome, Planned};
 use crate::{ConfigError, read_optional};
 
@@ -28,81 +28,15 @@ pub struct Setup {
 /// Hook events received, by (provider, event): how many and when last (from the store).
 pub type Receipts = BTreeMap<(String, String), (u64, Timestamp)>;
 
-/// What `hook-install` makes of `existing` for `p`.
-fn install_change(
-    p: Provider,
-    existing: Option<&str>,
-    setup: &Setup,
-) -> Result<Change, InstallError> {
-    let (cmd, timeout) = (&setup.cmd, setup.timeout);
-    match p {
-        Provider::Claude => claude::install(existing, cmd, timeout),
-        Provider::Codex => codex::install(existing, cmd, timeout),
-        Provider::Copilot => copilot::install(existing, cmd, timeout),
-        Provider::OpenCode => opencode::install(existing, cmd),
-        other => Err(not_managed(other)),
-    }
-}
-
-/// What `hook-remove` makes of `existing` for `p`.
-fn remove_change(
-    p: Provider,
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    match p {
-        Provider::Claude => claude::remove(existing, cmd, before),
-        Provider::Codex => codex::remove(existing, cmd, before),
-        Provider::Copilot => copilot::remove(existing, cmd, before),
-        Provider::OpenCode => opencode::remove(existing),
-        other => Err(not_managed(other)),
-    }
-}
-
-/// The pure status of `p`'s file (Copilot's `settings.json` text when there is one).
-fn pure_status(
-    p: Provider,
-    existing: Option<&str>,
-    copilot_settings: Option<&str>,
-    setup: &Setup,
-) -> Result<HookStatus, InstallError> {
-    let (cmd, timeout) = (&setup.cmd, setup.timeout);
-    match p {
-        Provider::Claude => claude::status(existing, cmd, timeout),
-        Provider::Codex => codex::status(existing, cmd, timeout),
-        Provider::Copilot => copilot::status(existing, copilot_settings, cmd, timeout),
-        Provider::OpenCode => Ok(opencode::status(existing, cmd)),
-        other => Err(not_managed(other)),
-    }
-}
-
-fn not_managed(p: Provider) -> InstallError {
-    InstallError::Shape {
-        path: p.as_str().to_owned(),
-        message: "lidguard manages no hooks for this agent".to_owned(),
-    }
+/// The agent table's entry for `p` (every caller got `p` from the table or its locations).
+fn entry(p: Provider) -> Result<&'static Agent, ConfigError> {
+    agent(p).ok_or(ConfigError::NotManaged(p))
 }
 
 /// Whether `existing` already holds lidguard's entries (any state but missing).
-fn has_ours(p: Provider, existing: Option<&str>, setup: &Setup) -> bool {
-    pure_status(p, existing, None, setup).is_ok_and(|s| s.state != InstallState::Missing)
-}
-
-/// The hook events whose arrival proves the hooks work, per agent.
-fn evidence_events(p: Provider) -> &'static [&'static str] {
-    match p {
-        Provider::Claude => claude::REQUIRED_EVENTS,
-        Provider::Codex => codex::REQUIRED_EVENTS,
-        Provider::Copilot => copilot::REQUIRED_EVENTS,
-        Provider::OpenCode => &[
-            "chat.message",
-            "tool.execute.before",
-            "tool.execute.after",
-            "session.idle",
-        ],
-        _ => &[],
-    }
+fn has_ours(a: &Agent, existing: Option<&str>, setup: &Setup) -> bool {
+    (a.hooks.status)(existing, &setup.cmd, setup.timeout)
+        .is_ok_and(|s| s.state != InstallState::Missing)
 }
 
 /// What `hook-install` did for one agent.
@@ -133,6 +67,7 @@ pub fn install(
     options: Options,
     trust_codex: bool,
 ) -> Result<Installed, ConfigError> {
+    let a = entry(p)?;
     let outcome = file::apply(
         places,
         p.as_str(),
@@ -141,23 +76,21 @@ pub fn install(
         options,
         |existing, _| {
             let without_ours = match existing {
-                Some(text) if has_ours(p, existing, setup) => Some(file::left_after(
+                Some(text) if has_ours(a, existing, setup) => Some(file::left_after(
                     text,
-                    remove_change(p, text, &setup.cmd, None)?,
+                    (a.hooks.remove)(text, &setup.cmd, None)?,
                 )),
                 _ => None,
             };
             Ok(Planned {
-                change: install_change(p, existing, setup)?,
+                change: (a.hooks.install)(existing, &setup.cmd, setup.timeout)?,
                 without_ours,
             })
         },
     )?;
-    let trust = match (p, outcome.text.as_deref()) {
-        (Provider::Codex, Some(hooks)) => {
-            codex_trust_step(places, location, hooks, &setup.cmd, trust_codex, options)?
-        }
-        _ => None,
+    let trust = match outcome.text.as_deref() {
+        Some(hooks) => trust_step(places, a, location, hooks, &setup.cmd, trust_codex, options)?,
+        None => None,
     };
     Ok(Installed { outcome, trust })
 }
@@ -170,6 +103,7 @@ pub fn remove(
     cmd: &HookCommand,
     options: Options,
 ) -> Result<Outcome, ConfigError> {
+    let a = entry(p)?;
     file::apply(
         places,
         p.as_str(),
@@ -179,54 +113,51 @@ pub fn remove(
         |existing, before| {
             Ok(Planned::change(match existing {
                 None => Change::Unchanged,
-                Some(text) => remove_change(p, text, cmd, before)?,
+                Some(text) => (a.hooks.remove)(text, cmd, before)?,
             }))
         },
     )
 }
 
-/// Codex's path for `hooks.json` in its trust records: the config directory with symlinks
-/// resolved, the file name as is (captured: tests/fixtures/codex/trust/).
-fn codex_hooks_key_path(location: &Location) -> String {
-    let root = location
-        .root
-        .canonicalize()
-        .unwrap_or_else(|_| location.root.clone());
-    root.join("hooks.json").display().to_string()
-}
-
-/// After a Codex install: with `write`, record lidguard's entries as trusted in `config.toml`
-/// (the same safe edit as any other); without it, say which entries Codex will skip.
-fn codex_trust_step(
+/// After an install into an agent that keeps trust records (Codex): with `write`, record
+/// lidguard's entries as trusted (the same safe edit as any other); without it, say which
+/// entries the agent will skip. Agents without trust records: nothing.
+fn trust_step(
     places: &lidguard_ipc::Places,
+    a: &Agent,
     location: &Location,
-    hooks_json: &str,
+    hooks_text: &str,
     cmd: &HookCommand,
     write: bool,
     options: Options,
 ) -> Result<Option<Trust>, ConfigError> {
-    let config = location.root.join("config.toml");
-    let key_path = codex_hooks_key_path(location);
+    let Some(records) = &a.hooks.trust else {
+        return Ok(None);
+    };
+    let config = (records.file)(location);
+    let key_path = (records.key_path)(location);
     if write {
         let outcome = file::apply(
             places,
-            "codex-trust",
+            &format!("{}-trust", a.provider.as_str()),
             &config,
             Direction::Update,
             options,
             |existing, _| {
-                Ok(Planned::change(agent_settings::codex_trust_lidguard(
-                    &key_path, hooks_json, existing, cmd,
+                Ok(Planned::change((records.record)(
+                    &key_path, hooks_text, existing, cmd,
                 )?))
             },
         )?;
         return Ok(Some(Trust::Recorded(outcome)));
     }
     let existing = read_optional(&config)?;
-    let trust = agent_settings::codex_trust(&key_path, hooks_json, existing.as_deref(), cmd)
-        .map_err(|source| ConfigError::Refused {
-            file: config.clone(),
-            source,
+    let trust =
+        (records.check)(&key_path, hooks_text, existing.as_deref(), cmd).map_err(|source| {
+            ConfigError::Refused {
+                file: config.clone(),
+                source,
+            }
         })?;
     let skipped: Vec<String> = trust.untrusted.into_iter().chain(trust.stale).collect();
     Ok((!skipped.is_empty()).then_some(Trust::Untrusted(skipped)))
@@ -313,6 +244,9 @@ pub struct Report {
     /// The agent's own keep-awake setting, when on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_keep_awake: Option<String>,
+    /// The agent's permission mode and what it means for the closed-lid policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
     /// Codex's trust records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codex_trust: Option<TrustReport>,
@@ -339,6 +273,7 @@ impl Report {
             warnings: Vec::new(),
             evidence: Vec::new(),
             agent_keep_awake: None,
+            permission_mode: None,
             codex_trust: None,
             codex_trust_error: None,
             healthy: true,
@@ -386,17 +321,15 @@ fn fill_status(
     cwd: Option<&Path>,
     report: &mut Report,
 ) -> Result<(), ConfigError> {
+    let a = entry(p)?;
     let existing = read_optional(&location.file)?;
-    let copilot_settings = match p {
-        Provider::Copilot => read_optional(&location.root.join("settings.json"))?,
-        _ => None,
-    };
-    let status = pure_status(p, existing.as_deref(), copilot_settings.as_deref(), setup).map_err(
-        |source| ConfigError::Refused {
-            file: location.file.clone(),
-            source,
-        },
-    )?;
+    let status =
+        (a.hooks.status)(existing.as_deref(), &setup.cmd, setup.timeout).map_err(|source| {
+            ConfigError::Refused {
+                file: location.file.clone(),
+                source,
+            }
+        })?;
     report.healthy = status.state == InstallState::Installed;
     report.state = Some(status.state.as_str());
     report.missing_events = status.missing_events;
@@ -413,7 +346,9 @@ fn fill_status(
             file: None,
         })
         .collect();
-    report.evidence = evidence_events(p)
+    report.evidence = a
+        .hooks
+        .evidence
         .iter()
         .map(|event| {
             let seen = receipts.get(&(p.as_str().to_owned(), (*event).to_owned()));
@@ -425,82 +360,58 @@ fn fill_status(
             }
         })
         .collect();
-    match p {
-        Provider::Copilot => {
-            copilot_other_files(report, location, &setup.cmd, cwd)?;
-            report.agent_keep_awake =
-                agent_settings::copilot_keep_awake(copilot_settings.as_deref());
-        }
-        Provider::Codex => {
-            let config = read_optional(&location.root.join("config.toml"))?;
-            report.agent_keep_awake = agent_settings::codex_keep_awake(config.as_deref());
-            if let Some(hooks) = existing.as_deref() {
-                match agent_settings::codex_trust(
-                    &codex_hooks_key_path(location),
-                    hooks,
-                    config.as_deref(),
-                    &setup.cmd,
-                ) {
-                    Ok(t) => {
-                        report.healthy &= t.all_trusted();
-                        report.codex_trust = Some(TrustReport {
-                            trusted: t.trusted,
-                            untrusted: t.untrusted,
-                            stale: t.stale,
-                            disabled: t.disabled,
-                        });
-                    }
-                    Err(e) => {
-                        report.healthy = false;
-                        report.codex_trust_error = Some(e.to_string());
-                    }
-                }
+    if let Some(related) = &a.hooks.related {
+        related_files(report, location, &setup.cmd, cwd, related)?;
+    }
+    if let Some(keep_awake) = &a.keep_awake {
+        let text = read_optional(&(keep_awake.file)(location))?;
+        report.agent_keep_awake = (keep_awake.read)(text.as_deref());
+    }
+    if let Some(mode) = &a.permission_mode {
+        let text = read_optional(&(mode.file)(location))?;
+        report.permission_mode = (mode.read)(text.as_deref());
+    }
+    if let (Some(records), Some(hooks)) = (&a.hooks.trust, existing.as_deref()) {
+        let config = read_optional(&(records.file)(location))?;
+        match (records.check)(
+            &(records.key_path)(location),
+            hooks,
+            config.as_deref(),
+            &setup.cmd,
+        ) {
+            Ok(t) => {
+                report.healthy &= t.all_trusted();
+                report.codex_trust = Some(TrustReport {
+                    trusted: t.trusted,
+                    untrusted: t.untrusted,
+                    stale: t.stale,
+                    disabled: t.disabled,
+                });
+            }
+            Err(e) => {
+                report.healthy = false;
+                report.codex_trust_error = Some(e.to_string());
             }
         }
-        _ => {}
     }
     Ok(())
 }
 
-/// The other files whose hooks Copilot runs next to lidguard's: the rest of its `hooks/`
-/// folder, and the current repository's `.github/hooks/*.json` and
-/// `.github/copilot/settings{,.local}.json` (hook-contracts: Copilot loads all of them). Their
-/// conflicting hooks join `foreign_hooks` with the file named; lidguard entries in them and
-/// unreadable files become warnings.
-fn copilot_other_files(
+/// The other files whose hooks the agent runs next to lidguard's: their conflicting hooks
+/// join `foreign_hooks` with the file named; lidguard entries in them and unreadable files
+/// become warnings.
+fn related_files(
     report: &mut Report,
     location: &Location,
     cmd: &HookCommand,
     cwd: Option<&Path>,
+    related: &lidguard_providers::agent::RelatedHooks,
 ) -> Result<(), ConfigError> {
-    let json_files = |dir: &Path| -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        files
-    };
-    let mut files: Vec<PathBuf> = json_files(&location.root.join("hooks"))
-        .into_iter()
-        .filter(|f| *f != location.file)
-        .collect();
-    if let Some(repo) = cwd.and_then(repository_root) {
-        files.extend(json_files(&repo.join(".github/hooks")));
-        for name in ["settings.json", "settings.local.json"] {
-            let f = repo.join(".github/copilot").join(name);
-            if f.is_file() {
-                files.push(f);
-            }
-        }
-    }
-    for path in files {
+    for path in (related.files)(location, cwd) {
         let Some(text) = read_optional(&path)? else {
             continue;
         };
-        match copilot::scan_other_file(&text, cmd) {
+        match (related.scan)(&text, cmd) {
             Ok((theirs, ours)) => {
                 report
                     .foreign_hooks
@@ -525,13 +436,6 @@ fn copilot_other_files(
         }
     }
     Ok(())
-}
-
-/// The repository `dir` is in: the nearest directory upwards holding `.git`.
-fn repository_root(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
 }
 
 /// What a timeout refresh did for one agent.
@@ -564,41 +468,33 @@ pub fn refresh_timeouts(
     (old, new): (u32, u32),
     var: Env<'_>,
 ) -> Vec<Refreshed> {
-    MANAGED
-        .into_iter()
-        .filter(|p| *p != Provider::OpenCode)
-        .map(|p| Refreshed {
-            provider: p,
-            result: refresh_one(places, p, cmd, (old, new), var),
+    AGENTS
+        .iter()
+        .filter(|a| a.hooks.timeouts)
+        .map(|a| Refreshed {
+            provider: a.provider,
+            result: refresh_one(places, a, cmd, (old, new), var),
         })
         .collect()
 }
 
 fn refresh_one(
     places: &lidguard_ipc::Places,
-    p: Provider,
+    a: &Agent,
     cmd: &HookCommand,
     (old, new): (u32, u32),
     var: Env<'_>,
 ) -> Result<Option<Refresh>, ConfigError> {
+    let p = a.provider;
     let location = agents::hooks(p, var)?;
     let Some(existing) = read_optional(&location.file)? else {
         return Ok(None);
     };
-    let setup = |timeout| Setup {
-        cmd: cmd.clone(),
-        timeout,
-    };
-    let subcommand = match p {
-        Provider::Claude => claude::SUBCOMMAND,
-        Provider::Codex => codex::SUBCOMMAND,
-        _ => copilot::SUBCOMMAND,
-    };
-    match pure_status(p, Some(&existing), None, &setup(new)) {
+    match (a.hooks.status)(Some(&existing), cmd, new) {
         Ok(s) if s.state == InstallState::Missing => return Ok(None),
         Ok(_) => {}
         // A file that does not parse and never mentions lidguard's hook holds none of them.
-        Err(_) if !existing.contains(subcommand) => return Ok(None),
+        Err(_) if !existing.contains(a.hook_command) => return Ok(None),
         Err(source) => {
             return Err(ConfigError::Refused {
                 file: location.file,
@@ -608,19 +504,20 @@ fn refresh_one(
     }
     // Exactly what hook-install wrote with the old timeout: only the timeouts change now.
     let only_timeouts =
-        install_change(p, Some(&existing), &setup(old)).is_ok_and(|c| c == Change::Unchanged);
-    // Codex trusts each entry by a hash that includes its timeout. When the user had trusted
-    // every lidguard entry and only the timeouts change, the trust goes along with them;
-    // otherwise the user reviews the changed entries in Codex's /hooks.
-    let keep_codex_trust = p == Provider::Codex
-        && only_timeouts
-        && agent_settings::codex_trust(
-            &codex_hooks_key_path(&location),
+        (a.hooks.install)(Some(&existing), cmd, old).is_ok_and(|c| c == Change::Unchanged);
+    // An agent that trusts each entry by a hash including its timeout (Codex): when the user
+    // had trusted every lidguard entry and only the timeouts change, the trust goes along with
+    // them; otherwise the user reviews the changed entries in the agent.
+    let keep_trust = match &a.hooks.trust {
+        Some(records) if only_timeouts => (records.check)(
+            &(records.key_path)(&location),
             &existing,
-            read_optional(&location.root.join("config.toml"))?.as_deref(),
+            read_optional(&(records.file)(&location))?.as_deref(),
             cmd,
         )
-        .is_ok_and(|t| t.all_trusted() && !t.trusted.is_empty());
+        .is_ok_and(|t| t.all_trusted() && !t.trusted.is_empty()),
+        _ => false,
+    };
     let outcome = file::apply(
         places,
         p.as_str(),
@@ -629,11 +526,11 @@ fn refresh_one(
         Options::default(),
         |text, _| {
             let without_ours = match text {
-                Some(t) => Some(file::left_after(t, remove_change(p, t, cmd, None)?)),
+                Some(t) => Some(file::left_after(t, (a.hooks.remove)(t, cmd, None)?)),
                 None => None,
             };
             Ok(Planned {
-                change: install_change(p, text, &setup(new))?,
+                change: (a.hooks.install)(text, cmd, new)?,
                 without_ours,
             })
         },
@@ -641,16 +538,17 @@ fn refresh_one(
     if outcome.action == file::Action::Unchanged {
         return Ok(None);
     }
-    let trust = match (p, outcome.text.as_deref()) {
-        (Provider::Codex, Some(hooks)) => codex_trust_step(
+    let trust = match outcome.text.as_deref() {
+        Some(hooks) => trust_step(
             places,
+            a,
             &location,
             hooks,
             cmd,
-            keep_codex_trust,
+            keep_trust,
             Options::default(),
         )?,
-        _ => None,
+        None => None,
     };
     Ok(Some(Refresh {
         outcome,
@@ -659,13 +557,12 @@ fn refresh_one(
     }))
 }
 
-/// The snippet printers: what `hook-install` would write into a missing file.
-pub fn snippet(p: Provider, setup: &Setup) -> Result<String, ConfigError> {
-    Ok(match p {
-        Provider::Claude => claude::snippet(&setup.cmd, setup.timeout),
-        Provider::Codex => codex::snippet(&setup.cmd, setup.timeout),
-        Provider::Copilot => copilot::snippet(&setup.cmd, setup.timeout),
-        Provider::OpenCode => opencode::plugin_text(&setup.cmd),
-        other => return Err(ConfigError::NotManaged(other)),
-    })
+/// A snippet printer's text: what `hook-install` would write into a missing file, in
+/// `format` (`None` when the agent has no such format).
+pub fn snippet(p: Provider, format: &str, setup: &Setup) -> Option<String> {
+    let a = agent(p)?;
+    a.snippets
+        .iter()
+        .find(|s| s.format == format)
+        .map(|s| (s.print)(&setup.cmd, setup.timeout))
 }

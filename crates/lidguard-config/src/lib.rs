@@ -11,6 +11,8 @@ pub mod file;
 pub mod hooks;
 pub mod mcp;
 pub mod receipts;
+pub mod report;
+pub mod settings;
 
 use std::path::PathBuf;
 
@@ -18,7 +20,7 @@ use lidguard_core::provider::Provider;
 use lidguard_files::edit::EditError;
 use lidguard_providers::install::InstallError;
 
-pub use agents::{Location, MANAGED};
+pub use agents::{Location, managed};
 pub use file::{Action, Options, Outcome};
 
 /// Why a config command could not do its work.
@@ -59,7 +61,7 @@ pub enum ConfigError {
     #[error("cannot find the home directory (HOME is unset)")]
     NoHome,
     /// A provider whose config lidguard does not manage.
-    #[error("lidguard manages the configs of codex, claude, copilot and opencode, not {0}")]
+    #[error("lidguard manages no config of {0}")]
     NotManaged(Provider),
 }
 

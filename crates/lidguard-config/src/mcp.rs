@@ -1,10 +1,13 @@
 //! lidguard's `mcp-server` in each agent's MCP config, and Provider MCP entries in any JSON
 //! config with an `mcpServers` object.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::path::{Path, PathBuf};
 
 use lidguard_core::provider::Provider;
-use lidguard_providers::install::mcp::{self as edits, JsonEntry, McpAgent, McpStatus};
+use lidguard_providers::agent::{McpFile, agent};
+use lidguard_providers::install::mcp::{self as edits, JsonEntry, McpStatus};
 use lidguard_providers::install::{Change, InstallError, InstallState};
 use serde::Serialize;
 
@@ -12,55 +15,16 @@ use crate::agents::Location;
 use crate::file::{self, Direction, Options, Outcome, Planned};
 use crate::{ConfigError, read_optional};
 
-/// The agent's MCP dialect.
-fn agent(p: Provider) -> Result<McpAgent, ConfigError> {
-    match p {
-        Provider::Claude => Ok(McpAgent::Claude),
-        Provider::Codex => Ok(McpAgent::Codex),
-        Provider::Copilot => Ok(McpAgent::Copilot),
-        Provider::OpenCode => Ok(McpAgent::OpenCode),
-        other => Err(ConfigError::NotManaged(other)),
-    }
+/// The agent's MCP file and lidguard's entry in it.
+fn entry(p: Provider) -> Result<&'static McpFile, ConfigError> {
+    agent(p)
+        .and_then(|a| a.mcp)
+        .ok_or(ConfigError::NotManaged(p))
 }
 
 /// The tag that keeps backups and receipts of `p`'s MCP config apart.
 fn tag(p: Provider) -> String {
     format!("mcp-{}", p.as_str())
-}
-
-fn install_change(
-    agent: McpAgent,
-    existing: Option<&str>,
-    exe: &str,
-    force: bool,
-) -> Result<Change, InstallError> {
-    match agent {
-        McpAgent::Codex => edits::install_codex(existing, exe, force),
-        a => edits::install_json(existing, &JsonEntry::server(a, exe), force),
-    }
-}
-
-fn remove_change(
-    agent: McpAgent,
-    existing: &str,
-    exe: &str,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    match agent {
-        McpAgent::Codex => edits::remove_codex(existing, before),
-        a => edits::remove_json(existing, &JsonEntry::server(a, exe), before),
-    }
-}
-
-fn status_of(
-    agent: McpAgent,
-    existing: Option<&str>,
-    exe: &str,
-) -> Result<McpStatus, InstallError> {
-    match agent {
-        McpAgent::Codex => edits::status_codex(existing, exe),
-        a => edits::status_json(existing, &JsonEntry::server(a, exe)),
-    }
 }
 
 /// What a remove did when the entry of lidguard's name is not lidguard's: nothing, and why.
@@ -85,7 +49,7 @@ pub fn install(
     exe: &str,
     options: Options,
 ) -> Result<Outcome, ConfigError> {
-    let a = agent(p)?;
+    let a = entry(p)?;
     file::apply(
         places,
         &tag(p),
@@ -93,16 +57,15 @@ pub fn install(
         Direction::Install,
         options,
         |existing, _| {
-            let ours = status_of(a, existing, exe)
+            let ours = a
+                .status(existing, exe)
                 .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign);
             let without_ours = match existing {
-                Some(text) if ours => {
-                    Some(file::left_after(text, remove_change(a, text, exe, None)?))
-                }
+                Some(text) if ours => Some(file::left_after(text, a.remove(text, exe, None)?)),
                 _ => None,
             };
             Ok(Planned {
-                change: install_change(a, existing, exe, options.force)?,
+                change: a.install(existing, exe, options.force)?,
                 without_ours,
             })
         },
@@ -117,7 +80,7 @@ pub fn remove(
     exe: &str,
     options: Options,
 ) -> Result<Removed, ConfigError> {
-    let a = agent(p)?;
+    let a = entry(p)?;
     let result = file::apply(
         places,
         &tag(p),
@@ -127,7 +90,7 @@ pub fn remove(
         |existing, before| {
             Ok(Planned::change(match existing {
                 None => Change::Unchanged,
-                Some(text) => remove_change(a, text, exe, before)?,
+                Some(text) => a.remove(text, exe, before)?,
             }))
         },
     );
@@ -224,9 +187,10 @@ impl Report {
             Err(e) => {
                 self.healthy = false;
                 self.state = Some("unreadable");
-                self.error = Some(match e {
-                    ConfigError::Refused { source, .. } => source.to_string(),
-                    other => other.to_string(),
+                self.error = Some(if let ConfigError::Refused { source, .. } = &e {
+                    source.to_string()
+                } else {
+                    e.to_string()
                 });
             }
         }
@@ -240,12 +204,13 @@ pub fn status(p: Provider, location: &Location, exe: &str) -> Report {
         provider: Some(p.as_str().to_owned()),
         ..Report::at(&location.file)
     };
-    let found = agent(p).and_then(|a| {
+    let found = entry(p).and_then(|a| {
         let existing = read_optional(&location.file)?;
-        status_of(a, existing.as_deref(), exe).map_err(|source| ConfigError::Refused {
-            file: location.file.clone(),
-            source,
-        })
+        a.status(existing.as_deref(), exe)
+            .map_err(|source| ConfigError::Refused {
+                file: location.file.clone(),
+                source,
+            })
     });
     report.fill(found)
 }

@@ -485,9 +485,9 @@ fn content(kind: Kind) -> BoxedStrategy<Content> {
         }
         Kind::OpenCodePlugin => prop::sample::select(vec![0u8, 1, 2, 3])
             .prop_map(|which| {
-                let plugin = lidguard_providers::install::opencode::plugin_text(&HookCommand::new(
-                    "/old/place/lidguard",
-                ));
+                let plugin = lidguard_providers::agents::opencode::install::plugin_text(
+                    &HookCommand::new("/old/place/lidguard"),
+                );
                 match which {
                     0 => Content {
                         text: None,

@@ -20,7 +20,7 @@ pub const HOOK_MARGIN: SignedDuration = SignedDuration::from_secs(10);
 /// reference receiver's dashboard extends by up to 5 minutes).
 pub const MAX_EXTENSION: SignedDuration = SignedDuration::from_secs(300);
 
-/// The runtime status strings of an ask (reference §4.5), also used in log names.
+/// The runtime status strings of an ask (README, Ask before sleep: the outcomes), also used in log names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AskStatus {

@@ -1,6 +1,6 @@
 //! The provider-neutral model of what an agent did, and what lidguard decided about it.
 //!
-//! Three things are kept apart (see DESIGN §3): the observation ([`AgentEvent`]: who, what,
+//! Three things are kept apart: the observation ([`AgentEvent`]: who, what,
 //! where), lidguard's answer ([`Decision`], with the [`Provenance`] that justifies it), and who
 //! gets to see it (the provider dialect renders a decision for the agent; the daemon logs
 //! both). A decision is never inferred from an observation alone: it always names the setting

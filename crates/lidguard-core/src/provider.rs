@@ -1,4 +1,6 @@
 //! The agent harnesses ("providers") lidguard tracks.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +20,10 @@ pub enum Provider {
     /// OpenCode.
     #[serde(rename = "opencode")]
     OpenCode,
+    /// Google Gemini CLI.
+    Gemini,
+    /// Cursor (the editor's agent and its CLI).
+    Cursor,
     /// Sessions started by hand (`lidguard start --provider custom`) or by scripts.
     Custom,
     /// Model-driven sessions from `provider-mcp-server`; these are also keyed by provider name.
@@ -26,38 +32,71 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 6] = [
+    pub const ALL: [Provider; 8] = [
         Provider::Codex,
         Provider::Claude,
         Provider::Copilot,
         Provider::OpenCode,
+        Provider::Gemini,
+        Provider::Cursor,
         Provider::Custom,
         Provider::Mcp,
     ];
 
+    /// Every name of the provider, in one place (an exhaustive match: a new variant is a
+    /// compile error here until it has its names).
+    fn names(self) -> Names {
+        let (cli, display, webhook, aliases): (_, _, _, &[&str]) = match self {
+            Provider::Codex => ("codex", "Codex CLI", "Codex", &[]),
+            Provider::Claude => ("claude", "Claude Code", "Claude", &["claude-code"]),
+            Provider::Copilot => (
+                "copilot",
+                "GitHub Copilot CLI",
+                "GitHubCopilot",
+                &["github-copilot", "githubcopilot"],
+            ),
+            Provider::OpenCode => ("opencode", "OpenCode", "OpenCode", &[]),
+            Provider::Gemini => ("gemini", "Gemini CLI", "Gemini", &["gemini-cli"]),
+            Provider::Cursor => ("cursor", "Cursor", "Cursor", &["cursor-agent"]),
+            Provider::Custom => ("custom", "custom", "Custom", &[]),
+            Provider::Mcp => ("mcp", "Provider MCP", "Mcp", &[]),
+        };
+        Names {
+            cli,
+            display,
+            webhook,
+            aliases,
+        }
+    }
+
     /// The name used on the command line and in JSON.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Codex => "codex",
-            Provider::Claude => "claude",
-            Provider::Copilot => "copilot",
-            Provider::OpenCode => "opencode",
-            Provider::Custom => "custom",
-            Provider::Mcp => "mcp",
-        }
+        self.names().cli
     }
 
     /// Human name, for messages.
     pub fn display_name(self) -> &'static str {
-        match self {
-            Provider::Codex => "Codex CLI",
-            Provider::Claude => "Claude Code",
-            Provider::Copilot => "GitHub Copilot CLI",
-            Provider::OpenCode => "OpenCode",
-            Provider::Custom => "custom",
-            Provider::Mcp => "Provider MCP",
-        }
+        self.names().display
     }
+
+    /// Other spellings the command line accepts (`claude-code`).
+    pub fn aliases(self) -> &'static [&'static str] {
+        self.names().aliases
+    }
+
+    /// The name webhook payloads carry in their `provider` field: the reference system's
+    /// `AgentProvider` names, so receivers written for it keep working.
+    pub fn webhook_name(self) -> &'static str {
+        self.names().webhook
+    }
+}
+
+struct Names {
+    cli: &'static str,
+    display: &'static str,
+    webhook: &'static str,
+    /// Other spellings `--provider` accepts.
+    aliases: &'static [&'static str],
 }
 
 impl fmt::Display for Provider {
@@ -68,24 +107,26 @@ impl fmt::Display for Provider {
 
 /// A provider name that is not one of [`Provider::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider `{0}`; expected one of codex, claude, copilot, opencode, custom, mcp")]
+#[error("unknown provider `{0}`; expected one of {list}", list = all_names())]
 pub struct UnknownProvider(pub String);
+
+fn all_names() -> String {
+    let names: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+    names.join(", ")
+}
 
 impl FromStr for Provider {
     type Err = UnknownProvider;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let lower = s.trim().to_ascii_lowercase();
-        let provider = match lower.as_str() {
-            "codex" => Provider::Codex,
-            "claude" | "claude-code" => Provider::Claude,
-            "copilot" | "github-copilot" | "githubcopilot" => Provider::Copilot,
-            "opencode" => Provider::OpenCode,
-            "custom" => Provider::Custom,
-            "mcp" => Provider::Mcp,
-            _ => return Err(UnknownProvider(s.to_owned())),
-        };
-        Ok(provider)
+        Provider::ALL
+            .into_iter()
+            .find(|p| {
+                let names = p.names();
+                names.cli == lower || names.aliases.contains(&lower.as_str())
+            })
+            .ok_or_else(|| UnknownProvider(s.to_owned()))
     }
 }
 
@@ -100,6 +141,8 @@ mod tests {
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(json, format!("\"{}\"", p.as_str()));
         }
-        assert!("gemini".parse::<Provider>().is_err());
+        assert_eq!("Claude-Code".parse::<Provider>().unwrap(), Provider::Claude);
+        let err = "nope".parse::<Provider>().unwrap_err().to_string();
+        assert!(err.contains("codex, claude"), "{err}");
     }
 }

@@ -1172,7 +1172,7 @@ impl Registry {
         true
     }
 
-    /// The ask-before-sleep gate (reference §4.5) for a suspend about to be scheduled by
+    /// The ask-before-sleep gate (README, Ask before sleep: when it asks) for a suspend about to be scheduled by
     /// `origin`: the ask to attach, and whether to skip the post-stop delay (a continued turn
     /// stopping again while `repeatClosedLidStopFollowUp` is off).
     fn ask_for(
@@ -1584,7 +1584,7 @@ impl Registry {
     /// Protection is held while sessions work, and while a suspend is on its way — through
     /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
     /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
-    /// released right before the OS request (reference §3.2).
+    /// released right before the OS request (README, Sleeping when the work is done).
     fn wanted_protection(&self) -> Option<ProtectionPlan> {
         let count = self
             .sessions

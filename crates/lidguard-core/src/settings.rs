@@ -1012,7 +1012,7 @@ impl Settings {
             .collect()
     }
 
-    /// The ask-before-sleep state (reference §1.3): `Off` without a URL; otherwise
+    /// The ask-before-sleep state (README, Ask before sleep: when it asks): `Off` without a URL; otherwise
     /// `ConfigurationError` listing every issue; otherwise `Off` when the reply wait is 0;
     /// otherwise `On`.
     pub fn follow_up_state(&self) -> FollowUpState {

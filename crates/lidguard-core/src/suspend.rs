@@ -2,7 +2,7 @@
 //! pending suspend, and the request the daemon hands to the OS. The rules live in
 //! [`crate::registry::Registry`]; the temperature arithmetic is here.
 //!
-//! Flow (reference system §3, restated): when protection drops — the last working session
+//! Flow (README, Sleeping when the work is done): when protection drops — the last working session
 //! stopped, or every remaining session waits for the user — and the lid is closed with no
 //! external display, a suspend is scheduled `postStopSuspendDelaySeconds` later. New work, a
 //! new session or the lid opening cancels it. When it is due, eligibility is checked again, the

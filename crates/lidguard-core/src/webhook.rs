@@ -1,12 +1,11 @@
-//! The webhooks lidguard sends, as the reference receiver expects them (reference system §4,
-//! restated): the JSON payload with its field names and enum values, and the text rules.
+//! The webhooks lidguard sends, as the reference system's receiver (LidGuard.Notifications,
+//! <https://github.com/airtaxi/LidGuard>) expects them; README, Webhooks and Ask before sleep): the JSON payload with its field names and enum values, and the text rules.
 //! Which webhook is sent when is decided by [`crate::registry::Registry`]; sending is the
 //! daemon's.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::provider::Provider;
 use crate::session::Session;
 
 /// The longest prompt preview, in characters.
@@ -81,18 +80,6 @@ pub struct Payload {
     pub transcript_path: Option<String>,
 }
 
-/// The reference's name for a provider (its `AgentProvider` enum names).
-pub fn reference_provider_name(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Codex => "Codex",
-        Provider::Claude => "Claude",
-        Provider::Copilot => "GitHubCopilot",
-        Provider::OpenCode => "OpenCode",
-        Provider::Custom => "Custom",
-        Provider::Mcp => "Mcp",
-    }
-}
-
 /// The session fields of a payload.
 pub fn with_session(
     mut payload: Payload,
@@ -101,7 +88,7 @@ pub fn with_session(
     ended_at: Timestamp,
     active_session_count: usize,
 ) -> Payload {
-    payload.provider = Some(reference_provider_name(session.key.provider).to_owned());
+    payload.provider = Some(session.key.provider.webhook_name().to_owned());
     payload.provider_name = session.key.provider_name().map(str::to_owned);
     payload.session_identifier = Some(session.key.session_id.clone());
     payload.started_at_utc = Some(session.started_at);
@@ -147,6 +134,7 @@ pub fn prompt_preview(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Provider;
 
     #[test]
     fn previews_follow_the_reference_rule() {
@@ -179,6 +167,6 @@ mod tests {
             serde_json::to_value(&p).unwrap(),
             serde_json::json!({"eventType":"PreSuspend","reason":"EmergencyHibernation","userInterfaceCulture":"en"})
         );
-        assert_eq!(reference_provider_name(Provider::Copilot), "GitHubCopilot");
+        assert_eq!(Provider::Copilot.webhook_name(), "GitHubCopilot");
     }
 }

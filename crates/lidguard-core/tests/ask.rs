@@ -1,4 +1,4 @@
-//! Simulation tests of ask before sleep (reference §4.5) on the pure core: the gate, the
+//! Simulation tests of ask before sleep (README, Ask before sleep) on the pure core: the gate, the
 //! order (delay, question, reply wait, PreSuspend, sleep), every outcome, what cancels the
 //! wait, and repeat on/off.
 
@@ -293,7 +293,7 @@ fn the_machine_is_kept_awake_while_the_question_is_out_and_emergency_hibernation
     settings.emergency_hibernation_on_high_temperature = true;
     let mut sim = Sim::with(settings, CLOSED);
     stopped(&mut sim);
-    // Through the delay and the wait the locks stay (reference §3.2): logind's own lid
+    // Through the delay and the wait the locks stay (README, Sleeping when the work is done): logind's own lid
     // handling must not suspend the machine before the user could answer.
     let plan = sim
         .reg

@@ -1,5 +1,5 @@
 //! Simulation tests of the closed-lid suspend flow on the pure core, with a virtual clock:
-//! every branch of reference §3 (delay, cancel by activity / lid open / new session, all
+//! every branch of the README's suspend flow (delay, cancel by activity / lid open / new session, all
 //! soft-locked, sound phase, cancel-path stops, emergency hibernation).
 
 mod sim;

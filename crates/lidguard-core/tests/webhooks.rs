@@ -1,5 +1,5 @@
 //! Simulation tests of when the PreSuspend and PostSessionEnd webhooks are sent and when they
-//! are suppressed (reference §4.3–4.4), with their payloads, on the pure core.
+//! are suppressed (README, Webhooks), with their payloads, on the pure core.
 
 mod sim;
 

@@ -1,5 +1,5 @@
 //! Ask before sleep, the daemon's side: the HTTP exchange with the follow-up receiver
-//! (reference §4.5 steps 3–6, restated). It runs on a blocking thread and reports back to the
+//! (README, Ask before sleep: what happens). It runs on a blocking thread and reports back to the
 //! registry, which decides what the outcome means.
 //!
 //! 1. POST the StopFollowUp body; a 2xx answer carries `followUpRequestIdentifier`,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use lidguard_core::settings::Settings;
 use lidguard_core::webhook::{EventType, Payload};
 
-/// Per-request limit (reference §4.1).
+/// Per-request limit (README, Webhooks: 5 s, no retries).
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The URL the settings give for `event`, if any.

@@ -53,7 +53,7 @@ impl JsonSchema for ProviderArg {
         json_schema!({
             "type": "string",
             "enum": names,
-            "description": "The agent: codex, claude, copilot, opencode, custom, or mcp (Provider MCP sessions, which also need providerName)."
+            "description": "The agent (mcp: Provider MCP sessions, which also need providerName)."
         })
     }
 }
@@ -111,7 +111,7 @@ mod tests {
             let parsed: ProviderArg = serde_json::from_value(name.clone()).unwrap();
             assert_eq!(parsed.0.as_str(), name.as_str().unwrap());
         }
-        let err = serde_json::from_value::<ProviderArg>("gemini".into()).unwrap_err();
+        let err = serde_json::from_value::<ProviderArg>("nope".into()).unwrap_err();
         assert!(err.to_string().contains("expected one of"), "{err}");
     }
 

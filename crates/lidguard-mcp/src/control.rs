@@ -1,8 +1,6 @@
 //! `lidguard mcp-server`: sessions and settings for any MCP client. It never starts the
 //! daemon; without one it says so in every result.
 
-use std::sync::Arc;
-
 use lidguard_core::settings::{Os, Settings, fields_for};
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{Outcome, Request, SessionRef};
@@ -18,6 +16,8 @@ use serde_json::json;
 use crate::args::{ProviderArg, SessionSoftLockArgs, reason, session_id};
 use crate::runtime::{Answer, NOT_RUNNING, Runtime, RuntimeView};
 use crate::{reply, update};
+use lidguard_config::settings::{HookTimeouts, Pushed};
+use lidguard_providers::install::HookCommand;
 
 /// Arguments of `remove_session`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -64,28 +64,17 @@ pub struct ControlServer {
     runtime: Runtime,
     os: Os,
     tool_router: ToolRouter<ControlServer>,
-    on_hook_timeout_change: Option<Refresh>,
+    /// The command lidguard's hook entries run, for refreshing their timeouts when
+    /// `update_settings` moves the managed timeout (why it is unknown, otherwise).
+    hook_command: Result<HookCommand, String>,
 }
-
-/// The refresh callback (a closure has no `Debug`).
-#[derive(Clone)]
-struct Refresh(Arc<HookTimeoutChange>);
-
-impl std::fmt::Debug for Refresh {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Refresh(..)")
-    }
-}
-
-/// Called after `update_settings` changed the managed hook timeout (old, new seconds); returns
-/// what it did, in words, for the reply. It keeps installed hooks able to outlive an
-/// ask-before-sleep wait.
-pub type HookTimeoutChange = dyn Fn(u32, u32) -> String + Send + Sync;
 
 #[tool_router]
 impl ControlServer {
-    /// A server using lidguard's files and socket under `places`.
-    pub fn new(places: Places) -> ControlServer {
+    /// A server using lidguard's files and socket under `places`; `hook_command` is what
+    /// lidguard's installed hook entries run (`Err`: why it is not known; then a timeout change
+    /// says to rerun `hook-install`).
+    pub fn new(places: Places, hook_command: Result<HookCommand, String>) -> ControlServer {
         let os = Os::current();
         let mut tool_router = Self::tool_router();
         if let Some(route) = tool_router.map.get_mut("update_settings") {
@@ -95,14 +84,8 @@ impl ControlServer {
             runtime: Runtime::new(places),
             os,
             tool_router,
-            on_hook_timeout_change: None,
+            hook_command,
         }
-    }
-
-    /// Runs `refresh` whenever `update_settings` changes the managed hook timeout.
-    pub fn on_hook_timeout_change(mut self, refresh: Arc<HookTimeoutChange>) -> ControlServer {
-        self.on_hook_timeout_change = Some(Refresh(refresh));
-        self
     }
 
     #[tool(
@@ -156,52 +139,39 @@ impl ControlServer {
         description = "Change several lidguard settings in one call; they are validated like `lidguard settings` and saved together, or nothing is saved. Omitted fields keep their values. A running runtime uses the new values at once; the runtime is never started. Fields that decide what happens without the user (closed-lid permission answers), where data is sent (webhook URLs) or guard the hardware (emergency hibernation) can only be changed by the user with the CLI: passing them is refused and changes nothing."
     )]
     async fn update_settings(&self, args: JsonObject) -> CallToolResult {
-        let path = self.runtime.places().settings_file();
+        let places = self.runtime.places().clone();
+        let path = places.settings_file();
         let os = self.os;
-        let applied = {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || update::apply(&path, &args, os)).await
-        };
+        let hook_command = self.hook_command.clone();
+        let applied =
+            tokio::task::spawn_blocking(move || update::apply(&places, &args, os, hook_command))
+                .await;
         let update = match applied {
             Ok(Ok(update)) => update,
             Ok(Err(message)) => return reply::error(message),
             Err(e) => return reply::error(format!("the update failed: {e}")),
         };
-        let pushed = if update.changes.is_empty() {
-            "No setting changed.".to_owned()
-        } else {
-            let request = Request::Settings {
-                settings: Box::new(update.updated.clone()),
-            };
-            match self.runtime.send(request).await {
-                Answer::Reply(r) if r.ok => "The running runtime uses them now.".to_owned(),
-                Answer::Reply(r) => format!("The running runtime did not take them: {}", r.message),
-                Answer::NotRunning => {
-                    "No runtime is running; it reads them when it starts.".to_owned()
-                }
-                Answer::Unreachable(e) => format!(
-                    "The runtime could not be reached ({e}); it reads them when it restarts."
-                ),
+        let mut pushed = match &update.pushed {
+            Pushed::NothingToSend => "No setting changed.".to_owned(),
+            Pushed::Taken => "The running runtime uses them now.".to_owned(),
+            Pushed::Refused(message) => format!("The running runtime did not take them: {message}"),
+            Pushed::NotRunning => "No runtime is running; it reads them when it starts.".to_owned(),
+            Pushed::Unreachable(e) => {
+                format!("The runtime could not be reached ({e}); it reads them when it restarts.")
             }
         };
-        let (before, after) = (
-            update.previous.managed_hook_timeout_seconds(),
-            update.updated.managed_hook_timeout_seconds(),
-        );
-        let refreshed = match &self.on_hook_timeout_change {
-            Some(Refresh(refresh)) if before != after => {
-                let refresh = Arc::clone(refresh);
-                tokio::task::spawn_blocking(move || refresh(before, after))
-                    .await
-                    .unwrap_or_else(|e| format!("the hook refresh failed: {e}"))
-            }
-            _ => String::new(),
-        };
-        let pushed = if refreshed.trim().is_empty() {
-            pushed
-        } else {
-            format!("{pushed} {}", refreshed.trim())
-        };
+        let hooks: Vec<String> = update.hooks.lines().into_iter().map(|l| l.text).collect();
+        if let HookTimeouts::Refreshed { new, .. } = &update.hooks
+            && hooks.is_empty()
+        {
+            pushed.push_str(&format!(
+                " The managed hook timeout is now {new} s; no installed hooks needed a change."
+            ));
+        }
+        for line in hooks {
+            pushed.push(' ');
+            pushed.push_str(line.trim());
+        }
         let summary = if update.changes.is_empty() {
             pushed
         } else {

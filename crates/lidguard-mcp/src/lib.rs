@@ -17,7 +17,7 @@ mod runtime;
 mod stdio;
 mod update;
 
-pub use control::{ControlServer, HookTimeoutChange};
+pub use control::ControlServer;
 pub use provider::ProviderServer;
 
 use rmcp::ServerHandler;

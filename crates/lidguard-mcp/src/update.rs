@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
+use lidguard_config::settings::{self, Changes, HookTimeouts, Pushed, Rejected};
 use lidguard_core::settings::{FieldKind, FieldSpec, Os, Settings, fields_for};
-use lidguard_ipc::settings_file;
+use lidguard_ipc::Places;
+use lidguard_providers::install::HookCommand;
 use rmcp::model::JsonObject;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -34,6 +36,10 @@ pub(crate) struct Update {
     pub(crate) changes: Vec<AppliedChange>,
     pub(crate) previous: Settings,
     pub(crate) updated: Settings,
+    /// What the running daemon did with them.
+    pub(crate) pushed: Pushed,
+    /// The installed hooks' timeouts.
+    pub(crate) hooks: HookTimeouts,
 }
 
 /// The field a tool argument names: its MCP name, or its CLI flag.
@@ -53,96 +59,80 @@ pub(crate) fn refusal(spec: &FieldSpec) -> String {
     )
 }
 
-/// Applies `args` to the settings file at `path` and saves; the file is untouched on any error.
-pub(crate) fn apply(path: &std::path::Path, args: &JsonObject, os: Os) -> Result<Update, String> {
+/// Applies `args` through the one settings path (`lidguard_config::settings`, as `lidguard
+/// settings` does): the settings file is untouched on any error; the hooks' timeouts are
+/// refreshed with `hook_command` when the managed timeout moved.
+pub(crate) fn apply(
+    places: &Places,
+    args: &JsonObject,
+    os: Os,
+    hook_command: Result<HookCommand, String>,
+) -> Result<Update, String> {
     let reset = match args.get(RESET) {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => return Err(format!("{RESET} must be true or false, not {other}")),
     };
-    // Refusals first, so a refused call never changes anything.
+    // Refusals and malformed values first, so such a call never changes anything.
     let mut refused = Vec::new();
-    for name in args.keys().filter(|k| *k != RESET) {
-        match field_for(name, os) {
-            Some(spec) if spec.user_only() => refused.push(refusal(spec)),
-            Some(_) => {}
-            None => {
+    let mut fields = Vec::new();
+    for (name, value) in args.iter().filter(|(k, _)| *k != RESET) {
+        let Some(spec) = field_for(name, os) else {
+            return Err(format!(
+                "unknown setting `{name}`; the settable names are the properties of this tool's input schema. Nothing was changed."
+            ));
+        };
+        if spec.user_only() {
+            refused.push(refusal(spec));
+            continue;
+        }
+        let raw = match value {
+            Value::Null => continue,
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => s.clone(),
+            other => {
                 return Err(format!(
-                    "unknown setting `{name}`; the settable names are the properties of this tool's input schema. Nothing was changed."
+                    "`{name}` expects {}, not {other}. Nothing was changed.",
+                    spec.expected()
                 ));
             }
-        }
+        };
+        fields.push((spec.flag, raw));
     }
     if !refused.is_empty() {
         refused.push("Nothing was changed.".into());
         return Err(refused.join("\n"));
     }
-
-    // Read, change and save under the settings lock: a concurrent `lidguard settings` is
-    // applied before or after this, never lost.
-    let updated = settings_file::update(path, os, |current| {
-        let mut new = if reset {
-            current.defaults_keeping_user_only(os)
-        } else {
-            current.clone()
-        };
-        for (name, value) in args.iter().filter(|(k, _)| *k != RESET) {
-            let Some(spec) = field_for(name, os) else {
-                continue;
-            };
-            let raw = match value {
-                Value::Null => continue,
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                Value::String(s) => s.clone(),
-                other => {
-                    return Err(Refusal(format!(
-                        "`{name}` expects {}, not {other}. Nothing was changed.",
-                        spec.expected()
-                    )));
-                }
-            };
-            new.set_field(spec.flag, &raw, os)
-                .map_err(|e| Refusal(format!("`{name}`: {e}. Nothing was changed.")))?;
-        }
-        settings_file::check_sound_files(&new)
-            .map_err(|e| Refusal(format!("{e}. Nothing was changed.")))?;
-        if let Err(errors) = new.validate(os) {
-            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            return Err(Refusal(format!(
-                "{}\nNothing was changed.",
-                reasons.join("\n")
-            )));
-        }
-        Ok(new)
-    })
-    .map_err(|Refusal(message)| message)?;
-    let (current, new) = (updated.old, updated.new);
-    let changes: Vec<AppliedChange> = current
-        .changed_fields(&new, os)
-        .into_iter()
+    let changes = Changes { reset, fields };
+    let var = |name: &str| std::env::var_os(name);
+    let applied =
+        settings::apply(places, os, &changes, || hook_command, &var).map_err(|e| match e {
+            Rejected::Field { flag, message } => {
+                let name = field_for(flag, os).map_or_else(|| flag.to_owned(), FieldSpec::mcp_name);
+                format!("`{name}`: {message}. Nothing was changed.")
+            }
+            Rejected::Invalid(reasons) => format!("{}\nNothing was changed.", reasons.join("\n")),
+            Rejected::File(e) => e.to_string(),
+        })?;
+    let changes = applied
+        .changed
+        .iter()
         .map(|spec| AppliedChange {
             name: spec.mcp_name(),
             flag: spec.flag,
-            previous: current.get_field(spec.flag).unwrap_or_default(),
-            current: new.get_field(spec.flag).unwrap_or_default(),
+            previous: applied.old.get_field(spec.flag).unwrap_or_default(),
+            current: applied.new.get_field(spec.flag).unwrap_or_default(),
         })
         .collect();
     Ok(Update {
         reset,
         changes,
-        previous: current,
-        updated: new,
+        previous: applied.old,
+        updated: applied.new,
+        pushed: applied.pushed,
+        hooks: applied.hooks,
     })
-}
-
-/// Why an update was refused, in words for the model.
-struct Refusal(String);
-
-impl From<settings_file::SettingsFileError> for Refusal {
-    fn from(e: settings_file::SettingsFileError) -> Refusal {
-        Refusal(e.to_string())
-    }
 }
 
 /// The input schema of `update_settings`, built from the settings table so it cannot drift
@@ -192,6 +182,10 @@ pub(crate) fn input_schema(os: Os) -> Arc<JsonObject> {
 mod tests {
     use super::*;
 
+    fn no_hooks() -> Result<HookCommand, String> {
+        Err("no hook program in unit tests".into())
+    }
+
     fn object(value: Value) -> JsonObject {
         match value {
             Value::Object(map) => map,
@@ -202,13 +196,15 @@ mod tests {
     #[test]
     fn refused_fields_change_nothing_and_name_the_cli_command() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
+        let places = Places::under(dir.path());
+        let path = places.settings_file();
         let err = apply(
-            &path,
+            &places,
             &object(
                 json!({"suspendMode": "hibernate", "closedLidPermissionRequestDecision": "allow"}),
             ),
             Os::Linux,
+            no_hooks(),
         )
         .unwrap_err();
         assert!(
@@ -222,31 +218,42 @@ mod tests {
     #[test]
     fn several_fields_apply_together_or_not_at_all() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
+        let places = Places::under(dir.path());
+        let path = places.settings_file();
         let update = apply(
-            &path,
+            &places,
             &object(json!({"suspendMode": "Hibernate", "sessionTimeoutMinutes": 30, "preventDisplaySleep": true})),
             Os::Linux,
+            no_hooks(),
         )
         .unwrap();
         let names: Vec<&str> = update.changes.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 3, "{names:?}");
-        let saved = settings_file::load(&path, Os::Linux).unwrap().unwrap();
+        let saved = lidguard_ipc::settings_file::load(&path, Os::Linux)
+            .unwrap()
+            .unwrap();
         assert_eq!(saved, update.updated);
 
         let before = std::fs::read(&path).unwrap();
         let err = apply(
-            &path,
+            &places,
             &object(json!({"suspendMode": "sleep", "sessionTimeoutMinutes": 0})),
             Os::Linux,
+            no_hooks(),
         )
         .unwrap_err();
         assert!(err.contains("sessionTimeoutMinutes"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
 
-        let err = apply(&path, &object(json!({"suspendMode": ["sleep"]})), Os::Linux).unwrap_err();
+        let err = apply(
+            &places,
+            &object(json!({"suspendMode": ["sleep"]})),
+            Os::Linux,
+            no_hooks(),
+        )
+        .unwrap_err();
         assert!(err.contains("expects one of"), "{err}");
-        let err = apply(&path, &object(json!({"bogus": 1})), Os::Linux).unwrap_err();
+        let err = apply(&places, &object(json!({"bogus": 1})), Os::Linux, no_hooks()).unwrap_err();
         assert!(err.contains("unknown setting `bogus`"), "{err}");
     }
 

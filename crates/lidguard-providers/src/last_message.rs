@@ -1,7 +1,7 @@
 //! The assistant's last answer, taken from the end of an agent's transcript, for webhooks whose
 //! Stop hook carried no last assistant message.
 //!
-//! Rule (reference system §4.2 "Text rules", restated): look at the last 1 MiB / 1024 lines
+//! Rule (the reference system's, so receivers see the same text): look at the last 1 MiB / 1024 lines
 //! ([`TAIL_BYTES`](crate::last_message::TAIL_BYTES),
 //! [`TAIL_LINES`](crate::last_message::TAIL_LINES)) of the transcript (JSONL) and walk its
 //! records newest first. A record is the assistant's when its `role` is `assistant`, its

@@ -12,15 +12,15 @@
 //! its documented source in a comment.
 #![deny(missing_docs)]
 
-pub mod claude;
-pub mod codex;
-pub mod copilot;
+pub mod agent;
+pub mod agents;
 pub mod install;
 /// The assistant's last answer from the tail of an agent's transcript (for webhooks).
 pub mod last_message;
-pub mod opencode;
 pub mod owner;
 pub mod transcript;
+
+pub use agent::{AGENTS, Agent, agent};
 
 use lidguard_core::event::{AgentEvent, Decision, RAW_EXCERPT_BYTES, truncate_bytes};
 use lidguard_core::provider::Provider;
@@ -60,13 +60,8 @@ pub enum ParseError {
 
 /// Parses one hook invocation of `provider`.
 pub fn parse(provider: Provider, input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
-    let mut events = match provider {
-        Provider::Claude => claude::parse(input)?,
-        Provider::Codex => codex::parse(input)?,
-        Provider::Copilot => copilot::parse(input)?,
-        Provider::OpenCode => opencode::parse(input)?,
-        other => return Err(ParseError::Unsupported(other)),
-    };
+    let agent = agent(provider).ok_or(ParseError::Unsupported(provider))?;
+    let mut events = (agent.parse)(input)?;
     let raw = String::from_utf8_lossy(truncate_bytes_raw(input.stdin)).into_owned();
     for event in &mut events {
         event.raw = Some(raw.clone());
@@ -77,25 +72,13 @@ pub fn parse(provider: Provider, input: &HookInput<'_>) -> Result<Vec<AgentEvent
 /// The stdout that tells `provider` about `decision` for `hook_event`, or `None` when that
 /// event has no way to carry it (then the hook prints nothing).
 pub fn render(provider: Provider, hook_event: &str, decision: &Decision) -> Option<String> {
-    match provider {
-        Provider::Claude => claude::render(hook_event, decision),
-        Provider::Codex => codex::render(hook_event, decision),
-        Provider::Copilot => copilot::render(hook_event, decision),
-        Provider::OpenCode => opencode::render(hook_event, decision),
-        Provider::Custom | Provider::Mcp => None,
-    }
+    agent(provider).and_then(|a| (a.render)(hook_event, decision))
 }
 
 /// The hook output that continues an agent's turn with the user's reply (ask before sleep):
 /// one line, printed by the hook of a continuable stop.
 pub fn render_continuation(provider: Provider, reply: &str) -> Option<String> {
-    match provider {
-        Provider::Claude => claude::render_continuation(reply),
-        Provider::Codex => codex::render_continuation(reply),
-        Provider::Copilot => copilot::render_continuation(reply),
-        Provider::OpenCode => opencode::render_continuation(reply),
-        Provider::Custom | Provider::Mcp => None,
-    }
+    agent(provider).and_then(|a| (a.render_continuation)(reply))
 }
 
 fn truncate_bytes_raw(stdin: &[u8]) -> &[u8] {

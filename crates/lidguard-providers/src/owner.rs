@@ -1,8 +1,10 @@
 //! Which ancestor process of a hook is the agent itself (the process whose exit ends the
 //! session). Working directories are never used for this: only names and command lines.
 //!
-//! Rules restated from the reference system (lidguard-behaviour.md §8.6), with the process
-//! names seen in the captured ancestries under `tests/fixtures/`.
+//! Each agent's rule is in its folder under `agents/`, written from the process names seen in
+//! the captured ancestries under `tests/fixtures/`.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use lidguard_core::provider::Provider;
 
@@ -13,28 +15,17 @@ pub const MAX_DEPTH: usize = 16;
 const WRAPPERS: [&str; 4] = ["node", "npm", "npx", "bun"];
 
 /// Whether a process with this `name` (from `/proc/<pid>/comm`) and `cmdline` is the agent of
-/// `provider`.
+/// `provider` (each agent's rule is in its folder).
 pub fn is_owner(provider: Provider, name: &str, cmdline: &str) -> bool {
+    crate::agent::agent(provider).is_some_and(|a| (a.is_owner)(name, cmdline))
+}
+
+/// What the agents' rules look at: the process name normalized, the command line in lowercase,
+/// and whether the process is a script runner an agent may be wrapped in.
+pub(crate) fn parts(name: &str, cmdline: &str) -> (String, String, bool) {
     let name = normalize_name(name);
-    let cmd = cmdline.to_ascii_lowercase();
     let wrapper = WRAPPERS.contains(&name.as_str());
-    match provider {
-        // The CLI (`codex`), the Codex App server (`codex app-server`), or node wrappers that
-        // run the npm package.
-        Provider::Codex => {
-            name == "codex"
-                || name.starts_with("codex-")
-                || (wrapper && cmd.contains("node_modules") && cmd.contains("codex"))
-        }
-        Provider::Claude => name.contains("claude") || (wrapper && cmd.contains("claude")),
-        Provider::Copilot => {
-            name.contains("copilot")
-                || (name == "gh" && cmd.contains("copilot"))
-                || (wrapper && cmd.contains("copilot"))
-        }
-        Provider::OpenCode => name.contains("opencode") || (wrapper && cmd.contains("opencode")),
-        Provider::Custom | Provider::Mcp => false,
-    }
+    (name, cmdline.to_ascii_lowercase(), wrapper)
 }
 
 /// The first ancestor that is the agent: `ancestors` lists (pid, name, cmdline), parent first.

@@ -1,38 +1,21 @@
-//! What an agent's transcript says, beyond "it grew": the per-provider detectors of the
-//! transcript monitor. Pure: they see the lines the monitor read, in order.
+//! What an agent's transcript says, beyond "it grew": the transcript monitor's detectors.
+//! Pure: they see the lines the monitor read, in order. Each agent's rules (its interrupt
+//! records, its finished background work, its questions to the user, where it keeps the file)
+//! are in its folder under `agents/`; this drives them.
 //!
-//! Rules (reference system §2.7, restated; record shapes in `tests/fixtures/transcripts/`):
-//! - Codex: a latest record `{"type":"event_msg","payload":{"type":"turn_aborted"}}` is an
-//!   interrupted turn (stop). A `response_item` whose payload is a `function_call` named
-//!   `request_user_input` without a `function_call_output` of the same `call_id` means the
-//!   agent waits for the user (soft-lock) until that output appears.
-//! - Claude Code: a latest `user` record whose text is exactly `[Request interrupted by user]`
-//!   or `[Request interrupted by user for tool use]` is an interrupted turn (stop). A `user`
-//!   record with `origin.kind` `task-notification` delivers the completion of the background
-//!   tasks it names (`<task-id>…</task-id>`); their queued copies (`queue-operation`) do not.
-//! - Copilot CLI: a latest record with top-level `type` `abort` is an aborted turn (stop).
-//!   Background work that finished is named by `system.notification` records
-//!   (`data.kind.type` `shell_completed` / `shell_detached_completed` with `data.kind.shellId`,
-//!   `agent_idle` / `agent_completed` with `data.kind.agentId`) and by `subagent.completed` /
-//!   `subagent.failed` (top-level `agentId`): the same ids the hooks track.
-//!
-//! Any other growth is activity. What was already in the file when following started only sets
-//! up state (a question still pending); it is never a stop or activity by itself, since it may
-//! belong to an earlier turn.
+//! Any growth that is not one of those is activity. What was already in the file when
+//! following started only sets up state (a question still pending); it is never a stop or
+//! activity by itself, since it may belong to an earlier turn.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use lidguard_core::provider::Provider;
 use serde_json::Value;
 
-/// The soft-lock reason while a Codex `request_user_input` call waits for its answer.
-pub const CODEX_USER_INPUT_PENDING: &str = "codex_transcript_request_user_input_pending";
-
-/// Claude's interrupt markers (exact texts of a `user` record).
-const CLAUDE_INTERRUPTS: [&str; 2] = [
-    "[Request interrupted by user]",
-    "[Request interrupted by user for tool use]",
-];
+use crate::agent::{Env, Question, TranscriptRules, agent};
 
 /// What the monitor tells the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,19 +49,39 @@ pub enum Signal {
     },
 }
 
+/// Growth of a transcript lidguard has no rules for.
+static ANY_GROWTH: TranscriptRules = TranscriptRules {
+    activity_reason: "transcript_activity_detected",
+    stop: |_| None,
+    finished_work: |_| Vec::new(),
+    question: |_| Question::None,
+    question_reason: "",
+    discover: |_, _, _| Discovery::NotFound,
+};
+
 /// One session's detector.
 #[derive(Clone, Debug)]
 pub struct Detector {
-    provider: Provider,
-    /// Codex `request_user_input` call ids still without output.
+    rules: &'static TranscriptRules,
+    /// Question call ids still without an answer.
     pending_questions: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for TranscriptRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TranscriptRules")
+            .field("activity_reason", &self.activity_reason)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Detector {
     /// A detector for `provider`'s transcript format (others only report activity).
     pub fn new(provider: Provider) -> Detector {
         Detector {
-            provider,
+            rules: agent(provider)
+                .and_then(|a| a.transcript)
+                .unwrap_or(&ANY_GROWTH),
             pending_questions: BTreeSet::new(),
         }
     }
@@ -106,25 +109,24 @@ impl Detector {
             self.track(record);
         }
         let answered = waited && self.pending_questions.is_empty();
-        if let Some(reason) = self.stop_in(&records) {
+        if let Some(reason) = (self.rules.stop)(&records) {
             return Some(Signal::Stop { reason });
         }
         if !self.pending_questions.is_empty() {
             return Some(Signal::SoftLock {
-                reason: CODEX_USER_INPUT_PENDING,
+                reason: self.rules.question_reason,
             });
         }
-        let mut work_ids: Vec<String> = match self.provider {
-            Provider::Claude => records.iter().flat_map(delivered_task_ids).collect(),
-            Provider::Copilot => records.iter().filter_map(copilot_finished_work).collect(),
-            _ => Vec::new(),
-        };
+        let mut work_ids: Vec<String> = records
+            .iter()
+            .flat_map(|r| (self.rules.finished_work)(r))
+            .collect();
         work_ids.dedup();
         if !work_ids.is_empty() {
             return Some(Signal::WorkDelivered { work_ids });
         }
         Some(Signal::Activity {
-            reason: self.activity_reason(),
+            reason: self.rules.activity_reason,
             answered,
         })
     }
@@ -134,52 +136,15 @@ impl Detector {
         !self.pending_questions.is_empty()
     }
 
-    fn activity_reason(&self) -> &'static str {
-        match self.provider {
-            Provider::Codex => "codex_transcript_activity_detected",
-            Provider::Claude => "claude_transcript_activity_detected",
-            Provider::Copilot => "github_copilot_session_event_activity_detected",
-            _ => "transcript_activity_detected",
-        }
-    }
-
     fn track(&mut self, record: &Value) {
-        if self.provider != Provider::Codex || record["type"] != "response_item" {
-            return;
-        }
-        let payload = &record["payload"];
-        let call_id = payload["call_id"].as_str().map(str::to_owned);
-        match (payload["type"].as_str(), call_id) {
-            (Some("function_call"), Some(id)) if payload["name"] == "request_user_input" => {
+        match (self.rules.question)(record) {
+            Question::Asked(id) => {
                 self.pending_questions.insert(id);
             }
-            (Some("function_call_output"), Some(id)) => {
+            Question::Answered(id) => {
                 self.pending_questions.remove(&id);
             }
-            _ => {}
-        }
-    }
-
-    /// The stop the latest records show, if any.
-    fn stop_in(&self, records: &[Value]) -> Option<&'static str> {
-        match self.provider {
-            Provider::Codex => {
-                let last = records.last()?;
-                (last["type"] == "event_msg" && last["payload"]["type"] == "turn_aborted")
-                    .then_some("codex-transcript-turn-aborted")
-            }
-            Provider::Claude => {
-                let last_user = records.iter().rev().find(|r| r["type"] == "user")?;
-                let text = user_text(last_user)?;
-                CLAUDE_INTERRUPTS
-                    .contains(&text.trim())
-                    .then_some("claude-transcript-interrupted")
-            }
-            Provider::Copilot => {
-                let last = records.last()?;
-                (last["type"] == "abort").then_some("github-copilot-transcript-abort")
-            }
-            _ => None,
+            Question::None => {}
         }
     }
 }
@@ -188,7 +153,7 @@ impl Detector {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Discovery {
     /// Exactly one file matches.
-    Found(std::path::PathBuf),
+    Found(PathBuf),
     /// No file matches (yet).
     NotFound,
     /// Several files match; none is chosen.
@@ -196,85 +161,31 @@ pub enum Discovery {
 }
 
 /// Looks for `session_id`'s transcript where `provider` keeps them (`var` reads environment
-/// variables; `home` is the user's home directory):
-/// - Codex: a unique `rollout-*<session id>.jsonl` under `$CODEX_HOME/sessions` (default
-///   `~/.codex/sessions`, in `YYYY/MM/DD` folders; hook-contracts §2.5);
-/// - Claude Code: a unique `<session id>.jsonl` in a project folder of
-///   `$CLAUDE_CONFIG_DIR/projects` (default `~/.claude/projects`; §1.5);
-/// - Copilot CLI: `$COPILOT_HOME/session-state/<id>/events.jsonl`, then
-///   `~/.copilot/session-state/<id>/events.jsonl` (§3.5).
-pub fn discover(
-    provider: Provider,
-    session_id: &str,
-    home: &std::path::Path,
-    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> Discovery {
-    use std::path::PathBuf;
+/// variables; `home` is the user's home directory); see each agent's rules.
+pub fn discover(provider: Provider, session_id: &str, home: &Path, var: Env<'_>) -> Discovery {
     // A session id is a file-name part, never a path.
     if session_id.is_empty() || session_id.contains(['/', '\\']) || session_id.contains("..") {
         return Discovery::NotFound;
     }
-    let dir = |name: &str, default: PathBuf| -> PathBuf {
-        var(name)
-            .filter(|v| !v.is_empty())
-            .map_or(default, PathBuf::from)
-    };
-    let found = |mut files: Vec<PathBuf>| -> Discovery {
-        files.sort();
-        files.dedup();
-        match files.len() {
-            0 => Discovery::NotFound,
-            1 => Discovery::Found(files.remove(0)),
-            n => Discovery::Ambiguous(n),
-        }
-    };
-    match provider {
-        Provider::Codex => {
-            let root = dir("CODEX_HOME", home.join(".codex")).join("sessions");
-            let suffix = format!("{session_id}.jsonl");
-            let mut files = Vec::new();
-            walk(&root, 4, &mut |path| {
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if name.starts_with("rollout-") && name.ends_with(&suffix) {
-                    files.push(path.to_path_buf());
-                }
-            });
-            found(files)
-        }
-        Provider::Claude => {
-            let root = dir("CLAUDE_CONFIG_DIR", home.join(".claude")).join("projects");
-            let name = format!("{session_id}.jsonl");
-            let files = std::fs::read_dir(&root)
-                .into_iter()
-                .flatten()
-                .filter_map(Result::ok)
-                .map(|project| project.path().join(&name))
-                .filter(|p| p.is_file())
-                .collect();
-            found(files)
-        }
-        Provider::Copilot => {
-            let mut roots = Vec::new();
-            if let Some(copilot_home) = var("COPILOT_HOME").filter(|v| !v.is_empty()) {
-                roots.push(PathBuf::from(copilot_home));
-            }
-            roots.push(home.join(".copilot"));
-            roots
-                .into_iter()
-                .map(|r| {
-                    r.join("session-state")
-                        .join(session_id)
-                        .join("events.jsonl")
-                })
-                .find(|p| p.is_file())
-                .map_or(Discovery::NotFound, Discovery::Found)
-        }
-        _ => Discovery::NotFound,
+    match agent(provider).and_then(|a| a.transcript) {
+        Some(rules) => (rules.discover)(session_id, home, var),
+        None => Discovery::NotFound,
+    }
+}
+
+/// The one file of `files`, or why there is none.
+pub(crate) fn one_of(mut files: Vec<PathBuf>) -> Discovery {
+    files.sort();
+    files.dedup();
+    match files.len() {
+        0 => Discovery::NotFound,
+        1 => Discovery::Found(files.remove(0)),
+        n => Discovery::Ambiguous(n),
     }
 }
 
 /// Calls `visit` for every file below `dir`, at most `depth` levels down.
-fn walk(dir: &std::path::Path, depth: usize, visit: &mut dyn FnMut(&std::path::Path)) {
+pub(crate) fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -286,64 +197,6 @@ fn walk(dir: &std::path::Path, depth: usize, visit: &mut dyn FnMut(&std::path::P
             _ => {}
         }
     }
-}
-
-/// The task ids of a delivered Claude task notification: a `user` record whose `origin.kind`
-/// is `task-notification`, naming each task as `<task-id>ID</task-id>`. The queued copy
-/// (`queue-operation` records) is not a delivery.
-fn delivered_task_ids(record: &Value) -> Vec<String> {
-    if record["type"] != "user" || record["origin"]["kind"] != "task-notification" {
-        return Vec::new();
-    }
-    let Some(text) = user_text(record) else {
-        return Vec::new();
-    };
-    let mut ids = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(start) = rest.find("<task-id>") {
-        let after = &rest[start + "<task-id>".len()..];
-        let Some(end) = after.find("</task-id>") else {
-            break;
-        };
-        let id = after[..end].trim();
-        if !id.is_empty() {
-            ids.push(id.to_owned());
-        }
-        rest = &after[end..];
-    }
-    ids
-}
-
-/// The shell or agent a Copilot record says has finished.
-fn copilot_finished_work(record: &Value) -> Option<String> {
-    let id = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
-    match record["type"].as_str()? {
-        "system.notification" => {
-            let kind = &record["data"]["kind"];
-            match kind["type"].as_str()? {
-                "shell_completed" | "shell_detached_completed" => id(&kind["shellId"]),
-                "agent_idle" | "agent_completed" => id(&kind["agentId"]),
-                _ => None,
-            }
-        }
-        "subagent.completed" | "subagent.failed" => id(&record["agentId"]),
-        _ => None,
-    }
-}
-
-/// The text of a Claude `user` record: `message.content` as a string, or its text parts.
-fn user_text(record: &Value) -> Option<String> {
-    let content = &record["message"]["content"];
-    if let Some(text) = content.as_str() {
-        return Some(text.to_owned());
-    }
-    let parts: Vec<&str> = content
-        .as_array()?
-        .iter()
-        .filter(|p| p["type"] == "text")
-        .filter_map(|p| p["text"].as_str())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 #[cfg(test)]
@@ -384,13 +237,13 @@ mod tests {
         assert_eq!(
             d.feed(&lines(&[ask])),
             Some(Signal::SoftLock {
-                reason: CODEX_USER_INPUT_PENDING
+                reason: crate::agents::codex::USER_INPUT_PENDING
             })
         );
         assert_eq!(
             d.feed(&lines(&[other])),
             Some(Signal::SoftLock {
-                reason: CODEX_USER_INPUT_PENDING
+                reason: crate::agents::codex::USER_INPUT_PENDING
             })
         );
         assert_eq!(

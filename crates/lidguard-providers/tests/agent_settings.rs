@@ -1,9 +1,10 @@
 //! Agent settings around lidguard's hooks: Codex hook trust (against what the real Codex
 //! 0.171.0 wrote, tests/fixtures/codex/trust/) and the agents' own keep-awake settings.
 
-use lidguard_providers::install::agent_settings::{
-    CodexTrust, codex_keep_awake, codex_trust, codex_trust_lidguard, copilot_keep_awake,
+use lidguard_providers::agents::codex::trust::{
+    CodexTrust, codex_keep_awake, codex_trust, codex_trust_lidguard,
 };
+use lidguard_providers::agents::copilot::install::copilot_keep_awake;
 use lidguard_providers::install::{Change, HookCommand, HookShell, InstallError};
 use serde_json::Value;
 

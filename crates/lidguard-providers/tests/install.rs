@@ -1,8 +1,11 @@
 //! Hook installers: install, remove and status against missing, realistic and broken files.
 
+use lidguard_providers::agents::{
+    claude::install as claude, codex::install as codex, copilot::install as copilot,
+    opencode::install as opencode,
+};
 use lidguard_providers::install::{
-    Change, HookCommand, HookShell, HookSource, InstallError, InstallState, claude, codex, copilot,
-    opencode,
+    Change, HookCommand, HookShell, HookSource, InstallError, InstallState,
 };
 use serde_json::{Value, json};
 
@@ -610,7 +613,7 @@ fn copilot_fresh_file_has_the_shape_copilot_accepted_in_the_captures() {
         copilot::remove(&text, &lidguard(), None),
         Ok(Change::Delete)
     );
-    let status = copilot::status(Some(&text), None, &lidguard(), 30).unwrap();
+    let status = copilot::status(Some(&text), &lidguard(), 30).unwrap();
     assert_eq!(status.state, InstallState::Installed);
 }
 
@@ -640,7 +643,7 @@ fn copilot_keeps_hand_added_entries_and_fixes_drift() {
 }
 "#;
     let cmd = lidguard();
-    let status = copilot::status(Some(text), None, &cmd, 30).unwrap();
+    let status = copilot::status(Some(text), &cmd, 30).unwrap();
     assert_eq!(status.state, InstallState::Drifted);
     assert_eq!(
         status.drift,
@@ -674,13 +677,12 @@ fn copilot_version_must_be_one() {
     // A file without a version gets one, first.
     let text = changed(copilot::install(Some("{\"hooks\": {}}"), &lidguard(), 30));
     assert!(text.starts_with("{\n  \"version\": 1,"), "{text}");
-    let status = copilot::status(Some(r#"{"hooks": {}}"#), None, &lidguard(), 30).unwrap();
+    let status = copilot::status(Some(r#"{"hooks": {}}"#), &lidguard(), 30).unwrap();
     assert_eq!(status.drift, ["version: missing, expected 1"]);
 }
 
 #[test]
-fn copilot_status_reports_inline_settings_hooks() {
-    let file = copilot::snippet(&lidguard(), 30);
+fn copilot_inline_settings_hooks_are_reported() {
     let settings = r#"{
         "model": "gpt-5",
         "hooks": {
@@ -690,29 +692,24 @@ fn copilot_status_reports_inline_settings_hooks() {
             "preToolUse": [{"type": "command", "bash": "lidguard copilot-hook --event preToolUse"}]
         }
     }"#;
-    let status = copilot::status(Some(&file), Some(settings), &lidguard(), 30).unwrap();
-    assert_eq!(status.state, InstallState::Installed);
-    let found: Vec<(&str, &str, HookSource)> = status
-        .foreign_hooks
+    let (foreign, ours) = copilot::scan_other_file(settings, &lidguard()).unwrap();
+    let found: Vec<(&str, &str, HookSource)> = foreign
         .iter()
         .map(|f| (f.event.as_str(), f.summary.as_str(), f.source))
         .collect();
     assert_eq!(
         found,
         [
-            ("agentStop", "./continue.sh", HookSource::CopilotSettings),
-            ("Stop", "./pascal-stop.sh", HookSource::CopilotSettings),
+            ("agentStop", "./continue.sh", HookSource::OtherFile),
+            ("Stop", "./pascal-stop.sh", HookSource::OtherFile),
         ]
     );
+    assert_eq!(ours, ["preToolUse"]);
+    assert!(copilot::scan_other_file("{", &lidguard()).is_err());
+    let off = r#"{"disableAllHooks": true, "hooks": {"agentStop": [{"bash": "./x.sh"}]}}"#;
     assert_eq!(
-        status.warnings,
-        ["settings.json also runs lidguard on preToolUse: the event reaches lidguard twice"]
-    );
-    let broken = copilot::status(Some(&file), Some("{"), &lidguard(), 30).unwrap();
-    assert_eq!(broken.warnings.len(), 1);
-    assert!(
-        broken.warnings[0].starts_with("settings.json not checked"),
-        "{broken:?}"
+        copilot::scan_other_file(off, &lidguard()).unwrap(),
+        Default::default()
     );
 }
 
@@ -812,4 +809,26 @@ fn strip_comments(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[test]
+fn claude_permission_mode_says_whether_the_policy_is_consulted() {
+    let auto = claude::permission_mode(None).unwrap();
+    assert!(auto.starts_with("auto (Claude Code's default"), "{auto}");
+    let set = |mode: &str| {
+        claude::permission_mode(Some(&format!(
+            "{{\"permissions\": {{\"defaultMode\": \"{mode}\"}}}}"
+        )))
+        .unwrap()
+    };
+    assert!(set("default").contains("answered with the closed-lid policy"));
+    assert!(set("acceptEdits").starts_with("acceptEdits:"));
+    assert!(set("bypassPermissions").contains("not consulted"));
+    assert!(set("auto").contains("not consulted"));
+    // A file Claude would not read either says nothing different from the default.
+    assert!(
+        claude::permission_mode(Some("{"))
+            .unwrap()
+            .starts_with("auto")
+    );
 }

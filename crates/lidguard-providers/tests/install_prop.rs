@@ -7,8 +7,11 @@
 //! anything but lidguard's entries; remove after install gives back the original bytes when
 //! the original had no lidguard entry.
 
+use lidguard_providers::agents::{
+    claude::install as claude, codex::install as codex, copilot::install as copilot,
+};
 use lidguard_providers::install::{
-    Change, HookCommand, HookShell, HookStatus, InstallError, InstallState, claude, codex, copilot,
+    Change, HookCommand, HookShell, HookStatus, InstallError, InstallState,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -155,7 +158,7 @@ impl Provider {
         match self {
             Provider::Claude => claude::status(Some(text), &cmd(), timeout),
             Provider::Codex => codex::status(Some(text), &cmd(), timeout),
-            Provider::Copilot => copilot::status(Some(text), None, &cmd(), timeout),
+            Provider::Copilot => copilot::status(Some(text), &cmd(), timeout),
         }
         .unwrap()
     }

@@ -5,7 +5,8 @@
 //! remove after install gives back the original bytes (an originally empty server container
 //! is dropped, as the hook installer does).
 
-use lidguard_providers::install::mcp::{self, JsonEntry, McpAgent};
+use lidguard_providers::agents::{claude, codex::mcp as codex, copilot, opencode};
+use lidguard_providers::install::mcp::{self, JsonEntry};
 use lidguard_providers::install::{Change, InstallState};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -159,17 +160,17 @@ proptest! {
 
     #[test]
     fn claude_json((before, model) in json_config("mcpServers")) {
-        check_json(&JsonEntry::server(McpAgent::Claude, EXE), &before, &model)?;
+        check_json(&claude::mcp_entry(EXE), &before, &model)?;
     }
 
     #[test]
     fn copilot_json((before, model) in json_config("mcpServers")) {
-        check_json(&JsonEntry::server(McpAgent::Copilot, EXE), &before, &model)?;
+        check_json(&copilot::mcp_entry(EXE), &before, &model)?;
     }
 
     #[test]
     fn opencode_jsonc((before, model) in json_config("mcp")) {
-        check_json(&JsonEntry::server(McpAgent::OpenCode, EXE), &before, &model)?;
+        check_json(&opencode::mcp_entry(EXE), &before, &model)?;
     }
 
     #[test]
@@ -195,12 +196,12 @@ proptest! {
             before.push_str(&format!("\n[mcp_servers.{server:?}]\ncommand = {command:?}"));
             before.push_str(if comments { " # mine\n" } else { "\n" });
         }
-        let installed = text(mcp::install_codex(Some(&before), EXE, false).unwrap(), &before);
-        prop_assert_eq!(mcp::install_codex(Some(&installed), EXE, false).unwrap(), Change::Unchanged);
-        prop_assert_eq!(mcp::status_codex(Some(&installed), EXE).unwrap().state, InstallState::Installed);
+        let installed = text(codex::install_codex(Some(&before), EXE, false).unwrap(), &before);
+        prop_assert_eq!(codex::install_codex(Some(&installed), EXE, false).unwrap(), Change::Unchanged);
+        prop_assert_eq!(codex::status_codex(Some(&installed), EXE).unwrap().state, InstallState::Installed);
         let doc: toml_edit::DocumentMut = installed.parse().unwrap();
         for (k, v) in &keys { prop_assert_eq!(doc[k.as_str()].as_str(), Some(v.as_str())); }
-        let removed = text(mcp::remove_codex(&installed, None).unwrap(), &installed);
+        let removed = text(codex::remove_codex(&installed, None).unwrap(), &installed);
         prop_assert_eq!(removed, before);
     }
 }

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use lidguard_core::event::{AgentEvent, EventKind};
 use lidguard_core::provider::Provider;
-use lidguard_providers::install::{HookCommand, InstallState, opencode as install};
-use lidguard_providers::{HookInput, opencode, parse, render_continuation};
+use lidguard_providers::agents::opencode::{self, install};
+use lidguard_providers::install::{HookCommand, InstallState};
+use lidguard_providers::{HookInput, parse, render_continuation};
 use serde_json::{Value, json};
 
 fn events(event: &str, stdin: &Value) -> Vec<AgentEvent> {
@@ -24,7 +25,7 @@ fn events(event: &str, stdin: &Value) -> Vec<AgentEvent> {
     .unwrap()
 }
 
-/// What lidguard's plugin sends for a bus event, as in `assets/opencode/lidguard.js`.
+/// What lidguard's plugin sends for a bus event, as in `crates/lidguard-providers/src/agents/opencode/lidguard.js`.
 fn bus(event: &str, properties: &Value, extra: &Value) -> Value {
     let mut payload = json!({
         "hook": "event",

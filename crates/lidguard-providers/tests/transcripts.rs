@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use lidguard_core::provider::Provider;
-use lidguard_providers::transcript::{CODEX_USER_INPUT_PENDING, Detector, Signal};
+use lidguard_providers::agents::codex::USER_INPUT_PENDING as CODEX_USER_INPUT_PENDING;
+use lidguard_providers::transcript::{Detector, Signal};
 use serde_json::Value;
 
 fn fixtures() -> Vec<(PathBuf, Value)> {

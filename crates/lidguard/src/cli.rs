@@ -1,13 +1,17 @@
 //! The command line, defined once: `--help`, `help <command>` and the `help` overview all come
 //! from these definitions.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser;
 use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lidguard_core::provider::Provider;
 use lidguard_core::settings::FIELDS;
 use lidguard_core::settings::Os;
+use lidguard_providers::agent::{AGENTS, Agent};
 
 /// Keeps a laptop awake, lid closed included, exactly while AI coding agents work.
 #[derive(Debug, Parser)]
@@ -47,14 +51,6 @@ pub(crate) enum Command {
         Booleans accept true/false, yes/no, on/off, 1/0; fields that can be turned off accept \
         `off`. A running daemon picks up the change at once.")]
     Settings(SettingsArgs),
-    /// Claude Code hook: reads the hook payload on stdin (installed by `hook-install`).
-    ClaudeHook,
-    /// Codex CLI hook: reads the hook payload on stdin (installed by `hook-install`).
-    CodexHook,
-    /// GitHub Copilot CLI hook for one event: reads the payload on stdin.
-    CopilotHook(EventArgs),
-    /// OpenCode hook for one event, called by lidguard's OpenCode plugin.
-    OpencodeHook(EventArgs),
     /// Show the hook events lidguard received, newest last, in local time.
     HookEvents(HookEventsArgs),
     /// Add lidguard's hooks to an agent's config, next to the user's own entries.
@@ -70,15 +66,6 @@ pub(crate) enum Command {
     HookStatus(HookStatusArgs),
     /// Remove lidguard's hooks from an agent's config, leaving everything else as it was.
     HookRemove(HookConfigArgs),
-    /// Print the Claude Code hook configuration `hook-install` writes.
-    ClaudeHooks(SnippetArgs),
-    /// Print the Codex hook configuration `hook-install` writes (`hooks-json`), or the same
-    /// hooks in `config.toml` form (`config-toml`).
-    CodexHooks(SnippetArgs),
-    /// Print the Copilot CLI hook file `hook-install` writes.
-    CopilotHooks(SnippetArgs),
-    /// Print the OpenCode plugin `hook-install` writes.
-    OpencodeHooks(SnippetArgs),
     /// Register lidguard's MCP server with an agent, next to the user's own servers.
     McpInstall(McpConfigArgs),
     /// Check lidguard's MCP server entry in an agent's MCP config.
@@ -146,19 +133,23 @@ pub(crate) enum Command {
     ProviderMcpServer(ProviderMcpServerArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
-    /// Internal: what `settings` does after the managed hook timeout changed (the MCP server
-    /// runs it, so its own stdout stays MCP frames only).
-    #[command(hide = true)]
-    RefreshHookTimeouts {
-        /// The timeout the hooks were installed with, seconds.
-        old: u32,
-        /// The timeout the settings need now, seconds.
-        new: u32,
-    },
     /// Show the command overview, or help for one command.
     Help {
         /// The command to explain.
         command: Option<String>,
+    },
+    /// `<agent>-hook`: one hook invocation of an agent (the subcommands come from the agent
+    /// table, see [`command`]).
+    #[command(skip)]
+    Hook {
+        agent: &'static Agent,
+        event: Option<String>,
+    },
+    /// `<agent>-hooks <format>`: print what `hook-install` writes for an agent.
+    #[command(skip)]
+    Snippet {
+        agent: &'static Agent,
+        format: String,
     },
 }
 
@@ -173,9 +164,8 @@ pub(crate) struct ProviderMcpServerArgs {
 /// Identifies a session on the command line.
 #[derive(Debug, Args)]
 pub(crate) struct SessionArgs {
-    /// The agent: codex, claude, copilot, opencode, custom or mcp (asked on a terminal when
-    /// missing).
-    #[arg(long, value_name = "PROVIDER")]
+    /// The agent, `custom` or `mcp` (asked on a terminal when missing).
+    #[arg(long, value_name = "PROVIDER", value_parser = any_provider())]
     pub(crate) provider: Option<Provider>,
     /// The session id (default: derived from the provider and the working directory).
     #[arg(long = "session", visible_alias = "session-id", value_name = "ID")]
@@ -236,16 +226,9 @@ pub(crate) struct RemoveArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct EventArgs {
-    /// The event name, as configured in the agent (its payloads do not reliably carry it).
-    #[arg(long, visible_alias = "event-name", value_name = "EVENT")]
-    pub(crate) event: String,
-}
-
-#[derive(Debug, Args)]
 pub(crate) struct HookEventsArgs {
     /// Only this provider's events.
-    #[arg(long, value_name = "PROVIDER")]
+    #[arg(long, value_name = "PROVIDER", value_parser = any_provider())]
     pub(crate) provider: Option<Provider>,
     /// How many events to show.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -260,8 +243,8 @@ pub(crate) struct HookEventsArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HookConfigArgs {
-    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
-    #[arg(long, value_name = "PROVIDER")]
+    /// The agent, or `all` (the agents whose config directory exists).
+    #[arg(long, value_name = "PROVIDER", value_parser = agent_or_all())]
     pub(crate) provider: Option<String>,
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
@@ -278,8 +261,8 @@ pub(crate) struct HookConfigArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HookStatusArgs {
-    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
-    #[arg(long, value_name = "PROVIDER")]
+    /// The agent, or `all` (the agents whose config directory exists).
+    #[arg(long, value_name = "PROVIDER", value_parser = agent_or_all())]
     pub(crate) provider: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -347,8 +330,8 @@ pub(crate) struct TemperatureArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct McpConfigArgs {
-    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
-    #[arg(value_name = "AGENT")]
+    /// The agent, or `all` (the agents whose config directory exists).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all())]
     pub(crate) agent: Option<String>,
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
@@ -361,8 +344,8 @@ pub(crate) struct McpConfigArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct McpStatusArgs {
-    /// codex, claude, copilot, opencode, or all (the agents whose config directory exists).
-    #[arg(value_name = "AGENT")]
+    /// The agent, or `all` (the agents whose config directory exists).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all())]
     pub(crate) agent: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -390,13 +373,6 @@ pub(crate) struct ProviderMcpArgs {
     /// Status: print JSON.
     #[arg(long)]
     pub(crate) json: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct SnippetArgs {
-    /// The format (`settings-json`, `hooks-json` or `config-toml`, `config-json`, `plugin-js`).
-    #[arg(value_name = "FORMAT")]
-    pub(crate) format: String,
 }
 
 #[derive(Debug, Args)]
@@ -472,19 +448,98 @@ impl Args for SettingsArgs {
     }
 }
 
+/// `--provider` of sessions: every provider, with its other spellings.
+fn any_provider() -> impl clap::builder::TypedValueParser<Value = Provider> {
+    let values = Provider::ALL.map(|p| {
+        clap::builder::PossibleValue::new(p.as_str()).aliases(p.aliases().iter().copied())
+    });
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|name| name.parse::<Provider>().expect("a listed name"))
+}
+
+/// The agent of a config command: an agent in the table (or one of its other spellings), or
+/// `all`.
+fn agent_or_all() -> clap::builder::PossibleValuesParser {
+    let agents = AGENTS.iter().map(|a| {
+        clap::builder::PossibleValue::new(a.provider.as_str())
+            .aliases(a.provider.aliases().iter().copied())
+    });
+    clap::builder::PossibleValuesParser::new(
+        agents.chain([clap::builder::PossibleValue::new("all")]),
+    )
+}
+
 /// Parses the command line; on `--help`, `--version` or a usage error, prints and returns the
 /// exit code.
 pub(crate) fn parse() -> Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
+    let report = |e: clap::Error| {
         let code = e.exit_code();
         let _ = e.print();
         ExitCode::from(u8::try_from(code).unwrap_or(2))
+    };
+    let matches = command().try_get_matches().map_err(report)?;
+    if let Some((name, sub)) = matches.subcommand() {
+        for &agent in AGENTS {
+            if name == agent.hook_command {
+                let event = sub.get_one::<String>("event").cloned();
+                return Ok(Cli {
+                    command: Some(Command::Hook { agent, event }),
+                });
+            }
+            if name == agent.snippet_command {
+                let format = sub.get_one::<String>("format").cloned().unwrap_or_default();
+                return Ok(Cli {
+                    command: Some(Command::Snippet { agent, format }),
+                });
+            }
+        }
+    }
+    Cli::from_arg_matches(&matches).map_err(report)
+}
+
+/// The clap definition, for parsing and help rendering: the fixed commands, and for each agent
+/// in the table its hook subcommand and its snippet printer.
+pub(crate) fn command() -> clap::Command {
+    AGENTS.iter().fold(Cli::command(), |cmd, agent| {
+        cmd.subcommand(hook_command(agent))
+            .subcommand(snippet_command(agent))
     })
 }
 
-/// The clap definition, for help rendering.
-pub(crate) fn command() -> clap::Command {
-    Cli::command()
+/// `<agent>-hook`, with `--event` for agents whose payloads do not name it.
+fn hook_command(agent: &Agent) -> clap::Command {
+    let cmd = clap::Command::new(agent.hook_command).about(agent.hook_help);
+    if !agent.event_on_command_line {
+        return cmd;
+    }
+    cmd.arg(
+        clap::Arg::new("event")
+            .long("event")
+            .visible_alias("event-name")
+            .value_name("EVENT")
+            .required(true)
+            .help("The event name, as configured in the agent (its payloads do not name it)"),
+    )
+}
+
+/// `<agent>-hooks <format>`: the formats come from the agent's entry.
+fn snippet_command(agent: &Agent) -> clap::Command {
+    let formats = agent
+        .snippets
+        .iter()
+        .map(|s| clap::builder::PossibleValue::new(s.format).help(s.help));
+    let name = agent.provider.display_name();
+    clap::Command::new(agent.snippet_command)
+        .about(format!(
+            "Print the {name} hook configuration `hook-install` writes."
+        ))
+        .arg(
+            clap::Arg::new("format")
+                .value_name("FORMAT")
+                .required(true)
+                .value_parser(clap::builder::PossibleValuesParser::new(formats))
+                .help("What to print"),
+        )
 }
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 
 use anyhow::bail;
 
+use lidguard_providers::AGENTS;
+
 use crate::cli;
 use crate::output;
 
-/// Commands by category, in the order shown. Every subcommand appears exactly once (tested).
-pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
+/// Commands by category, in the order shown, without the agents' own (see [`categories`]).
+const FIXED: &[(&str, &[&str])] = &[
     (
         "Sessions",
         &[
@@ -42,20 +44,7 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
     ),
     (
         "Hooks",
-        &[
-            "hook-install",
-            "hook-status",
-            "hook-remove",
-            "hook-events",
-            "claude-hooks",
-            "codex-hooks",
-            "copilot-hooks",
-            "opencode-hooks",
-            "claude-hook",
-            "codex-hook",
-            "copilot-hook",
-            "opencode-hook",
-        ],
+        &["hook-install", "hook-status", "hook-remove", "hook-events"],
     ),
     (
         "MCP",
@@ -73,6 +62,23 @@ pub(crate) const CATEGORIES: &[(&str, &[&str])] = &[
     ("Internal", &["run-server", "help"]),
 ];
 
+/// Commands by category, in the order shown: the fixed ones, then under Hooks each agent's
+/// snippet printer and hook subcommand, from the agent table. Every subcommand appears exactly
+/// once (tested).
+pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
+    FIXED
+        .iter()
+        .map(|(category, names)| {
+            let mut names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+            if *category == "Hooks" {
+                names.extend(AGENTS.iter().map(|a| a.snippet_command.to_owned()));
+                names.extend(AGENTS.iter().map(|a| a.hook_command.to_owned()));
+            }
+            (*category, names)
+        })
+        .collect()
+}
+
 /// The overview text.
 pub(crate) fn overview() -> String {
     let cmd = cli::command();
@@ -82,15 +88,16 @@ pub(crate) fn overview() -> String {
          Usage: lidguard <command> [options]\n",
         env!("CARGO_PKG_VERSION")
     ));
-    let width = CATEGORIES
+    let categories = categories();
+    let width = categories
         .iter()
         .flat_map(|(_, names)| names.iter())
-        .map(|n| n.len())
+        .map(String::len)
         .max()
         .unwrap_or(0);
-    for (category, names) in CATEGORIES {
+    for (category, names) in &categories {
         text.push_str(&format!("\n{category}:\n"));
-        for name in *names {
+        for name in names {
             let about = cmd
                 .find_subcommand(name)
                 .and_then(|c| c.get_about())
@@ -130,9 +137,10 @@ mod tests {
     #[test]
     fn every_command_is_in_exactly_one_category() {
         let cmd = cli::command();
-        let listed: Vec<&str> = CATEGORIES
+        let categories = categories();
+        let listed: Vec<&str> = categories
             .iter()
-            .flat_map(|(_, n)| n.iter().copied())
+            .flat_map(|(_, n)| n.iter().map(String::as_str))
             .collect();
         let visible: Vec<_> = cmd.get_subcommands().filter(|s| !s.is_hide_set()).collect();
         for sub in &visible {

@@ -7,6 +7,8 @@
 //! no log subscriber. And it fails open: whatever goes wrong — malformed JSON, an unknown
 //! event, no daemon, a slow daemon, a full disk — it exits 0 with empty stdout, so the agent's
 //! normal flow continues, and leaves one line in lidguard's log.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,8 +31,8 @@ const MAX_STDIN: usize = 32 << 20;
 /// the agent at most this per event). Only the ask-before-sleep wait is longer, and documented.
 pub const DEADLINE: Duration = Duration::from_secs(2);
 
-/// `claude-hook`, `codex-hook`, `copilot-hook --event E` or `opencode-hook --event E` (also
-/// `--event=E` and `--event-name`). Anything else — `--help`, a typo, an extra argument — is
+/// An agent's hook subcommand: `claude-hook`, or `copilot-hook --event E` for agents whose
+/// payloads do not name their event (also `--event=E` and `--event-name`). Anything else — `--help`, a typo, an extra argument — is
 /// `None`: the full CLI parses it (help and errors stay those of its definitions), and the hook
 /// executable says how it is called.
 pub fn parse_args(
@@ -38,13 +40,7 @@ pub fn parse_args(
 ) -> Option<(Provider, Option<String>)> {
     let command = args.next()?;
     let rest: Vec<String> = args.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
-    let provider = match command.to_str()? {
-        "claude-hook" => Provider::Claude,
-        "codex-hook" => Provider::Codex,
-        "copilot-hook" => Provider::Copilot,
-        "opencode-hook" => Provider::OpenCode,
-        _ => return None,
-    };
+    let agent = lidguard_providers::agent::by_hook_command(command.to_str()?)?;
     let event = match rest.as_slice() {
         [] => None,
         [flag, value] if flag == "--event" || flag == "--event-name" => Some(value.clone()),
@@ -55,9 +51,9 @@ pub fn parse_args(
         ),
         _ => return None,
     };
-    let needs_event = matches!(provider, Provider::Copilot | Provider::OpenCode);
-    (needs_event == event.is_some() && !event.as_deref().is_some_and(|e| e.starts_with('-')))
-        .then_some((provider, event))
+    (agent.event_on_command_line == event.is_some()
+        && !event.as_deref().is_some_and(|e| e.starts_with('-')))
+    .then_some((agent.provider, event))
 }
 
 /// Runs one hook invocation. Always exits 0.

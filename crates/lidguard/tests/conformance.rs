@@ -24,7 +24,10 @@ fn fixtures_root() -> PathBuf {
 fn fixtures() -> Vec<PathBuf> {
     let only = std::env::var("LIDGUARD_FIXTURES").ok();
     let mut files = Vec::new();
-    for provider in ["claude", "codex", "copilot", "opencode"] {
+    for provider in lidguard_providers::AGENTS
+        .iter()
+        .map(|a| a.provider.as_str())
+    {
         if only
             .as_deref()
             .is_some_and(|o| !o.split(',').any(|p| p == provider))

@@ -14,6 +14,7 @@ fn with_agents(home: &Home, args: &[&str]) -> std::process::Output {
         .env("CODEX_HOME", home.path().join("codex"))
         .env("COPILOT_HOME", home.path().join("copilot"))
         .env("OPENCODE_CONFIG_DIR", home.path().join("opencode"))
+        .env("GEMINI_CLI_HOME", home.path().join("gemini"))
         .output()
         .unwrap()
 }
@@ -277,9 +278,19 @@ fn codex_hooks_are_reported_untrusted_until_trusted_on_request() {
 #[test]
 fn mcp_install_status_remove_round_trip_for_every_agent() {
     let home = agent_home();
-    for dir in ["claude", "codex", "copilot", "opencode"] {
+    // Every agent's config directory (Cursor's is `~/.cursor`).
+    for dir in [
+        "claude",
+        "codex",
+        "copilot",
+        "opencode",
+        "gemini/.gemini",
+        ".cursor",
+    ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
+    let agents = lidguard_providers::AGENTS.len();
+    assert_eq!(agents, 6, "a new agent: give it a directory above");
     let codex = home.path().join("codex/config.toml");
     let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
     std::fs::write(&codex, codex_before).unwrap();
@@ -291,7 +302,7 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
     assert!(dry.status.success());
     assert_eq!(
         stdout(&dry).matches("would change").count(),
-        4,
+        agents,
         "{}",
         stdout(&dry)
     );
@@ -338,7 +349,7 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
     );
 
     let again = with_agents(&home, &["mcp-install", "all"]);
-    assert_eq!(stdout(&again).matches("already up to date").count(), 4);
+    assert_eq!(stdout(&again).matches("already up to date").count(), agents);
 
     let out = with_agents(&home, &["mcp-remove", "all"]);
     assert!(out.status.success());
@@ -372,7 +383,11 @@ fn mcp_install_refuses_a_broken_file_and_all_skips_missing_agents() {
     let out = with_agents(&home, &["mcp-install", "all"]);
     assert!(out.status.success());
     let text = stdout(&out);
-    assert_eq!(text.matches("skipped:").count(), 3, "{text}");
+    assert_eq!(
+        text.matches("skipped:").count(),
+        lidguard_providers::AGENTS.len() - 1,
+        "{text}"
+    );
     let status = with_agents(&home, &["mcp-status", "all"]);
     assert!(
         status.status.success(),

@@ -288,6 +288,40 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
 }
 
 #[test]
+fn a_codex_question_stays_waiting_through_its_own_pre_tool_use() {
+    use lidguard_ipc::protocol::{Request, SessionRef};
+    let home = Home::new();
+    let prompt =
+        br#"{"session_id":"c1","hook_event_name":"UserPromptSubmit","cwd":"/tmp","prompt":"go"}"#;
+    hook(&home, &["codex-hook"], prompt, &[]);
+    let ask = br#"{"session_id":"c1","hook_event_name":"PreToolUse","tool_name":"request_user_input","tool_input":{"questions":[]}}"#;
+    let answer = br#"{"session_id":"c1","hook_event_name":"PostToolUse","tool_name":"request_user_input","tool_response":"red"}"#;
+    let other = br#"{"session_id":"c1","hook_event_name":"PreToolUse","tool_name":"exec_command","tool_input":{"cmd":"ls"}}"#;
+    // The transcript monitor marks the session waiting when request_user_input appears; the
+    // question's own PreToolUse (a moment later) is not work, its PostToolUse (the answer)
+    // and any other tool are.
+    for (payload, still_waiting) in [(&ask[..], true), (&answer[..], false), (&other[..], false)] {
+        let reply = home.request(&Request::SoftLock {
+            session: SessionRef {
+                provider: lidguard_core::provider::Provider::Codex,
+                session_id: "c1".into(),
+                provider_name: None,
+            },
+            reason: "codex_transcript_request_user_input_pending".into(),
+        });
+        assert!(reply.ok, "{}", reply.message);
+        hook(&home, &["codex-hook"], payload, &[]);
+        let state = &home.session("c1").unwrap()["state"];
+        assert_eq!(
+            state == "softLocked",
+            still_waiting,
+            "{}: {state}",
+            String::from_utf8_lossy(payload)
+        );
+    }
+}
+
+#[test]
 fn with_the_lid_open_or_a_display_attached_hooks_stay_silent() {
     let home = Home::new();
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");

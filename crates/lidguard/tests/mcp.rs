@@ -260,7 +260,7 @@ fn a_provider_mcp_session_through_its_lifecycle() {
 }
 
 /// The model may change the ask-before-sleep delays; installed hooks must then get the new
-/// managed timeout, as with `lidguard settings` (reference §1.4).
+/// managed timeout, as with `lidguard settings` (README, Ask before sleep: hook timeouts).
 #[test]
 fn update_settings_refreshes_the_timeout_of_installed_hooks() {
     let home = Home::new();

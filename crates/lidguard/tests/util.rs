@@ -244,8 +244,12 @@ impl Drop for Agent {
 
 /// The arguments of `lidguard <provider>-hook` for `event` (Copilot and OpenCode name it).
 pub(crate) fn hook_args(provider: &str, event: &str) -> Vec<String> {
-    let mut args = vec![format!("{provider}-hook")];
-    if matches!(provider, "copilot" | "opencode") {
+    let agent = lidguard_providers::AGENTS
+        .iter()
+        .find(|a| a.provider.as_str() == provider)
+        .expect("an agent");
+    let mut args = vec![agent.hook_command.to_owned()];
+    if agent.event_on_command_line {
         args.extend(["--event".to_owned(), event.to_owned()]);
     }
     args

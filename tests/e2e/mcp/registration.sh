@@ -19,6 +19,7 @@ CLAUDE="$NPM/@anthropic-ai+claude-code@${CLAUDE_VERSION:-2.1.332}/node_modules/.
 CODEX="$NPM/@openai+codex@${CODEX_VERSION:-0.171.0}/node_modules/.bin/codex"
 COPILOT="$NPM/@github+copilot@${COPILOT_VERSION:-1.0.102}/node_modules/.bin/copilot"
 OPENCODE="$NPM/opencode-ai@${OPENCODE_VERSION:-1.18.33}/node_modules/opencode-ai/bin/opencode.exe"
+GEMINI="$NPM/@google+gemini-cli@${GEMINI_VERSION:-0.61.0}/node_modules/.bin/gemini"
 LG="$REPO/target/debug/lidguard"
 
 pass=0 fail=0
@@ -34,9 +35,11 @@ hasnt() { ! grep -Eq -- "$1" <<<"$2"; }
 # refuses helper binaries there and says so on every call).
 HOME="$(mktemp -d "$REPO/target/mcp-registration.XXXXXX")"
 export HOME LIDGUARD_HOME="$HOME/lidguard"
-unset CODEX_HOME COPILOT_HOME CLAUDE_CONFIG_DIR OPENCODE_CONFIG OPENCODE_CONFIG_DIR XDG_CONFIG_HOME
+unset CODEX_HOME COPILOT_HOME CLAUDE_CONFIG_DIR OPENCODE_CONFIG OPENCODE_CONFIG_DIR XDG_CONFIG_HOME GEMINI_CLI_HOME
+# Gemini: no relaunch, and this workspace trusted (an untrusted one lists servers as Disabled).
+export GEMINI_CLI_NO_RELAUNCH=true GEMINI_CLI_TRUST_WORKSPACE=true
 trap 'rm -rf "$HOME"' EXIT
-mkdir -p "$HOME/.codex" "$HOME/.copilot" "$HOME/.claude" "$HOME/.config/opencode"
+mkdir -p "$HOME/.codex" "$HOME/.copilot" "$HOME/.claude" "$HOME/.config/opencode" "$HOME/.gemini"
 cat >"$HOME/.codex/config.toml" <<'TOML'
 # my Codex settings
 model = "gpt-5"
@@ -67,7 +70,17 @@ cat >"$HOME/.config/opencode/opencode.json" <<'JSON'
   }
 }
 JSON
-files=("$HOME/.codex/config.toml" "$HOME/.copilot/mcp-config.json" "$HOME/.claude.json" "$HOME/.config/opencode/opencode.json")
+cat >"$HOME/.gemini/settings.json" <<'JSON'
+{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "privacy": {"usageStatisticsEnabled": false},
+  "mcpServers": {
+    "mine": {"command": "/bin/true", "args": []}
+  }
+}
+JSON
+files=("$HOME/.codex/config.toml" "$HOME/.copilot/mcp-config.json" "$HOME/.claude.json" "$HOME/.config/opencode/opencode.json" "$HOME/.gemini/settings.json")
 before="$(sha256sum "${files[@]}")"
 
 lists() {
@@ -75,13 +88,14 @@ lists() {
   copilot_list="$(timeout 60 "$COPILOT" mcp list 2>&1 || true)"
   claude_list="$(timeout 120 "$CLAUDE" mcp list 2>&1 || true)"
   opencode_list="$(timeout 120 "$OPENCODE" mcp list 2>&1 || true)"
+  gemini_list="$(timeout 120 "$GEMINI" mcp list 2>&1 || true)"
 }
 
 # Round trip first, with no agent run in between (the agents rewrite their own files when they
 # run: Claude Code counts startups in .claude.json).
 check "mcp-install all --dry-run changes nothing" bash -c '"$0" mcp-install all --dry-run | grep -q "would change" && [ "$(sha256sum "${@}")" = "$1" ]' "$LG" "$before" "${files[@]}"
 check "mcp-install all" "$LG" mcp-install all
-check "mcp-install twice changes nothing" bash -c '[ "$("$0" mcp-install all | grep -c "already up to date")" = 4 ]' "$LG"
+check "mcp-install twice changes nothing" bash -c '[ "$("$0" mcp-install all | grep -c "already up to date")" = 5 ]' "$LG"
 check "mcp-status all reports installed (exit 0)" "$LG" mcp-status all
 check "mcp-remove all" "$LG" mcp-remove all
 check "install then remove gives back the user's files byte for byte" bash -c '[ "$(sha256sum "${@:1}")" = "$0" ]' "$before" "${files[@]}"
@@ -96,10 +110,12 @@ check "claude mcp list connects to lidguard mcp-server" has "lidguard: .*mcp-ser
 check "claude mcp list still has the user's server" has "^mine: /bin/true" "$claude_list"
 check "opencode mcp list connects to lidguard mcp-server" has "lidguard.*connected" "$opencode_list"
 check "opencode mcp list still has the user's server" has "mine" "$opencode_list"
+check "gemini mcp list connects to lidguard mcp-server" has "lidguard: .*mcp-server \\(stdio\\) - Connected" "$gemini_list"
+check "gemini mcp list still has the user's server" has "mine: /bin/true" "$gemini_list"
 
 check "mcp-remove all after the agents ran" "$LG" mcp-remove all
 lists
-check "no CLI lists lidguard after remove" bash -c '! grep -q "lidguard" <<<"$0$1$2$3"' "$codex_list" "$copilot_list" "$claude_list" "$opencode_list"
+check "no CLI lists lidguard after remove" bash -c '! grep -q "lidguard" <<<"$0$1$2$3$4"' "$codex_list" "$copilot_list" "$claude_list" "$opencode_list" "$gemini_list"
 
 # Provider MCP: an entry in any JSON config; Claude's `mcp list` connects to it.
 claude_json="$(sha256sum "$HOME/.claude.json")"

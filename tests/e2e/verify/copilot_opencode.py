@@ -1008,8 +1008,8 @@ def wait_log(run, *words, timeout=30):
         time.sleep(0.25)
 
 
-def hook_processes(run):
-    """Live `lidguard opencode-hook` processes of this run (by their LIDGUARD_HOME)."""
+def hook_processes(run, subcommand=b"opencode-hook"):
+    """Live `lidguard <subcommand>` processes of this run (by their LIDGUARD_HOME)."""
     home = ("LIDGUARD_HOME=" + run.lgenv["LIDGUARD_HOME"]).encode()
     out = []
     for pid in os.listdir("/proc"):
@@ -1018,7 +1018,7 @@ def hook_processes(run):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read().split(b"\0")
-            if b"opencode-hook" not in cmd:
+            if subcommand not in cmd:
                 continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 if home not in f.read().split(b"\0"):

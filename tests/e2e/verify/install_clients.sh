@@ -8,6 +8,7 @@
 #   .ci/cache/npm/@openai+codex@$CODEX_VERSION                 Codex CLI     (default 0.171.0)
 #   .ci/cache/npm/@github+copilot@$COPILOT_VERSION             Copilot CLI   (default 1.0.102)
 #   .ci/cache/npm/opencode-ai@$OPENCODE_VERSION                OpenCode      (default 1.18.33)
+#   .ci/cache/npm/@google+gemini-cli@$GEMINI_VERSION           Gemini CLI    (default 0.61.0)
 #   .ci/cache/copilot-xdg-cache/copilot/pkg/*/$COPILOT_VERSION  Copilot's first-run extraction
 #       (~235 MB; made by running `copilot --version` once with XDG_CACHE_HOME pointing there,
 #       inside `unshare -n` when root, so it happens offline)
@@ -22,6 +23,7 @@ CLAUDE_VERSION="${CLAUDE_VERSION:-2.1.332}"
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
+GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
 NPM_DIR="$REPO/.ci/cache/npm"
 cd "$REPO"
 
@@ -55,6 +57,7 @@ install @anthropic-ai/claude-code "$CLAUDE_VERSION" node_modules/.bin/claude
 install @openai/codex "$CODEX_VERSION" node_modules/.bin/codex
 install @github/copilot "$COPILOT_VERSION" node_modules/.bin/copilot
 install opencode-ai "$OPENCODE_VERSION" node_modules/opencode-ai/bin/opencode.exe
+install @google/gemini-cli "$GEMINI_VERSION" node_modules/.bin/gemini
 
 # Copilot extracts its runtime into $XDG_CACHE_HOME/copilot/pkg/<platform>/<version> on first run.
 XDG_CACHE="$REPO/.ci/cache/copilot-xdg-cache"

@@ -2,9 +2,10 @@
 # Verify against the real agent CLIs that they honour lidguard's hook answers, with the hooks
 # installed by `lidguard hook-install` and run unmodified.
 #
-#   tests/e2e/verify/run.sh all                              (all four agents; what CI runs)
+#   tests/e2e/verify/run.sh all                              (all five agents; what CI runs)
 #   tests/e2e/verify/run.sh claude|codex [scenario ...]      (claude_codex.py)
 #   tests/e2e/verify/run.sh copilot|opencode [scenario ...] [--only a,b]   (copilot_opencode.py)
+#   tests/e2e/verify/run.sh gemini [scenario ...]            (gemini.py)
 #   tests/e2e/verify/run.sh --list
 #
 # Needs root (`unshare -n`: every scenario runs in a private network namespace with only `lo`).
@@ -26,14 +27,16 @@ CLAUDE_VERSION="${CLAUDE_VERSION:-2.1.332}"
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
-export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION
+GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
+export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION GEMINI_VERSION
 NPM="$REPO/.ci/cache/npm"
 CLAUDE="$NPM/@anthropic-ai+claude-code@$CLAUDE_VERSION/node_modules/.bin/claude"
 CODEX="$NPM/@openai+codex@$CODEX_VERSION/node_modules/.bin/codex"
 COPILOT="$NPM/@github+copilot@$COPILOT_VERSION/node_modules/.bin/copilot"
 OPENCODE="$NPM/opencode-ai@$OPENCODE_VERSION/node_modules/opencode-ai/bin/opencode.exe"
+GEMINI="$NPM/@google+gemini-cli@$GEMINI_VERSION/node_modules/.bin/gemini"
 
-usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | --list" >&2; exit 2; }
+usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | gemini [scenario ...] | --list" >&2; exit 2; }
 
 need_client() {  # need_client <name> <binary>
   "$2" --version >/dev/null 2>&1 </dev/null ||
@@ -51,8 +54,9 @@ case "${1:-}" in
   --list)
     python3 "$HERE/claude_codex.py" --list
     python3 "$HERE/copilot_opencode.py" --list
+    python3 "$HERE/gemini.py" --list
     exit 0 ;;
-  claude|codex|copilot|opencode|all) ;;
+  claude|codex|copilot|opencode|gemini|all) ;;
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ] || { echo "run.sh needs root for 'unshare -n'" >&2; exit 1; }
@@ -63,6 +67,7 @@ case "$1" in
   codex) need_client "Codex $CODEX_VERSION" "$CODEX"; exec "${CLAUDE_CODEX[@]}" "$@" ;;
   copilot) need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
   opencode) need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
+  gemini) need_client "Gemini CLI $GEMINI_VERSION" "$GEMINI"; shift; exec python3 "$HERE/gemini.py" "$@" ;;
 esac
 
 # all: both drivers, every scenario, one summary line
@@ -71,19 +76,22 @@ need_client "Claude Code $CLAUDE_VERSION" "$CLAUDE"
 need_client "Codex $CODEX_VERSION" "$CODEX"
 need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"
 need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"
+need_client "Gemini CLI $GEMINI_VERSION" "$GEMINI"
 ROOT="${VERIFY_OUT:-/tmp/lidguard-verify.$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$ROOT"
 limit="${VERIFY_TIMEOUT:-900}"
 summary=() total_pass=0 total_fail=0 status=0
-for part in claude-codex copilot-opencode; do
+for part in claude-codex copilot-opencode gemini; do
   start=$SECONDS
   log="$ROOT/$part.log"
   echo "==> $part (output: $ROOT/$part)"
   set +e
   if [ $part = claude-codex ]; then
     VERIFY_OUT="$ROOT/$part" timeout -k 30 "$limit" "${CLAUDE_CODEX[@]}" all 2>&1 | tee "$log"
-  else
+  elif [ $part = copilot-opencode ]; then
     timeout -k 30 "$limit" python3 "$HERE/copilot_opencode.py" all --out "$ROOT/$part" 2>&1 | tee "$log"
+  else
+    timeout -k 30 "$limit" python3 "$HERE/gemini.py" --out "$ROOT/$part" 2>&1 | tee "$log"
   fi
   rc=${PIPESTATUS[0]}
   set -e

@@ -280,6 +280,101 @@ impl Keep {
     }
 }
 
+/// A hooks file with a `{"version": N, "hooks": {...}}` envelope (Copilot, Cursor).
+pub(crate) struct Versioned {
+    /// The only version the agent reads.
+    pub(crate) version: u32,
+    /// Why another version is refused, in words.
+    pub(crate) refusal: &'static str,
+}
+
+/// Install into a versioned file: the version goes first when missing, another version is
+/// refused.
+pub(crate) fn install_versioned(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+    envelope: &Versioned,
+) -> Result<Change, InstallError> {
+    let doc = Doc::parse(existing, spec.what)?;
+    doc.refuse_duplicates(&["version", "hooks"], spec.what, spec.duplicates)?;
+    let root = doc.object()?;
+    match root.get("version") {
+        None => {
+            root.insert(0, "version", CstInputValue::from(envelope.version));
+        }
+        Some(prop)
+            if prop.value().and_then(|v| v.to_serde_value()) == Some(envelope.version.into()) => {}
+        Some(_) => return Err(shape("version", envelope.refusal)),
+    }
+    install_into(&root, spec, cmd, timeout)?;
+    Ok(doc.change_from(existing))
+}
+
+/// Status of a versioned file: a missing or other version is drift.
+pub(crate) fn status_versioned(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+    envelope: &Versioned,
+) -> Result<HookStatus, InstallError> {
+    let mut status = status(existing, spec, cmd, timeout)?;
+    if let Some(text) = existing.filter(|t| !t.trim().is_empty()) {
+        let version = Doc::parse(Some(text), spec.what)?
+            .object()?
+            .get("version")
+            .and_then(|p| p.value()?.to_serde_value());
+        if version != Some(envelope.version.into()) {
+            let found = version.map_or_else(|| "missing".to_owned(), |v| v.to_string());
+            status
+                .drift
+                .push(format!("version: {found}, expected {}", envelope.version));
+            if status.state == InstallState::Installed {
+                status.state = InstallState::Drifted;
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// Remove from a versioned file: `Delete` when nothing but an empty envelope is left (unless
+/// `before`, the file as it was before lidguard's install, says it existed: then it stays,
+/// keeping what it had).
+pub(crate) fn remove_versioned(
+    existing: &str,
+    spec: &Spec,
+    cmd: &HookCommand,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
+    let doc = Doc::parse(Some(existing), spec.what)?;
+    doc.refuse_duplicates(&["version", "hooks"], spec.what, spec.duplicates)?;
+    let root = doc.object()?;
+    let removed = remove_from(&root, spec, cmd, &Keep::from_before(before, spec.what));
+    if let Some(before) = before {
+        return Ok(if removed {
+            doc.change_back(existing, Some(before))
+        } else {
+            Change::Unchanged
+        });
+    }
+    let empty = root.to_serde_value().is_some_and(|v| {
+        v.as_object().is_some_and(|o| {
+            o.iter().all(|(k, v)| match k.as_str() {
+                "version" => true,
+                "hooks" => v.as_object().is_some_and(serde_json::Map::is_empty),
+                _ => false,
+            })
+        })
+    });
+    Ok(match (empty, removed) {
+        (true, _) => Change::Delete,
+        (false, true) => doc.change_from(Some(existing)),
+        (false, false) => Change::Unchanged,
+    })
+}
+
 /// Makes lidguard's entries in `root` exactly one canonical handler per required event.
 ///
 /// The first lidguard handler of an event that runs for every matcher is kept in place and
@@ -682,7 +777,7 @@ fn differences(event: &str, found: &Value, want: &Value) -> Vec<String> {
         if actual == Some(expected) {
             continue;
         }
-        // A longer timeout than needed is fine (reference §1.4: status accepts `>=`); only
+        // A longer timeout than needed is fine (status accepts `>=`, as the reference system does); only
         // install writes the exact value.
         if matches!(key.as_str(), "timeout" | "timeoutSec")
             && let (Some(have), Some(need)) = (actual.and_then(Value::as_f64), expected.as_f64())

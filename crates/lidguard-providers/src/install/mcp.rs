@@ -22,9 +22,7 @@
 
 use jsonc_parser::cst::{CstInputValue, CstObject};
 use serde_json::Value;
-use toml_edit::{Array, Item, Table, value};
 
-use super::agent_settings::parse_toml;
 use super::duplicates::{self, DuplicateKeys};
 use super::engine::{Doc, conform, empty_container, shape};
 use super::{Change, InstallError, InstallState};
@@ -36,19 +34,6 @@ const JSON_DUPLICATES: DuplicateKeys = DuplicateKeys::LastWins;
 pub const SERVER_NAME: &str = "lidguard";
 /// The default name of a Provider MCP entry.
 pub const PROVIDER_SERVER_NAME: &str = "lidguard-provider";
-
-/// The agents whose MCP config lidguard edits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum McpAgent {
-    /// `mcpServers` in the user's `.claude.json`.
-    Claude,
-    /// `[mcp_servers]` in `config.toml`.
-    Codex,
-    /// `mcpServers` in `mcp-config.json`.
-    Copilot,
-    /// `mcp` in `opencode.json` / `opencode.jsonc`.
-    OpenCode,
-}
 
 /// One server entry in a JSON config.
 #[derive(Clone, Debug)]
@@ -64,39 +49,13 @@ pub struct JsonEntry {
 }
 
 impl JsonEntry {
-    /// lidguard's `mcp-server` entry for `agent` (not Codex, whose config is TOML).
-    pub fn server(agent: McpAgent, exe: &str) -> JsonEntry {
-        let args = || Value::from(vec!["mcp-server"]);
-        let (what, container, keys) = match agent {
-            McpAgent::Claude => (
-                "Claude Code user config (.claude.json)",
-                "mcpServers",
-                vec![
-                    ("type", Value::from("stdio")),
-                    ("command", Value::from(exe)),
-                    ("args", args()),
-                ],
-            ),
-            McpAgent::Copilot => (
-                "Copilot CLI mcp-config.json",
-                "mcpServers",
-                vec![
-                    ("type", Value::from("local")),
-                    ("command", Value::from(exe)),
-                    ("args", args()),
-                    ("tools", Value::from(vec!["*"])),
-                ],
-            ),
-            McpAgent::OpenCode | McpAgent::Codex => (
-                "OpenCode config",
-                "mcp",
-                vec![
-                    ("type", Value::from("local")),
-                    ("command", Value::from(vec![exe, "mcp-server"])),
-                    ("enabled", Value::Bool(true)),
-                ],
-            ),
-        };
+    /// lidguard's `mcp-server` entry: `keys` in the order the agent's own `mcp add` writes
+    /// them, in the container `container` of the file described as `what`.
+    pub fn server(
+        what: &'static str,
+        container: &'static str,
+        keys: Vec<(&str, Value)>,
+    ) -> JsonEntry {
         JsonEntry {
             what,
             container,
@@ -142,7 +101,7 @@ pub struct McpStatus {
 }
 
 impl McpStatus {
-    fn from_drift(found: bool, drift: Vec<String>) -> McpStatus {
+    pub(crate) fn from_drift(found: bool, drift: Vec<String>) -> McpStatus {
         let state = match (found, drift.is_empty()) {
             (false, _) => InstallState::Missing,
             (true, true) => InstallState::Installed,
@@ -192,7 +151,7 @@ pub fn runs_lidguard(entry: &Value) -> bool {
 }
 
 /// What an entry runs, in a few words.
-fn what_it_runs(entry: &Value) -> String {
+pub(crate) fn what_it_runs(entry: &Value) -> String {
     let mut parts: Vec<String> = Vec::new();
     match entry.get("command") {
         Some(Value::String(c)) => parts.push(c.clone()),
@@ -214,7 +173,7 @@ fn what_it_runs(entry: &Value) -> String {
     }
 }
 
-fn foreign_on_install(path: &str, entry: &Value) -> InstallError {
+pub(crate) fn foreign_on_install(path: &str, entry: &Value) -> InstallError {
     InstallError::Foreign {
         path: path.to_owned(),
         message: format!(
@@ -226,7 +185,7 @@ fn foreign_on_install(path: &str, entry: &Value) -> InstallError {
     }
 }
 
-fn foreign_on_remove(path: &str, entry: &Value) -> InstallError {
+pub(crate) fn foreign_on_remove(path: &str, entry: &Value) -> InstallError {
     InstallError::Foreign {
         path: path.to_owned(),
         message: format!(
@@ -437,7 +396,7 @@ pub fn provider_name_in(text: &str, server: &str) -> Option<String> {
     args.get(at + 1)?.as_str().map(str::to_owned)
 }
 
-fn differences(found: &Value, keys: &[(String, Value)]) -> Vec<String> {
+pub(crate) fn differences(found: &Value, keys: &[(String, Value)]) -> Vec<String> {
     let Some(found) = found.as_object() else {
         return vec!["the entry is not an object".to_owned()];
     };
@@ -448,154 +407,6 @@ fn differences(found: &Value, keys: &[(String, Value)]) -> Vec<String> {
             None => format!("no {k}, expected {want}"),
         })
         .collect()
-}
-
-/// The keys of lidguard's Codex entry (`[mcp_servers.lidguard]`).
-fn codex_keys(exe: &str) -> Vec<(String, Value)> {
-    vec![
-        ("command".to_owned(), Value::from(exe)),
-        ("args".to_owned(), Value::from(vec!["mcp-server"])),
-    ]
-}
-
-/// A TOML entry as JSON, for the ownership test.
-fn toml_entry(item: &Item) -> Value {
-    let Some(table) = item.as_table_like() else {
-        return Value::Null;
-    };
-    let mut found = serde_json::Map::new();
-    for (k, item) in table.iter() {
-        let v = match item.as_value() {
-            Some(toml_edit::Value::String(s)) => Value::from(s.value().as_str()),
-            Some(toml_edit::Value::Boolean(b)) => Value::Bool(*b.value()),
-            Some(toml_edit::Value::Array(a)) => Value::Array(
-                a.iter()
-                    .map(|v| v.as_str().map_or(Value::Null, Value::from))
-                    .collect(),
-            ),
-            _ => Value::Null,
-        };
-        found.insert(k.to_owned(), v);
-    }
-    Value::Object(found)
-}
-
-/// Adds or refreshes `[mcp_servers.lidguard]` in Codex's `config.toml`. An entry of that name
-/// that is not lidguard's is refused unless `force`.
-pub fn install_codex(
-    existing: Option<&str>,
-    exe: &str,
-    force: bool,
-) -> Result<Change, InstallError> {
-    let mut doc = parse_toml(existing)?;
-    let servers = match doc.get_mut("mcp_servers") {
-        None => {
-            let mut t = Table::new();
-            // `[mcp_servers.lidguard]` alone, without an empty `[mcp_servers]` header above it.
-            t.set_implicit(true);
-            doc.insert("mcp_servers", Item::Table(t));
-            doc.get_mut("mcp_servers").and_then(Item::as_table_mut)
-        }
-        Some(item) => item.as_table_mut(),
-    }
-    .ok_or_else(|| shape("mcp_servers", "is not a table"))?;
-    match servers.get(SERVER_NAME) {
-        None => {
-            servers.insert(SERVER_NAME, Item::Table(Table::new()));
-        }
-        Some(item) => {
-            let found = toml_entry(item);
-            if !force && !runs_lidguard(&found) {
-                return Err(foreign_on_install("mcp_servers.lidguard", &found));
-            }
-        }
-    }
-    let server = servers
-        .get_mut(SERVER_NAME)
-        .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| shape("mcp_servers.lidguard", "is not a table"))?;
-    let args: Array = ["mcp-server"].into_iter().collect();
-    if server.get("command").and_then(Item::as_str) != Some(exe) {
-        server.insert("command", value(exe));
-    }
-    let args_now: Option<Vec<&str>> = server
-        .get("args")
-        .and_then(Item::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
-    if args_now.as_deref() != Some(&["mcp-server"][..]) {
-        server.insert("args", value(args));
-    }
-    if server.get("enabled").and_then(Item::as_bool) == Some(false) {
-        server.insert("enabled", value(true));
-    }
-    Ok(doc.change_from(existing))
-}
-
-/// Removes `[mcp_servers.lidguard]` (and an `[mcp_servers]` table left empty that `before`, the
-/// file before lidguard's install when known, did not have), or puts back the user's entry
-/// install replaced. An entry of that name that is not lidguard's is left alone.
-pub fn remove_codex(existing: &str, before: Option<&str>) -> Result<Change, InstallError> {
-    let mut doc = parse_toml(Some(existing))?;
-    let old = before.and_then(|b| parse_toml(Some(b)).ok());
-    let old_servers = old.as_ref().and_then(|d| d.get("mcp_servers"));
-    let previous = old_servers
-        .and_then(|s| s.get(SERVER_NAME))
-        .filter(|item| !runs_lidguard(&toml_entry(item)))
-        .cloned();
-    let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
-        return Ok(Change::Unchanged);
-    };
-    let Some(found) = servers.get(SERVER_NAME) else {
-        return Ok(Change::Unchanged);
-    };
-    let found = toml_entry(found);
-    if !runs_lidguard(&found) {
-        return Err(foreign_on_remove("mcp_servers.lidguard", &found));
-    }
-    match previous {
-        Some(item) => {
-            servers.insert(SERVER_NAME, item);
-        }
-        None => {
-            servers.remove(SERVER_NAME);
-        }
-    }
-    if servers.is_empty() && old_servers.is_none() {
-        doc.remove("mcp_servers");
-    }
-    Ok(doc.change_from(Some(existing)))
-}
-
-/// Compares `[mcp_servers.lidguard]` with what install writes.
-pub fn status_codex(existing: Option<&str>, exe: &str) -> Result<McpStatus, InstallError> {
-    let doc = parse_toml(existing)?;
-    let Some(server) = doc.get("mcp_servers").and_then(|s| s.get(SERVER_NAME)) else {
-        return Ok(McpStatus::from_drift(false, Vec::new()));
-    };
-    if server.as_table_like().is_none() {
-        return Ok(McpStatus::from_drift(
-            true,
-            vec!["the entry is not a table".into()],
-        ));
-    }
-    let found = toml_entry(server);
-    if !runs_lidguard(&found) {
-        return Ok(McpStatus {
-            foreign: true,
-            ..McpStatus::from_drift(
-                true,
-                vec![format!(
-                    "the `lidguard` entry is not lidguard's: it runs `{}` (install refuses it without --force)",
-                    what_it_runs(&found)
-                )],
-            )
-        });
-    }
-    let mut drift = differences(&found, &codex_keys(exe));
-    if found.get("enabled") == Some(&Value::Bool(false)) {
-        drift.push("enabled is false".into());
-    }
-    Ok(McpStatus::from_drift(true, drift))
 }
 
 #[cfg(test)]
@@ -614,7 +425,7 @@ mod tests {
     #[test]
     fn claude_entry_round_trips_and_keeps_other_servers_byte_for_byte() {
         let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"x\"}\n  },\n  \"tips\": {}\n}\n";
-        let entry = JsonEntry::server(McpAgent::Claude, EXE);
+        let entry = crate::agents::claude::mcp_entry(EXE);
         let after = changed(install_json(Some(before), &entry, false));
         assert!(after.contains("\"mine\": {\"command\": \"x\"}"), "{after}");
         let v: Value = serde_json::from_str(&after).unwrap();
@@ -634,7 +445,7 @@ mod tests {
     #[test]
     fn a_stale_entry_is_drift_and_install_refreshes_it_keeping_user_keys() {
         let before = r#"{"mcp": {"lidguard": {"type": "local", "command": ["/old/lidguard", "mcp-server"], "enabled": false, "environment": {"A": "1"}}}}"#;
-        let entry = JsonEntry::server(McpAgent::OpenCode, EXE);
+        let entry = crate::agents::opencode::mcp_entry(EXE);
         let status = status_json(Some(before), &entry).unwrap();
         assert_eq!(status.state, InstallState::Drifted);
         assert_eq!(status.drift.len(), 2, "{:?}", status.drift);
@@ -668,7 +479,7 @@ mod tests {
     #[test]
     fn jsonc_comments_survive_and_bad_files_are_refused() {
         let before = "// mine\n{\n  \"mcp\": {\n    // keep\n    \"a\": {\"type\": \"remote\", \"url\": \"https://x\"},\n  },\n}\n";
-        let entry = JsonEntry::server(McpAgent::OpenCode, EXE);
+        let entry = crate::agents::opencode::mcp_entry(EXE);
         let after = changed(install_json(Some(before), &entry, false));
         assert!(
             after.contains("// mine") && after.contains("// keep"),
@@ -682,45 +493,6 @@ mod tests {
         assert!(matches!(
             install_json(Some("{\"mcp\": []}"), &entry, false),
             Err(InstallError::Shape { .. })
-        ));
-    }
-
-    #[test]
-    fn codex_table_round_trips_with_comments() {
-        let before =
-            "# my config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\" # theirs\n";
-        let after = changed(install_codex(Some(before), EXE, false));
-        assert!(after.starts_with(before), "{after}");
-        assert!(after.contains("[mcp_servers.lidguard]\ncommand = \"/opt/lidguard/bin/lidguard\"\nargs = [\"mcp-server\"]"), "{after}");
-        assert_eq!(
-            install_codex(Some(&after), EXE, false).unwrap(),
-            Change::Unchanged
-        );
-        assert_eq!(
-            status_codex(Some(&after), EXE).unwrap().state,
-            InstallState::Installed
-        );
-        assert_eq!(
-            status_codex(Some(&after), "/elsewhere/lidguard")
-                .unwrap()
-                .state,
-            InstallState::Drifted
-        );
-        assert_eq!(changed(remove_codex(&after, None)), before);
-
-        let fresh = changed(install_codex(None, EXE, false));
-        assert!(
-            !fresh.contains("[mcp_servers]\n"),
-            "no empty parent header: {fresh}"
-        );
-        assert_eq!(changed(remove_codex(&fresh, None)).trim(), "");
-        assert!(matches!(
-            install_codex(Some("mcp_servers = 3"), EXE, false),
-            Err(InstallError::Shape { .. })
-        ));
-        assert!(matches!(
-            install_codex(Some("[broken"), EXE, false),
-            Err(InstallError::Parse { .. })
         ));
     }
 }

@@ -26,17 +26,12 @@
 //! **Duplicate keys.** A file with a key written twice where lidguard edits is refused, and
 //! status judges the copy the agent reads ([`duplicates`]).
 
-mod engine;
+pub(crate) mod engine;
 mod envelope;
 
 pub mod duplicates;
-
-pub mod agent_settings;
-pub mod claude;
-pub mod codex;
-pub mod copilot;
 pub mod mcp;
-pub mod opencode;
+pub mod toml;
 
 /// The shell that runs the hook command, which decides how the program is quoted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,7 +217,7 @@ pub struct HookStatus {
 }
 
 impl HookStatus {
-    fn missing(events: &[&str]) -> Self {
+    pub(crate) fn missing(events: &[&str]) -> Self {
         Self {
             state: InstallState::Missing,
             missing_events: events.iter().map(|e| (*e).to_owned()).collect(),
@@ -253,8 +248,6 @@ pub struct ForeignHook {
 pub enum HookSource {
     /// The config file the status was asked about.
     Config,
-    /// Copilot's `settings.json` (inline hooks).
-    CopilotSettings,
     /// Another file whose hooks the agent runs next to lidguard's; the caller names it.
     OtherFile,
 }

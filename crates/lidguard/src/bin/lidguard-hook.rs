@@ -18,9 +18,17 @@ pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
         None => {
             #[allow(clippy::print_stderr, reason = "the usage line is for a human")]
             {
+                let forms: Vec<String> = lidguard_providers::AGENTS
+                    .iter()
+                    .map(|a| match a.event_on_command_line {
+                        true => format!("{} --event E", a.hook_command),
+                        false => a.hook_command.to_owned(),
+                    })
+                    .collect();
                 eprintln!(
-                    "usage: lidguard-hook claude-hook | codex-hook | copilot-hook --event E | opencode-hook --event E\n\
-                     (installed by `lidguard hook-install`; `lidguard help` explains the rest)"
+                    "usage: lidguard-hook {}\n(installed by `lidguard hook-install`; `lidguard help` \
+                     explains the rest)",
+                    forms.join(" | ")
                 );
             }
             // Never an exit code an agent acts on (Claude Code blocks a tool call on 2).

@@ -1,8 +1,10 @@
 //! What the hook and MCP config commands share: which agents a provider argument names, and
 //! how the outcome of an edit (`lidguard_config::file`) is printed.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use anyhow::bail;
-use lidguard_config::{Action, Location, MANAGED, Outcome};
+use lidguard_config::{Action, Location, Outcome, managed};
 use lidguard_core::provider::Provider;
 
 use crate::output;
@@ -20,15 +22,16 @@ pub(crate) fn targets(
         Some("all") => None,
         Some(name) => {
             let p: Provider = name.parse()?;
-            if !MANAGED.contains(&p) {
-                bail!("{refusal} codex, claude, copilot and opencode, not {p}");
+            if !managed().contains(&p) {
+                let names: Vec<&str> = managed().iter().map(|p| p.as_str()).collect();
+                bail!("{refusal} {}, not {p}", names.join(", "));
             }
             Some(p)
         }
         None => Some(ask()?),
     };
     let mut out = Vec::new();
-    for p in MANAGED
+    for p in managed()
         .into_iter()
         .filter(|p| chosen.is_none_or(|c| c == *p))
     {

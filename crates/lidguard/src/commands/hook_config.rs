@@ -1,6 +1,8 @@
 //! `hook-install`, `hook-status`, `hook-remove` and the snippet printers: lidguard's entries in
 //! each agent's own config, next to (never instead of) the user's. The work is
 //! `lidguard_config::hooks`; this module picks the agents, prints and sets the exit code.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -9,11 +11,12 @@ use anyhow::Context;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use lidguard_config::hooks::{self, Report, Setup, Trust};
-use lidguard_config::{Location, MANAGED, Options, agents};
+use lidguard_config::{Location, Options, agents, managed};
 use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
-use lidguard_providers::install::{HookCommand, codex};
+use lidguard_providers::agent::Agent;
+use lidguard_providers::install::HookCommand;
 
 use super::config_edit::{self, print};
 use crate::cli::HookConfigArgs;
@@ -59,7 +62,7 @@ fn targets(provider: Option<&str>) -> anyhow::Result<Vec<(Provider, Location, Op
     config_edit::targets(
         provider,
         "lidguard manages hooks for",
-        || crate::prompt::provider_among(&MANAGED, "hook-install/hook-status/hook-remove"),
+        || crate::prompt::provider_among(&managed(), "hook-install/hook-status/hook-remove"),
         |p| agents::hooks(p, &env),
     )
 }
@@ -103,38 +106,20 @@ pub(crate) fn apply(
                 args.trust_codex_hooks,
             )?;
             print(label, "lidguard's hooks", false, &installed.outcome)?;
-            print_trust(installed.trust.as_ref())?;
+            print_trust(p, installed.trust.as_ref())?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_trust(trust: Option<&Trust>) -> anyhow::Result<()> {
-    match trust {
-        None => {}
-        Some(Trust::Untrusted(skipped)) => output::line(&format!(
-            "  Codex skips hooks nobody trusted ({}): open `codex`, run /hooks and trust them, or rerun with --trust-codex-hooks.",
-            skipped.join(", ")
-        ))?,
-        Some(Trust::Recorded(outcome)) => match &outcome.action {
-            lidguard_config::Action::WouldChange { diff, .. } => {
-                output::line(&format!(
-                    "Codex CLI: would record trust in {}",
-                    outcome.file.display()
-                ))?;
-                output::prompt(diff)?;
-            }
-            lidguard_config::Action::Written { .. } => {
-                output::line(&format!(
-                    "Codex CLI: recorded lidguard's hooks as trusted in {}",
-                    outcome.file.display()
-                ))?;
-                if let Some(b) = &outcome.backup {
-                    output::line(&format!("  previous config.toml saved as {}", b.display()))?;
-                }
-            }
-            _ => {}
-        },
+fn print_trust(p: Provider, trust: Option<&Trust>) -> anyhow::Result<()> {
+    for line in lidguard_config::report::trust_lines(p, trust) {
+        output::line(&line.text)?;
+    }
+    if let Some(Trust::Recorded(outcome)) = trust
+        && let lidguard_config::Action::WouldChange { diff, .. } = &outcome.action
+    {
+        output::prompt(diff)?;
     }
     Ok(())
 }
@@ -232,6 +217,9 @@ fn render(r: &Report) -> String {
     if let Some(e) = &r.codex_trust_error {
         out.push_str(&format!("  cannot read Codex's trust records: {e}\n"));
     }
+    if let Some(mode) = &r.permission_mode {
+        out.push_str(&format!("  permission mode: {mode}\n"));
+    }
     if let Some(k) = &r.agent_keep_awake {
         out.push_str(&format!(
             "  note: the agent keeps the machine awake itself too ({k})\n"
@@ -270,56 +258,13 @@ fn receipts(places: &Places) -> BTreeMap<(String, String), (u64, Timestamp)> {
         .unwrap_or_default()
 }
 
-/// After `lidguard settings` saved settings whose managed hook timeout differs from the old
-/// one (`old` → `new` seconds): refreshes lidguard's entries in every agent config that
-/// already holds them. A refresh that fails is a warning naming the agent, never a failure of
-/// the settings change.
-pub(crate) fn refresh_timeouts(places: &Places, old: u32, new: u32) -> anyhow::Result<()> {
-    let cmd = match hook_program() {
-        Ok(program) => HookCommand::new(program),
-        Err(e) => {
-            output::warn(&format!(
-                "could not refresh the hook timeouts ({e:#}); run `lidguard hook-install --provider all`"
-            ));
-            return Ok(());
-        }
-    };
-    for refreshed in hooks::refresh_timeouts(places, &cmd, (old, new), &env) {
-        let p = refreshed.provider.as_str();
-        match refreshed.result {
-            Ok(None) => {}
-            Ok(Some(refresh)) => {
-                let what = if refresh.only_timeouts {
-                    format!("refreshed the hook timeout for {p} ({old} s → {new} s)")
-                } else {
-                    format!(
-                        "refreshed lidguard's hooks for {p} (timeout {new} s; they had also drifted from what hook-install writes, now corrected)"
-                    )
-                };
-                output::line(&format!("{what}: {}", refresh.outcome.file.display()))?;
-                if let Some(b) = &refresh.outcome.backup {
-                    output::line(&format!("  previous version saved as {}", b.display()))?;
-                }
-                print_trust(refresh.trust.as_ref())?;
-            }
-            Err(e) => output::warn(&format!(
-                "could not refresh the hook timeout for {p} ({e:#}); its hooks still carry the old \
-                 timeout: fix that, then run `lidguard hook-install --provider {p}`"
-            )),
-        }
-    }
-    Ok(())
-}
-
-/// `codex-hooks config-toml`: the Codex hooks in `config.toml` form.
-pub(crate) fn codex_toml_snippet(places: &Places) -> anyhow::Result<ExitCode> {
+/// A snippet printer: what `hook-install` would write into a missing file, in `format` (one of
+/// the agent's, checked by the command line).
+pub(crate) fn snippet(places: &Places, agent: &Agent, format: &str) -> anyhow::Result<ExitCode> {
     let setup = setup(places)?;
-    output::prompt(&codex::config_toml_snippet(&setup.cmd, setup.timeout))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The snippet printers: what `hook-install` would write into a missing file.
-pub(crate) fn snippet(places: &Places, provider: Provider) -> anyhow::Result<ExitCode> {
-    output::prompt(&hooks::snippet(provider, &setup(places)?)?)?;
+    let Some(text) = hooks::snippet(agent.provider, format, &setup) else {
+        anyhow::bail!("{} has no `{format}` format", agent.snippet_command);
+    };
+    output::prompt(&text)?;
     Ok(ExitCode::SUCCESS)
 }

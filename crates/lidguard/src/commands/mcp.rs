@@ -2,7 +2,6 @@
 //! diagnostics go to the log file.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -10,45 +9,13 @@ use lidguard_ipc::Places;
 use lidguard_mcp::{ControlServer, ProviderServer};
 
 pub(crate) fn serve_control(places: Places) -> anyhow::Result<ExitCode> {
-    let server = ControlServer::new(places).on_hook_timeout_change(Arc::new(refresh_hooks));
-    serve(lidguard_mcp::serve_stdio(server))
-}
-
-/// What `settings` does when the managed hook timeout changes, run as its own process so its
-/// report is captured for the tool reply (this process's stdout carries MCP frames only).
-fn refresh_hooks(old: u32, new: u32) -> String {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            return format!(
-                "Installed hooks were not refreshed ({e}); run `lidguard hook-install --provider all`."
-            );
-        }
-    };
-    let out = std::process::Command::new(exe)
-        .args(["refresh-hook-timeouts", &old.to_string(), &new.to_string()])
-        .stdin(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(out) => {
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            if text.is_empty() {
-                format!(
-                    "The managed hook timeout is now {new} s; no installed hooks needed a change."
-                )
-            } else {
-                text
-            }
-        }
-        Err(e) => format!(
-            "Installed hooks were not refreshed ({e}); run `lidguard hook-install --provider all`."
-        ),
-    }
+    let hook_command = super::hook_config::hook_program()
+        .map(lidguard_providers::install::HookCommand::new)
+        .map_err(|e| format!("{e:#}"));
+    serve(lidguard_mcp::serve_stdio(ControlServer::new(
+        places,
+        hook_command,
+    )))
 }
 
 pub(crate) fn serve_provider(places: Places, provider_name: &str) -> anyhow::Result<ExitCode> {

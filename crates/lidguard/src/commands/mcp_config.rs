@@ -1,13 +1,15 @@
 //! `mcp-install`, `mcp-status`, `mcp-remove` (lidguard's `mcp-server` in each agent's MCP
 //! config) and `provider-mcp-install|status|remove` (a Provider MCP entry in any JSON config).
 //! The work is `lidguard_config::mcp`; this module picks the agents and prints.
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use lidguard_config::mcp::{self, ProviderEntry, Removed, Report};
-use lidguard_config::{Location, MANAGED, Options, agents};
+use lidguard_config::{Location, Options, agents, managed};
 use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 use lidguard_providers::install::mcp::PROVIDER_SERVER_NAME;
@@ -32,7 +34,7 @@ fn targets(
     config_edit::targets(
         which,
         "lidguard registers its MCP server with",
-        || crate::prompt::agent_among(&MANAGED, command, "an agent (or `all`)"),
+        || crate::prompt::agent_among(&managed(), command, "an agent (or `all`)"),
         |p| agents::mcp(p, &var),
     )
 }

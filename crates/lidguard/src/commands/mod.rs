@@ -14,7 +14,6 @@ mod status;
 
 use std::process::ExitCode;
 
-use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 
 use crate::cli::{Cli, Command};
@@ -45,15 +44,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     // Hooks run on every tool call of every agent: they skip everything else here and never
     // fail the agent (see `hook`).
-    let hook = match &command {
-        Command::ClaudeHook => Some((Provider::Claude, None)),
-        Command::CodexHook => Some((Provider::Codex, None)),
-        Command::CopilotHook(args) => Some((Provider::Copilot, Some(args.event.as_str()))),
-        Command::OpencodeHook(args) => Some((Provider::OpenCode, Some(args.event.as_str()))),
-        _ => None,
-    };
-    if let Some((provider, event)) = hook {
-        return Ok(lidguard::hook::run(provider, event));
+    if let Command::Hook { agent, event } = &command {
+        return Ok(lidguard::hook::run(agent.provider, event.as_deref()));
     }
     let places = Places::from_env()?;
     let long_running = matches!(
@@ -82,19 +74,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::HookStatus(args) => {
             hook_config::status(&places, args.provider.as_deref(), args.json)
         }
-        Command::ClaudeHooks(args) => {
-            snippet(&places, Provider::Claude, &args.format, "settings-json")
-        }
-        Command::CodexHooks(args) if args.format == "config-toml" => {
-            hook_config::codex_toml_snippet(&places)
-        }
-        Command::CodexHooks(args) => snippet(&places, Provider::Codex, &args.format, "hooks-json"),
-        Command::CopilotHooks(args) => {
-            snippet(&places, Provider::Copilot, &args.format, "config-json")
-        }
-        Command::OpencodeHooks(args) => {
-            snippet(&places, Provider::OpenCode, &args.format, "plugin-js")
-        }
+        Command::Snippet { agent, format } => hook_config::snippet(&places, agent, &format),
         Command::RemovePreSuspendWebhook => clear(&places, "pre-suspend-webhook-url"),
         Command::RemovePostSessionEndWebhook => clear(&places, "post-session-end-webhook-url"),
         Command::RemoveClosedLidStopFollowUpWebhook => {
@@ -125,14 +105,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::RunServer => server::run(places),
-        Command::RefreshHookTimeouts { old, new } => {
-            hook_config::refresh_timeouts(&places, old, new).map(|()| ExitCode::SUCCESS)
-        }
-        Command::Help { .. }
-        | Command::ClaudeHook
-        | Command::CodexHook
-        | Command::CopilotHook(_)
-        | Command::OpencodeHook(_) => unreachable!("handled above"),
+        Command::Help { .. } | Command::Hook { .. } => unreachable!("handled above"),
     }
 }
 
@@ -143,22 +116,4 @@ fn clear(places: &Places, flag: &'static str) -> anyhow::Result<ExitCode> {
         changes: vec![(flag, "off".to_owned())],
     };
     settings::run(places, &args)
-}
-
-/// A snippet printer, checking the format name it was given.
-fn snippet(
-    places: &Places,
-    provider: Provider,
-    format: &str,
-    expected: &str,
-) -> anyhow::Result<ExitCode> {
-    if format != expected {
-        let also = if provider == Provider::Codex {
-            " (or `config-toml`)"
-        } else {
-            ""
-        };
-        anyhow::bail!("unknown format `{format}` for {provider}; the format is `{expected}`{also}");
-    }
-    hook_config::snippet(places, provider)
 }

@@ -2,14 +2,13 @@
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
+use lidguard_config::settings::Changes;
 use lidguard_core::settings::{FieldKind, FieldSpec, fields_for};
 use lidguard_core::settings::{Os, Settings};
-use lidguard_ipc::client::{self, ClientError};
-use lidguard_ipc::protocol::Request;
 use lidguard_ipc::{Places, settings_file};
+use lidguard_providers::install::HookCommand;
 
 use crate::cli::SettingsArgs;
 use crate::{output, prompt};
@@ -26,7 +25,7 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
             let edited = edit(&current, os, &mut stdin.lock(), &mut std::io::stdout())?;
             if let Some(draft) = edited {
                 // Only the fields edited here: another writer may have changed others meanwhile.
-                let edits: Vec<(&str, String)> = current
+                let edits: Vec<(&'static str, String)> = current
                     .changed_fields(&draft, os)
                     .into_iter()
                     .map(|spec| (spec.flag, draft.get_field(spec.flag).unwrap_or_default()))
@@ -50,62 +49,48 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// Applies `changes` (flag, value) to the settings as they are in the file at this moment,
-/// validates and saves them under the settings lock, reports what changed, and hands the
-/// settings to a running daemon (never starts one).
-fn save_and_push(places: &Places, changes: &[(&str, String)]) -> anyhow::Result<Settings> {
+/// Applies `changes` (flag, value) through the one settings path (`lidguard_config::settings`)
+/// and reports what changed, what the running daemon did, and the hook timeouts refreshed.
+fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow::Result<Settings> {
     let os = Os::current();
-    let path = places.settings_file();
-    let settings_file::Updated { old, new } = settings_file::update(&path, os, |current| {
-        let mut new = current.clone();
-        for (flag, value) in changes {
-            new.set_field(flag, value, os)?;
-        }
-        check_sound_files(&new)?;
-        if let Err(errors) = new.validate(os) {
-            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            bail!("{}", reasons.join("\n"));
-        }
-        Ok::<_, anyhow::Error>(new)
+    let changes = Changes {
+        reset: false,
+        fields: changes.to_vec(),
+    };
+    let hook_command = || {
+        super::hook_config::hook_program()
+            .map(HookCommand::new)
+            .map_err(|e| format!("{e:#}"))
+    };
+    let applied = lidguard_config::settings::apply(places, os, &changes, hook_command, &|name| {
+        std::env::var_os(name)
     })?;
-    let (old, new) = (&old, &new);
-    let changed = old.changed_fields(new, os);
-    if changed.is_empty() {
+    if applied.changed.is_empty() {
         output::line("No change.")?;
-        return Ok(new.clone());
+        return Ok(applied.new);
     }
-    for spec in &changed {
+    for spec in &applied.changed {
         output::line(&format!(
             "{}: {} -> {}",
             spec.flag,
-            shown(spec, old),
-            shown(spec, new)
+            shown(spec, &applied.old),
+            shown(spec, &applied.new)
         ))?;
     }
-    output::line(&format!("Saved to {}.", path.display()))?;
-    let request = Request::Settings {
-        settings: Box::new(new.clone()),
-    };
-    match client::request(places, &request, Duration::from_secs(5)) {
-        Ok(r) if r.ok => output::line("The running daemon uses them now.")?,
-        Ok(r) => output::warn(&format!(
-            "the running daemon did not take them: {}",
-            r.message
-        )),
-        Err(ClientError::NotRunning { .. }) => {}
-        Err(e) => output::warn(&format!(
-            "could not reach the running daemon ({e}); it will read them when it restarts"
-        )),
+    output::line(&format!("Saved to {}.", places.settings_file().display()))?;
+    let lines = applied
+        .pushed
+        .line()
+        .into_iter()
+        .chain(applied.hooks.lines());
+    for line in lines {
+        if line.warning {
+            output::warn(&line.text);
+        } else {
+            output::line(&line.text)?;
+        }
     }
-    // A stop hook may wait for the ask-before-sleep reply: installed hooks must outlive it.
-    let (before, after) = (
-        old.managed_hook_timeout_seconds(),
-        new.managed_hook_timeout_seconds(),
-    );
-    if before != after {
-        super::hook_config::refresh_timeouts(places, before, after)?;
-    }
-    Ok(new.clone())
+    Ok(applied.new)
 }
 
 /// A field's value as printed: secrets are never shown, only whether one is set.
@@ -115,11 +100,6 @@ fn shown(spec: &FieldSpec, settings: &Settings) -> String {
         return "(set)".to_owned();
     }
     value
-}
-
-/// A sound path must name an existing file (checked here: the core cannot look at files).
-fn check_sound_files(settings: &Settings) -> anyhow::Result<()> {
-    settings_file::check_sound_files(settings).map_err(anyhow::Error::msg)
 }
 
 fn render(settings: &Settings, os: Os, path: &str) -> String {
@@ -219,7 +199,7 @@ fn edit(
             .map_err(anyhow::Error::from)
             .and_then(|()| {
                 if matches!(spec.kind, FieldKind::Sound) {
-                    check_sound_files(&candidate)
+                    settings_file::check_sound_files(&candidate).map_err(anyhow::Error::msg)
                 } else {
                     Ok(())
                 }

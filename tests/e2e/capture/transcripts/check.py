@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check tests/fixtures/transcripts/*/*.jsonl against their .expect.json with a small reference
-detector (the rules of /work/shared/reference/lidguard-behaviour.md §2.7, applied to the whole file
-read in order). Not a test of lidguard itself: it shows that the fixtures carry the records the
+detector (the rules in each agent's README, crates/lidguard-providers/src/agents/*/README.md,
+applied to the whole file read in order). Not a test of lidguard itself: it shows that the fixtures carry the records the
 Rust detectors are to look for, and how the rules read on real files.
 
     python3 tests/e2e/capture/transcripts/check.py [fixtures dir]      -> PASS/FAIL per fixture

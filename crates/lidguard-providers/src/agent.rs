@@ -1,0 +1,253 @@
+//! Everything that differs between the agents lidguard works with, as one [`Agent`] entry per
+//! agent in [`AGENTS`]. Each agent's folder under `agents/` holds its entry and everything the
+//! entry points at (its payloads and outputs, its config files, its transcript, its process);
+//! the rest of lidguard — the hook path, the installers, the transcript monitor, the CLI's
+//! subcommands and help — goes through the table and never names an agent.
+//!
+//! Adding an agent: a folder under `agents/` with its `AGENT`, a line in [`AGENTS`], and a
+//! variant of [`Provider`] (in `lidguard-core`).
+// Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
+#![deny(clippy::wildcard_enum_match_arm)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use lidguard_core::event::{AgentEvent, Decision};
+use lidguard_core::provider::Provider;
+use serde_json::Value;
+
+use crate::agents::codex::trust::CodexTrust;
+use crate::install::{Change, ForeignHook, HookCommand, HookStatus, InstallError};
+use crate::transcript::Discovery;
+use crate::{HookInput, ParseError};
+
+/// Reads an environment variable (injectable for tests).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+
+/// Where an agent keeps a file lidguard edits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The agent's config directory; `--provider all` includes only agents whose directory
+    /// exists.
+    pub root: PathBuf,
+    /// The file lidguard edits.
+    pub file: PathBuf,
+}
+
+/// The user's home directory: `HOME`, else what the OS says.
+pub fn home_dir(var: Env<'_>) -> Option<PathBuf> {
+    set_dir(var, "HOME").or_else(std::env::home_dir)
+}
+
+/// The directory a variable names, when it is set and not empty.
+pub fn set_dir(var: Env<'_>, name: &str) -> Option<PathBuf> {
+    var(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// The directory in variable `name`, else `default` under the home directory.
+pub fn config_dir(var: Env<'_>, name: &str, default: &str) -> Option<PathBuf> {
+    match set_dir(var, name) {
+        Some(dir) => Some(dir),
+        None => Some(home_dir(var)?.join(default)),
+    }
+}
+
+/// One agent.
+pub struct Agent {
+    /// Its name in sessions, on the command line and in JSON.
+    pub provider: Provider,
+    /// The hook subcommand its entries run: `claude-hook`.
+    pub hook_command: &'static str,
+    /// What the hook subcommand is, for its help.
+    pub hook_help: &'static str,
+    /// The agent's payloads do not name their event: the entries pass `--event <name>`.
+    pub event_on_command_line: bool,
+    /// Its hook payload as lidguard's events.
+    pub parse: fn(&HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError>,
+    /// The stdout that carries a decision for an event, `None` when that event cannot.
+    pub render: fn(&str, &Decision) -> Option<String>,
+    /// The stdout that continues a stopped turn with the user's reply (ask before sleep).
+    pub render_continuation: fn(&str) -> Option<String>,
+    /// Whether a process (its `comm` name and command line) is the agent itself.
+    pub is_owner: fn(name: &str, cmdline: &str) -> bool,
+    /// Its hook configuration.
+    pub hooks: &'static HookFile,
+    /// Its MCP server configuration, if lidguard registers its server there.
+    pub mcp: Option<&'static McpFile>,
+    /// Its transcript, if lidguard follows it.
+    pub transcript: Option<&'static TranscriptRules>,
+    /// The snippet printer subcommand: `claude-hooks`.
+    pub snippet_command: &'static str,
+    /// Its formats and what each prints.
+    pub snippets: &'static [Snippet],
+    /// The agent's own keep-awake setting, which `hook-status` notes.
+    pub keep_awake: Option<AgentSetting>,
+    /// The agent's permission mode, which decides whether it asks at all (and so whether the
+    /// closed-lid policy is consulted); `hook-status` shows it.
+    pub permission_mode: Option<AgentSetting>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The hook configuration file of an agent and lidguard's edits of it (pure: the caller
+/// reads and writes the file).
+pub struct HookFile {
+    /// Where the file is, from the agent's variables; `None` when the home is unknown.
+    pub locate: fn(Env<'_>) -> Option<Location>,
+    /// Adds or corrects lidguard's entries (`None`: no file yet; the timeout in seconds).
+    pub install: fn(Option<&str>, &HookCommand, u32) -> Result<Change, InstallError>,
+    /// Removes them; the last argument is the file as it was before lidguard's install.
+    pub remove: fn(&str, &HookCommand, Option<&str>) -> Result<Change, InstallError>,
+    /// Compares the file with what install writes.
+    pub status: fn(Option<&str>, &HookCommand, u32) -> Result<HookStatus, InstallError>,
+    /// The entries carry the managed hook timeout (refreshed when the settings change it).
+    pub timeouts: bool,
+    /// The events whose arrival `hook-status` shows.
+    pub evidence: &'static [&'static str],
+    /// Other files whose hooks the agent runs next to lidguard's.
+    pub related: Option<RelatedHooks>,
+    /// The agent's trust records for hooks.
+    pub trust: Option<TrustRecords>,
+}
+
+/// Other files whose hooks an agent runs next to lidguard's (`hook-status` lists their
+/// conflicting hooks, and lidguard's own entries there, which would run twice).
+pub struct RelatedHooks {
+    /// The files, given the hook file's location and the directory the command runs in.
+    pub files: fn(&Location, Option<&Path>) -> Vec<PathBuf>,
+    /// Their conflicting hooks and the events on which they run lidguard itself.
+    pub scan: fn(&str, &HookCommand) -> Result<Scan, InstallError>,
+}
+
+/// Another file's conflicting hooks, and the events on which it runs lidguard itself.
+pub type Scan = (Vec<ForeignHook>, Vec<String>);
+
+/// An agent's record of which hooks the user trusts (Codex): hooks it skips until trusted.
+pub struct TrustRecords {
+    /// The file holding the records.
+    pub file: fn(&Location) -> PathBuf,
+    /// The hook file's path as the records name it.
+    pub key_path: fn(&Location) -> String,
+    /// How the records treat lidguard's entries (key path, hook file text, records text).
+    pub check: fn(&str, &str, Option<&str>, &HookCommand) -> Result<CodexTrust, InstallError>,
+    /// Records lidguard's entries as trusted.
+    pub record: fn(&str, &str, Option<&str>, &HookCommand) -> Result<Change, InstallError>,
+}
+
+/// One of the agent's own settings that `hook-status` reports.
+pub struct AgentSetting {
+    /// The file it is in.
+    pub file: fn(&Location) -> PathBuf,
+    /// What to say about it (`None`: nothing worth saying, or unreadable).
+    pub read: fn(Option<&str>) -> Option<String>,
+}
+
+/// One format of a snippet printer.
+pub struct Snippet {
+    /// Its name on the command line: `settings-json`.
+    pub format: &'static str,
+    /// What it is, for the help.
+    pub help: &'static str,
+    /// The text, for the entries' command and timeout.
+    pub print: fn(&HookCommand, u32) -> String,
+}
+
+/// An agent's MCP configuration and lidguard's entry in it.
+pub struct McpFile {
+    /// Where the file is.
+    pub locate: fn(Env<'_>) -> Option<Location>,
+    /// lidguard's `mcp-server` entry there.
+    pub entry: McpEntry,
+}
+
+/// How lidguard's server entry is written.
+pub enum McpEntry {
+    /// A server object in a JSON container, for the executable (most agents).
+    Json(fn(&str) -> crate::install::mcp::JsonEntry),
+    /// The agent's own format (Codex's TOML).
+    Own {
+        /// Adds or refreshes the entry (`force` takes over one of that name lidguard did not
+        /// write).
+        install: fn(Option<&str>, &str, bool) -> Result<Change, InstallError>,
+        /// Removes it (or puts back the one it replaced; the last argument is the file
+        /// before).
+        remove: fn(&str, &str, Option<&str>) -> Result<Change, InstallError>,
+        /// Compares the entry the agent reads with what install writes.
+        status: fn(Option<&str>, &str) -> Result<crate::install::mcp::McpStatus, InstallError>,
+    },
+}
+
+impl McpFile {
+    /// Adds or refreshes lidguard's entry running `exe` (`None`: no file yet).
+    pub fn install(
+        &self,
+        text: Option<&str>,
+        exe: &str,
+        force: bool,
+    ) -> Result<Change, InstallError> {
+        match &self.entry {
+            McpEntry::Json(entry) => crate::install::mcp::install_json(text, &entry(exe), force),
+            McpEntry::Own { install, .. } => install(text, exe, force),
+        }
+    }
+
+    /// Removes it; `before` is the file as it was before lidguard's install, when known.
+    pub fn remove(
+        &self,
+        text: &str,
+        exe: &str,
+        before: Option<&str>,
+    ) -> Result<Change, InstallError> {
+        match &self.entry {
+            McpEntry::Json(entry) => crate::install::mcp::remove_json(text, &entry(exe), before),
+            McpEntry::Own { remove, .. } => remove(text, exe, before),
+        }
+    }
+
+    /// Compares the entry the agent reads with what install writes.
+    pub fn status(
+        &self,
+        text: Option<&str>,
+        exe: &str,
+    ) -> Result<crate::install::mcp::McpStatus, InstallError> {
+        match &self.entry {
+            McpEntry::Json(entry) => crate::install::mcp::status_json(text, &entry(exe)),
+            McpEntry::Own { status, .. } => status(text, exe),
+        }
+    }
+}
+
+/// How to read an agent's transcript.
+pub struct TranscriptRules {
+    /// The activity reason recorded for plain growth.
+    pub activity_reason: &'static str,
+    /// The stop (an interrupt or abort) the latest records show.
+    pub stop: fn(&[Value]) -> Option<&'static str>,
+    /// Background work a record says finished (ids the hooks track).
+    pub finished_work: fn(&Value) -> Vec<String>,
+    /// Whether a record asks the user something or answers it (a question tool call).
+    pub question: fn(&Value) -> Question,
+    /// The soft-lock reason while a question waits.
+    pub question_reason: &'static str,
+    /// Finds a session's transcript when the hooks give no path.
+    pub discover: fn(&str, &Path, Env<'_>) -> Discovery,
+}
+
+/// What a transcript record does to the agent's questions to the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// Nothing.
+    None,
+    /// The agent asks (the call's id).
+    Asked(String),
+    /// The answer to that call arrived.
+    Answered(String),
+}
+
+pub use crate::agents::{AGENTS, agent, by_hook_command};

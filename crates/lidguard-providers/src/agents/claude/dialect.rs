@@ -1,0 +1,342 @@
+//! Claude Code (`lidguard claude-hook`).
+//!
+//! Sources: the hooks reference (code.claude.com/docs/en/hooks,
+//! summed up in `README.md` here) and payloads captured from
+//! `@anthropic-ai/claude-code` 2.1 in `tests/fixtures/claude/`. The event name is in the payload
+//! (`hook_event_name`); fields are snake_case.
+
+use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind, WorkKind};
+use lidguard_core::provider::Provider;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
+
+/// The tool with which Claude asks the user a question.
+const ASK_USER_TOOL: &str = "AskUserQuestion";
+
+/// Tools whose `run_in_background: true` leaves work running after the call returns.
+const BACKGROUND_TOOLS: [&str; 4] = ["Bash", "PowerShell", "Agent", "Task"];
+
+/// The payload fields lidguard reads. Unknown fields are ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Wire {
+    hook_event_name: Option<String>,
+    session_id: Option<String>,
+    transcript_path: Option<String>,
+    cwd: Option<String>,
+    prompt: Option<String>,
+    reason: Option<String>,
+    /// `StopFailure`: the error type (`server_error`, `rate_limit`, ...).
+    error: Option<Value>,
+    is_interrupt: Option<bool>,
+    stop_hook_active: Option<bool>,
+    last_assistant_message: Option<String>,
+    notification_type: Option<String>,
+    agent_id: Option<String>,
+    task_id: Option<String>,
+    tool_name: Option<String>,
+    tool_input: Option<Value>,
+    tool_response: Option<Value>,
+    /// `Stop` (2.1.197+): `[{id, type, status, ...}]`, empty when nothing runs.
+    background_tasks: Option<Vec<BackgroundTask>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct BackgroundTask {
+    id: String,
+    status: Option<String>,
+}
+
+/// Parses one Claude Code hook payload.
+pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
+    let wire: Wire = from_json(Provider::Claude, input.stdin)?;
+    let event_name = wire
+        .hook_event_name
+        .clone()
+        .or_else(|| input.event_arg.map(str::to_owned))
+        .ok_or(ParseError::NoEvent(Provider::Claude))?;
+    let tool = wire.tool_name.as_deref();
+    let asks_user = tool == Some(ASK_USER_TOOL);
+    let mut kinds = Vec::new();
+    match event_name.as_str() {
+        "SessionStart" => kinds.push(EventKind::SessionStarted),
+        "UserPromptSubmit" => {
+            let prompt = wire.prompt.as_deref().unwrap_or_default();
+            if prompt.contains("<task-notification>") {
+                // A background task reporting back: completion, not a new prompt.
+                kinds.push(EventKind::WorkNoticeDelivered {
+                    work_ids: task_notification_ids(prompt),
+                });
+            } else {
+                kinds.push(EventKind::PromptSubmitted);
+            }
+        }
+        "PreToolUse" => kinds.push(EventKind::ToolStarting { asks_user }),
+        "PostToolUse" => {
+            kinds.push(EventKind::ToolFinished { asks_user });
+            kinds.extend(background_change(&wire));
+        }
+        "PostToolUseFailure" => {
+            if wire.is_interrupt == Some(true) {
+                kinds.push(EventKind::Interrupted);
+            } else {
+                kinds.push(EventKind::ToolFinished { asks_user });
+            }
+        }
+        "PermissionRequest" => kinds.push(EventKind::PermissionRequested {
+            before_agent_rules: false,
+        }),
+        "Elicitation" => kinds.push(EventKind::ElicitationRequested),
+        // The user answered an MCP elicitation.
+        "ElicitationResult" => kinds.push(EventKind::WaitingCleared {
+            state_reason: event_name.clone(),
+        }),
+        "Notification" => kinds.push(notification(wire.notification_type.as_deref())),
+        "SubagentStart" | "SubagentStop" => {
+            kinds.push(match &wire.agent_id {
+                Some(id) if event_name == "SubagentStart" => EventKind::WorkStarted {
+                    work_id: id.clone(),
+                    work: WorkKind::Subagent,
+                },
+                Some(id) => EventKind::WorkFinished {
+                    work_id: id.clone(),
+                },
+                None => EventKind::Telemetry,
+            });
+        }
+        "TaskCreated" | "TaskCompleted" => {
+            kinds.push(match &wire.task_id {
+                Some(id) if event_name == "TaskCreated" => EventKind::WorkStarted {
+                    work_id: id.clone(),
+                    work: WorkKind::Task,
+                },
+                Some(id) => EventKind::WorkFinished {
+                    work_id: id.clone(),
+                },
+                None => EventKind::Telemetry,
+            });
+        }
+        "Stop" => kinds.push(EventKind::TurnStopped {
+            stop_hook_active: wire.stop_hook_active.unwrap_or(false),
+            running_work: wire.background_tasks.as_ref().map(|tasks| {
+                tasks
+                    .iter()
+                    .filter(|t| {
+                        t.status
+                            .as_deref()
+                            .is_none_or(|s| s == "running" || s == "pending")
+                    })
+                    .map(|t| t.id.clone())
+                    .collect()
+            }),
+            // Only Stop may ask before sleep; StopFailure and SessionEnd may not.
+            can_continue: true,
+        }),
+        "StopFailure" => kinds.push(EventKind::TurnFailed),
+        "SessionEnd" => kinds.push(EventKind::SessionEnded {
+            normal: true,
+            defer_for_work: false,
+        }),
+        _ => kinds.push(EventKind::Telemetry),
+    }
+    let cwd = wire.cwd.as_deref().or(input.process_cwd);
+    let id = session_id(Provider::Claude, wire.session_id.as_deref(), cwd);
+    let reason = wire.reason.clone().or_else(|| match &wire.error {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    });
+    let events = kinds
+        .into_iter()
+        .map(|kind| {
+            let mut e = AgentEvent::new(Provider::Claude, id.clone(), event_name.clone(), kind);
+            e.tool_name.clone_from(&wire.tool_name);
+            e.cwd = cwd.map(str::to_owned);
+            e.transcript_path.clone_from(&wire.transcript_path);
+            e.reason.clone_from(&reason);
+            if matches!(e.kind, EventKind::PromptSubmitted) {
+                e.prompt = prompt_text(wire.prompt.as_deref());
+            }
+            e.last_assistant_message = bounded(wire.last_assistant_message.as_deref(), 4096);
+            e
+        })
+        .collect();
+    Ok(events)
+}
+
+/// Background work started or stopped by a finished tool call.
+fn background_change(wire: &Wire) -> Option<EventKind> {
+    let tool = wire.tool_name.as_deref()?;
+    let input = wire.tool_input.as_ref();
+    let response = wire.tool_response.as_ref();
+    let field = |v: Option<&Value>, key: &str| {
+        v.and_then(|v| v.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if tool == "TaskStop" || tool == "KillShell" || tool == "KillBash" {
+        let id = field(input, "task_id").or_else(|| field(input, "shell_id"))?;
+        return Some(EventKind::WorkFinished { work_id: id });
+    }
+    let flag = |v: Option<&Value>, key: &str| {
+        v.and_then(|v| v.get(key)).and_then(Value::as_bool) == Some(true)
+    };
+    // `run_in_background: true`, or (captured, 2.1) an Agent call Claude launched
+    // asynchronously on its own: `tool_response: {"isAsync": true, "status": "async_launched",
+    // "agentId": …}`.
+    let in_background = flag(input, "run_in_background") || flag(response, "isAsync");
+    let work = match tool {
+        "Monitor" => WorkKind::Monitor,
+        t if in_background && BACKGROUND_TOOLS.contains(&t) => {
+            if t == "Bash" || t == "PowerShell" {
+                WorkKind::Shell
+            } else {
+                WorkKind::Task
+            }
+        }
+        _ => return None,
+    };
+    // Captured: PostToolUse of a background Bash carries `tool_response.backgroundTaskId`,
+    // the id that Stop's `background_tasks` and `<task-notification>` use later.
+    let id = field(response, "backgroundTaskId")
+        .or_else(|| field(response, "taskId"))
+        .or_else(|| field(response, "agentId"))?;
+    Some(EventKind::WorkStarted { work_id: id, work })
+}
+
+/// The ids named by `<task-id>…</task-id>` in a `<task-notification>` prompt.
+fn task_notification_ids(prompt: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut rest = prompt;
+    while let Some(start) = rest.find("<task-id>") {
+        rest = &rest[start + "<task-id>".len()..];
+        let Some(end) = rest.find("</task-id>") else {
+            break;
+        };
+        ids.push(rest[..end].trim().to_owned());
+        rest = &rest[end..];
+    }
+    ids
+}
+
+fn notification(kind: Option<&str>) -> EventKind {
+    match kind {
+        Some(reason @ ("permission_prompt" | "elicitation_dialog")) => EventKind::WaitingForUser {
+            state_reason: reason.to_owned(),
+        },
+        Some(reason @ ("elicitation_complete" | "elicitation_response")) => {
+            EventKind::WaitingCleared {
+                state_reason: reason.to_owned(),
+            }
+        }
+        _ => EventKind::Telemetry,
+    }
+}
+
+/// `PermissionRequest` output: `hookSpecificOutput.decision` with `behavior` (hooks docs; README.md here).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionOutput {
+    hook_specific_output: PermissionSpecific,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionSpecific {
+    hook_event_name: &'static str,
+    decision: PermissionDecision,
+}
+
+#[derive(Serialize)]
+struct PermissionDecision {
+    behavior: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+/// `Elicitation` output: `hookSpecificOutput.action` (hooks docs; README.md here).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ElicitationOutput {
+    hook_specific_output: ElicitationSpecific,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ElicitationSpecific {
+    hook_event_name: &'static str,
+    action: &'static str,
+}
+
+/// Renders a decision for Claude Code.
+///
+/// A denied permission does not set `interrupt`: the model gets the message and can carry on
+/// with what it can do without the denied action, instead of ending the turn.
+pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
+    let json = match (hook_event, &decision.kind) {
+        ("PermissionRequest", DecisionKind::AllowPermission) => {
+            serde_json::to_string(&PermissionOutput {
+                hook_specific_output: PermissionSpecific {
+                    hook_event_name: "PermissionRequest",
+                    decision: PermissionDecision {
+                        behavior: "allow",
+                        message: None,
+                    },
+                },
+            })
+        }
+        ("PermissionRequest", DecisionKind::DenyPermission { message }) => {
+            serde_json::to_string(&PermissionOutput {
+                hook_specific_output: PermissionSpecific {
+                    hook_event_name: "PermissionRequest",
+                    decision: PermissionDecision {
+                        behavior: "deny",
+                        message: Some(message.clone()),
+                    },
+                },
+            })
+        }
+        ("Elicitation", DecisionKind::CancelElicitation) => {
+            serde_json::to_string(&ElicitationOutput {
+                hook_specific_output: ElicitationSpecific {
+                    hook_event_name: "Elicitation",
+                    action: "cancel",
+                },
+            })
+        }
+        _ => return None,
+    };
+    json.ok()
+}
+
+/// The answer to a continuable stop when the user's reply continues the turn. Source:
+/// Claude Code hooks reference, Stop: `decision: "block"` with `reason`, which becomes
+/// Claude's next instruction (a cap of 8 consecutive blocks applies).
+#[derive(Serialize)]
+struct ClaudeStopContinuation<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+/// The hook output that continues the turn with `reply`.
+pub fn render_continuation(reply: &str) -> Option<String> {
+    serde_json::to_string(&ClaudeStopContinuation {
+        decision: "block",
+        reason: reply,
+    })
+    .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_notification_ids_are_extracted() {
+        let prompt = "<task-notification>\n<task-id>bacbaimp1</task-id>\n<status>completed</status>\n</task-notification>\n<task-notification><task-id> b2 </task-id></task-notification>";
+        assert_eq!(task_notification_ids(prompt), ["bacbaimp1", "b2"]);
+        assert!(task_notification_ids("<task-id>unterminated").is_empty());
+    }
+}

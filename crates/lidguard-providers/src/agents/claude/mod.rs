@@ -1,0 +1,105 @@
+//! Claude Code: hooks in `settings.json`, MCP servers in `.claude.json`, transcripts under
+//! `projects/`. The contract lidguard relies on, with its sources: `README.md` here.
+
+mod dialect;
+pub mod install;
+mod transcript;
+
+use serde_json::Value;
+
+use crate::agent::{
+    Agent, AgentSetting, Env, HookFile, Location, McpEntry, McpFile, Snippet, config_dir, home_dir,
+    set_dir,
+};
+use crate::install::mcp::JsonEntry;
+use lidguard_core::provider::Provider;
+
+pub use dialect::{parse, render, render_continuation};
+
+/// Claude Code's entry.
+pub static AGENT: Agent = Agent {
+    provider: Provider::Claude,
+    hook_command: "claude-hook",
+    hook_help: "Claude Code hook: reads the hook payload on stdin (installed by `hook-install`).",
+    event_on_command_line: false,
+    parse: dialect::parse,
+    render: dialect::render,
+    render_continuation: dialect::render_continuation,
+    is_owner,
+    hooks: &HOOKS,
+    mcp: Some(&MCP),
+    transcript: Some(&transcript::RULES),
+    snippet_command: "claude-hooks",
+    snippets: &[Snippet {
+        format: "settings-json",
+        help: "The hooks in Claude Code's settings.json",
+        print: install::snippet,
+    }],
+    keep_awake: None,
+    permission_mode: Some(AgentSetting {
+        file: |location| location.file.clone(),
+        read: install::permission_mode,
+    }),
+};
+
+static HOOKS: HookFile = HookFile {
+    locate: hooks_location,
+    install: install::install,
+    remove: install::remove,
+    status: install::status,
+    timeouts: true,
+    evidence: install::REQUIRED_EVENTS,
+    related: None,
+    trust: None,
+};
+
+static MCP: McpFile = McpFile {
+    locate: mcp_location,
+    entry: McpEntry::Json(mcp_entry),
+};
+
+/// `settings.json` in `$CLAUDE_CONFIG_DIR`, else `~/.claude`
+/// (<https://docs.anthropic.com/en/docs/claude-code/settings>).
+fn hooks_location(var: Env<'_>) -> Option<Location> {
+    let root = config_dir(var, "CLAUDE_CONFIG_DIR", ".claude")?;
+    Some(Location {
+        file: root.join("settings.json"),
+        root,
+    })
+}
+
+/// User-scope MCP servers: `.claude.json` in the home directory, or in `CLAUDE_CONFIG_DIR`
+/// when set (observed: `claude mcp add --scope user` 2.1.332 writes there).
+fn mcp_location(var: Env<'_>) -> Option<Location> {
+    if let Some(dir) = set_dir(var, "CLAUDE_CONFIG_DIR") {
+        return Some(Location {
+            file: dir.join(".claude.json"),
+            root: dir,
+        });
+    }
+    let home = home_dir(var)?;
+    Some(Location {
+        root: home.join(".claude"),
+        file: home.join(".claude.json"),
+    })
+}
+
+/// lidguard's server entry as `claude mcp add --scope user lidguard -- <exe> mcp-server`
+/// writes it (Claude Code 2.1.332).
+pub fn mcp_entry(exe: &str) -> JsonEntry {
+    JsonEntry::server(
+        "Claude Code user config (.claude.json)",
+        "mcpServers",
+        vec![
+            ("type", Value::from("stdio")),
+            ("command", Value::from(exe)),
+            ("args", Value::from(vec!["mcp-server"])),
+        ],
+    )
+}
+
+/// The `claude` executable, or the node/bun wrapper running the npm package.
+fn is_owner(name: &str, cmdline: &str) -> bool {
+    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    name.contains("claude") || (wrapper && cmd.contains("claude"))
+}

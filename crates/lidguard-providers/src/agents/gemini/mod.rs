@@ -1,0 +1,86 @@
+//! Gemini CLI: hooks and MCP servers in `settings.json` (`$GEMINI_CLI_HOME/.gemini`, else
+//! `~/.gemini`), transcripts under `tmp/<project>/chats/`. The contract lidguard relies on,
+//! with its sources: `README.md` here.
+
+mod dialect;
+pub mod install;
+
+use serde_json::Value;
+
+use crate::agent::{Agent, Env, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir};
+use crate::install::mcp::JsonEntry;
+use lidguard_core::provider::Provider;
+
+pub use dialect::{parse, render, render_continuation};
+
+/// Gemini CLI's entry.
+pub static AGENT: Agent = Agent {
+    provider: Provider::Gemini,
+    hook_command: "gemini-hook",
+    hook_help: "Gemini CLI hook: reads the hook payload on stdin (installed by `hook-install`).",
+    event_on_command_line: false,
+    parse: dialect::parse,
+    render: dialect::render,
+    render_continuation: dialect::render_continuation,
+    is_owner,
+    hooks: &HOOKS,
+    mcp: Some(&MCP),
+    transcript: None,
+    snippet_command: "gemini-hooks",
+    snippets: &[Snippet {
+        format: "settings-json",
+        help: "The hooks in Gemini CLI's settings.json",
+        print: install::snippet,
+    }],
+    keep_awake: None,
+    permission_mode: None,
+};
+
+static HOOKS: HookFile = HookFile {
+    locate: settings_location,
+    install: install::install,
+    remove: install::remove,
+    status: install::status,
+    timeouts: true,
+    evidence: install::REQUIRED_EVENTS,
+    related: None,
+    trust: None,
+};
+
+static MCP: McpFile = McpFile {
+    locate: settings_location,
+    entry: McpEntry::Json(mcp_entry),
+};
+
+/// `.gemini/settings.json` under `$GEMINI_CLI_HOME`, else under the home directory (the
+/// configuration reference's `GEMINI_CLI_HOME`; the user settings file, which holds both
+/// `hooks` and `mcpServers`).
+fn settings_location(var: Env<'_>) -> Option<Location> {
+    let root = set_dir(var, "GEMINI_CLI_HOME")
+        .or_else(|| home_dir(var))?
+        .join(".gemini");
+    Some(Location {
+        file: root.join("settings.json"),
+        root,
+    })
+}
+
+/// lidguard's server entry as `gemini mcp add -s user lidguard <exe> mcp-server` writes it
+/// (Gemini CLI 0.61.0): `command` and `args`.
+pub fn mcp_entry(exe: &str) -> JsonEntry {
+    JsonEntry::server(
+        "Gemini CLI settings.json",
+        "mcpServers",
+        vec![
+            ("command", Value::from(exe)),
+            ("args", Value::from(vec!["mcp-server"])),
+        ],
+    )
+}
+
+/// `gemini` (the npm shim), or node running its bundle (`…/gemini-cli/bundle/gemini.js`,
+/// which relaunches itself once as a child).
+fn is_owner(name: &str, cmdline: &str) -> bool {
+    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    name.contains("gemini") || (wrapper && cmd.contains("gemini"))
+}

@@ -1,0 +1,121 @@
+//! OpenCode: no shell hooks; lidguard's own plugin (`lidguard.js` here) forwards OpenCode's
+//! plugin events to `opencode-hook --event <name>`. MCP servers in `opencode.json`. The
+//! contract lidguard relies on, with its sources: `README.md` here.
+
+mod dialect;
+pub mod install;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::agent::{Agent, Env, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir};
+use crate::install::mcp::JsonEntry;
+use lidguard_core::provider::Provider;
+
+pub use dialect::{parse, plugin_js, render, render_continuation};
+
+/// OpenCode's entry.
+pub static AGENT: Agent = Agent {
+    provider: Provider::OpenCode,
+    hook_command: "opencode-hook",
+    hook_help: "OpenCode hook for one event, called by lidguard's OpenCode plugin.",
+    event_on_command_line: true,
+    parse: dialect::parse,
+    render: dialect::render,
+    render_continuation: dialect::render_continuation,
+    is_owner,
+    hooks: &HOOKS,
+    mcp: Some(&MCP),
+    transcript: None,
+    snippet_command: "opencode-hooks",
+    snippets: &[Snippet {
+        format: "plugin-js",
+        help: "lidguard's OpenCode plugin",
+        print: |cmd, _| install::plugin_text(cmd),
+    }],
+    keep_awake: None,
+    permission_mode: None,
+};
+
+static HOOKS: HookFile = HookFile {
+    locate: hooks_location,
+    install: |text, cmd, _| install::install(text, cmd),
+    remove: |text, _, _| install::remove(text),
+    status: |text, cmd, _| Ok(install::status(text, cmd)),
+    timeouts: false,
+    evidence: &[
+        "chat.message",
+        "tool.execute.before",
+        "tool.execute.after",
+        "session.idle",
+    ],
+    related: None,
+    trust: None,
+};
+
+static MCP: McpFile = McpFile {
+    locate: mcp_location,
+    entry: McpEntry::Json(mcp_entry),
+};
+
+/// OpenCode's config directory: `OPENCODE_CONFIG_DIR`, else `opencode` in the XDG config
+/// directory (<https://opencode.ai/docs/config/>; it loads `plugins/` from both).
+fn config_root(var: Env<'_>) -> Option<PathBuf> {
+    match set_dir(var, "OPENCODE_CONFIG_DIR") {
+        Some(dir) => Some(dir),
+        None => Some(
+            set_dir(var, "XDG_CONFIG_HOME")
+                .map_or_else(|| home_dir(var).map(|h| h.join(".config")), Some)?
+                .join("opencode"),
+        ),
+    }
+}
+
+/// The plugin file `plugins/lidguard.js`.
+fn hooks_location(var: Env<'_>) -> Option<Location> {
+    let root = config_root(var)?;
+    Some(Location {
+        file: root.join("plugins").join(install::FILE_NAME),
+        root,
+    })
+}
+
+/// `OPENCODE_CONFIG`, else `opencode.json` (or an existing `opencode.jsonc`) in the config
+/// directory (<https://opencode.ai/docs/config/>).
+fn mcp_location(var: Env<'_>) -> Option<Location> {
+    let root = config_root(var)?;
+    let file = match set_dir(var, "OPENCODE_CONFIG") {
+        Some(file) => file,
+        None => {
+            let json = root.join("opencode.json");
+            let jsonc = root.join("opencode.jsonc");
+            if !json.exists() && jsonc.exists() {
+                jsonc
+            } else {
+                json
+            }
+        }
+    };
+    Some(Location { root, file })
+}
+
+/// lidguard's server entry in the `mcp` object, as OpenCode documents local servers
+/// (<https://opencode.ai/docs/mcp-servers/>): `type` `local`, a `command` array, `enabled`.
+pub fn mcp_entry(exe: &str) -> JsonEntry {
+    JsonEntry::server(
+        "OpenCode config",
+        "mcp",
+        vec![
+            ("type", Value::from("local")),
+            ("command", Value::from(vec![exe, "mcp-server"])),
+            ("enabled", Value::Bool(true)),
+        ],
+    )
+}
+
+/// The `opencode` executable, or a node/bun wrapper running it.
+fn is_owner(name: &str, cmdline: &str) -> bool {
+    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    name.contains("opencode") || (wrapper && cmd.contains("opencode"))
+}

@@ -1,0 +1,167 @@
+//! Every agent in the table is complete: a hook subcommand of its own, an installer whose
+//! install → status → remove round trip holds, snippet printers, captured (or, for Cursor,
+//! documented) fixtures for every event its hook status watches, a folder README whose cited
+//! fixtures exist, and rows in the project README's hook and install tables.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use lidguard_providers::install::{Change, HookCommand, HookShell, InstallState};
+use lidguard_providers::{AGENTS, agent};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cmd() -> HookCommand {
+    HookCommand {
+        program: "/usr/local/bin/lidguard-hook".into(),
+        shell: HookShell::Posix,
+    }
+}
+
+#[test]
+fn hook_and_snippet_commands_are_unique_and_found() {
+    let mut seen = HashSet::new();
+    for a in AGENTS {
+        assert!(a.hook_command.ends_with("-hook"), "{a:?}");
+        assert_eq!(a.snippet_command, format!("{}s", a.hook_command));
+        assert!(seen.insert(a.hook_command), "{} twice", a.hook_command);
+        assert!(
+            seen.insert(a.snippet_command),
+            "{} twice",
+            a.snippet_command
+        );
+        assert_eq!(
+            lidguard_providers::agent::by_hook_command(a.hook_command).map(|x| x.provider),
+            Some(a.provider)
+        );
+        assert_eq!(
+            agent(a.provider).map(|x| x.hook_command),
+            Some(a.hook_command)
+        );
+        assert!(!a.snippets.is_empty(), "{a:?} prints no snippet");
+        for s in a.snippets {
+            assert!(
+                !(s.print)(&cmd(), 30).trim().is_empty(),
+                "{a:?} {}",
+                s.format
+            );
+        }
+    }
+}
+
+#[test]
+fn every_installer_round_trips_on_a_missing_file() {
+    for a in AGENTS {
+        let Change::Changed { new_text } = (a.hooks.install)(None, &cmd(), 30).unwrap() else {
+            panic!("{a:?}: install into a missing file changes nothing");
+        };
+        let status = (a.hooks.status)(Some(&new_text), &cmd(), 30).unwrap();
+        assert_eq!(status.state, InstallState::Installed, "{a:?}: {status:?}");
+        assert_eq!(
+            (a.hooks.install)(Some(&new_text), &cmd(), 30).unwrap(),
+            Change::Unchanged,
+            "{a:?}: installing twice changes the file"
+        );
+        let removed = (a.hooks.remove)(&new_text, &cmd(), None).unwrap();
+        match removed {
+            Change::Delete => {}
+            Change::Changed { new_text } => assert!(
+                lidguard_providers::install::is_empty_config(&new_text),
+                "{a:?}: remove leaves {new_text}"
+            ),
+            Change::Unchanged => panic!("{a:?}: remove found nothing"),
+        }
+        if let Some(mcp) = a.mcp {
+            let Change::Changed { new_text } = mcp.install(None, "/bin/lidguard", false).unwrap()
+            else {
+                panic!("{a:?}: MCP install into a missing file changes nothing");
+            };
+            let status = mcp.status(Some(&new_text), "/bin/lidguard").unwrap();
+            assert_eq!(status.state, InstallState::Installed, "{a:?}");
+        }
+    }
+}
+
+/// (event, file name) of every fixture of `provider`.
+fn fixtures(provider: &str) -> Vec<(String, String)> {
+    let dir = repo().join("tests/fixtures").join(provider);
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(fixture["provider"], provider, "{}", path.display());
+        assert!(
+            fixture.get("expect").is_some(),
+            "{}: no expect",
+            path.display()
+        );
+        out.push((
+            fixture["event"].as_str().unwrap().to_owned(),
+            path.file_name().unwrap().to_string_lossy().into_owned(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn every_watched_event_has_a_fixture() {
+    for a in AGENTS {
+        let name = a.provider.as_str();
+        let have: HashSet<String> = fixtures(name).into_iter().map(|(e, _)| e).collect();
+        for event in a.hooks.evidence {
+            assert!(have.contains(*event), "{name}: no fixture for {event}");
+        }
+    }
+}
+
+#[test]
+fn every_agent_has_a_readme_whose_fixtures_exist() {
+    for a in AGENTS {
+        let name = a.provider.as_str();
+        let path = repo()
+            .join("crates/lidguard-providers/src/agents")
+            .join(name)
+            .join("README.md");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let files: HashSet<String> = fixtures(name).into_iter().map(|(_, f)| f).collect();
+        let cited: Vec<&str> = text
+            .split('`')
+            .filter(|w| w.ends_with(".json") && w.contains("__") && !w.contains(['/', '<', '*']))
+            .collect();
+        assert!(!cited.is_empty(), "{name}: its README cites no fixture");
+        for file in cited {
+            assert!(
+                files.contains(file),
+                "{name}: README cites {file}, which is missing"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_agent_has_rows_in_the_project_readme() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    for a in AGENTS {
+        let display = a.provider.display_name();
+        let rows: Vec<&str> = readme
+            .lines()
+            .filter(|l| l.starts_with(&format!("| {display} |")))
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(&format!("`lidguard {}", a.hook_command))),
+            "README: no hook command row for {display}"
+        );
+        assert!(
+            rows.len() >= 3,
+            "README: {display} needs rows in the hook, install and MCP tables: {rows:?}"
+        );
+    }
+}

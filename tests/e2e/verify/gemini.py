@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Verify lidguard against the REAL Gemini CLI (offline, loopback only).
+
+Usage (as root; `tests/e2e/verify/run.sh gemini` builds lidguard first, then runs this):
+    gemini.py [scenario ...] [--out DIR]
+    gemini.py --list
+
+Each scenario has its own run directory (HOME, `git init` project, fake lid/display tree,
+LIDGUARD_HOME), exactly as copilot_opencode.py sets them up (its Run class is reused). The whole
+run is inside a private network namespace (`unshare -n`, only `lo`): the fake Gemini API
+(tests/e2e/fakemodel.py on 127.0.0.1, GOOGLE_GEMINI_BASE_URL), `gemini` itself (`-p`, or the TUI
+under a private tmux server), lidguard's hooks and its daemon, and the ask-before-sleep test
+receiver.
+
+The user settings (`~/.gemini/settings.json`: the API-key auth type, no telemetry, no update
+checks) are written first; then the real `lidguard hook-install --provider gemini` adds lidguard's
+hooks next to them and `hook-status` must say installed. What lidguard received and decided comes
+from `lidguard hook-events --json`, what the model saw from the fake model's request log, session
+states from a `status --json` poller.
+
+Scenarios:
+  gemini-print-basic     -p --yolo, one shell tool call, lid open: the turn is tracked from
+                         BeforeAgent to AfterAgent and the session ends with the run
+  gemini-print-error     -p, the model answers HTTP 400: Gemini exits 1 with no AfterAgent; its
+                         SessionEnd ends the session
+  gemini-tui-ask-closed  TUI, lid closed: the model calls ask_user; lidguard's BeforeTool answer
+                         refuses it, no question dialog appears and the model gets the refusal
+  gemini-print-ask       -p, lid closed, ask before sleep: the AfterAgent hook waits, the reply
+                         goes to the model as the next prompt of the same session
+
+Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import copilot_opencode as co  # noqa: E402  (the shared Run, checks, tmux and receiver helpers)
+import lgverify  # noqa: E402
+
+REPO = co.REPO
+LIDGUARD = co.LIDGUARD
+FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel.py")
+GEMINI_VERSION = os.environ.get("GEMINI_VERSION", "0.61.0")
+GEMINI = os.path.join(REPO, ".ci/cache/npm", f"@google+gemini-cli@{GEMINI_VERSION}",
+                      "node_modules/@google/gemini-cli/bundle/gemini.js")
+MODEL = "gemini-2.5-flash"
+check, say = co.check, co.say
+
+
+class Run(co.Run):
+    """copilot_opencode's run directory, with the Gemini fake model and user settings."""
+
+    def start_fake(self, script):
+        with open(self.path("script.json"), "w") as f:
+            json.dump(script, f)
+        portfile = self.path("port")
+        self.fake = co.spawn([sys.executable, FAKE, "--port", "0", "--port-file", portfile,
+                              "--script", self.path("script.json"), "--log", self.path("model.jsonl")],
+                             stdout=subprocess.DEVNULL, stderr=open(self.path("fake.stderr"), "w"))
+        for _ in range(100):
+            if os.path.exists(portfile) and open(portfile).read().strip():
+                break
+            time.sleep(0.1)
+        self.port = int(open(portfile).read().strip())
+        return self.port
+
+    def prepare(self):
+        """The user's own settings, then lidguard's hook-install next to them."""
+        os.makedirs(self.path("home", ".gemini"), exist_ok=True)
+        with open(self.path("home", ".gemini", "settings.json"), "w") as f:
+            json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                       "privacy": {"usageStatisticsEnabled": False},
+                       "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f, indent=2)
+        return self.install("gemini")
+
+    def gemini_env(self):
+        env = self.base_env()
+        env.update(GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{self.port}", GEMINI_API_KEY="fake-key",
+                   GEMINI_CLI_NO_RELAUNCH="true", GEMINI_CLI_TRUST_WORKSPACE="true")
+        return env
+
+    def steps(self):
+        """The model requests that consumed a scripted step (the CLI's side calls do not)."""
+        return [r for r in self.model_requests() if r.get("kind") == "step"]
+
+
+def gemini_print(run, flags, prompt="run the scripted step", timeout=120):
+    """`gemini -p`; returns the exit code (None when it had to be stopped)."""
+    env = run.gemini_env()
+    env["TERM"] = "dumb"
+    p = co.spawn(["node", GEMINI, "-m", MODEL, "-p", prompt, *flags, "-o", "text"], cwd=run.proj, env=env,
+                 stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
+                 stderr=open(run.path("stderr"), "w"))
+    try:
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        co.stop_popen(p)
+        return None
+    run.wait_event("SessionEnd", timeout=5)  # the CLI does not wait for SessionEnd hooks
+    return rc
+
+
+def contents(req):
+    """(role, [text or functionResponse summary]) of one Gemini request's conversation."""
+    out = []
+    for c in (req.get("body") or {}).get("contents") or []:
+        parts = []
+        for p in c.get("parts") or []:
+            if "text" in p:
+                parts.append(p["text"])
+            elif "functionResponse" in p:
+                parts.append(json.dumps(p["functionResponse"]))
+            elif "functionCall" in p:
+                parts.append("call " + p["functionCall"].get("name", "?"))
+        out.append((c.get("role"), parts))
+    return out
+
+
+def hook_processes(run):
+    return co.hook_processes(run, b"gemini-hook")
+
+
+# --- scenarios -------------------------------------------------------------------------------
+
+def gemini_print_basic(root):
+    tag = "gemini-print-basic"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"tool": "run_shell_command", "input": {"command": "echo hello", "description": "Say hello"},
+                         "delay": co.MODEL_DELAY},
+                        {"text": "Done: hello.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        rc = gemini_print(run, ["--yolo"])
+        check(f"{tag}: gemini -p exit 0 and the scripted answer", rc == 0 and "Done: hello." in
+              open(run.path("stdout")).read(), f"exit {rc}: {open(run.path('stderr')).read()[-400:]}")
+        evs = [e for e in run.events() if e.get("provider") == "gemini"]
+        summ = co.ev_summary(evs)
+        kinds = [(e.get("hookEvent"), e.get("kind")) for e in evs]
+        want = [("BeforeAgent", "prompt-submitted"), ("BeforeTool", "tool-starting"),
+                ("AfterTool", "tool-finished"), ("AfterAgent", "turn-stopped"), ("SessionEnd", "session-ended")]
+        idx = [kinds.index(w) if w in kinds else None for w in want]
+        check(f"{tag}: hook-events BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd in order",
+              None not in idx and idx == sorted(idx), summ)
+        stop = next((e for e in evs if e.get("hookEvent") == "AfterAgent"), {})
+        check(f"{tag}: AfterAgent stopped the session with the lid open (no question, no output)",
+              stop.get("outcome") == "stopped" and not stop.get("decision"), json.dumps(stop)[:400])
+        co.check_run_evidence(run, "gemini", "BeforeAgent",
+                              lambda e: e.get("hookEvent") == "AfterAgent" and e.get("outcome") == "stopped")
+        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
+    finally:
+        run.finish()
+
+
+def gemini_print_error(root):
+    tag = "gemini-print-error"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"error": 400, "message": "scripted bad request", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        rc = gemini_print(run, ["--yolo"])
+        check(f"{tag}: gemini -p exits 1 on the model's HTTP 400", rc == 1, f"exit {rc}")
+        evs = [e for e in run.events() if e.get("provider") == "gemini"]
+        names = [e.get("hookEvent") for e in evs]
+        check(f"{tag}: BeforeAgent started the session, no AfterAgent, SessionEnd ended it",
+              "BeforeAgent" in names and "AfterAgent" not in names
+              and any(e.get("hookEvent") == "SessionEnd" and e.get("outcome") == "stopped" for e in evs),
+              co.ev_summary(evs))
+        start = next((e for e in evs if e.get("hookEvent") == "BeforeAgent"), None)
+        end = next((e for e in evs if e.get("hookEvent") == "SessionEnd"), None)
+        if start and end:
+            ok, detail = lgverify.check_started_and_ended(run.poller, start.get("sessionId"), "gemini",
+                                                          start["t"], end["t"])
+        else:
+            ok, detail = False, co.ev_summary(evs)
+        check(f"{tag}: status --json: the session was working during the failing call and ended", ok, detail)
+        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
+    finally:
+        run.finish()
+
+
+def gemini_tui_ask_closed(root):
+    tag = "gemini-tui-ask-closed"
+    run = Run(root, tag, lid="closed", decision="deny")
+    tm = None
+    try:
+        question = {"questions": [{"question": "Which colour?", "header": "Colour", "type": "choice",
+                                   "options": [{"label": "red", "description": "Red"},
+                                               {"label": "blue", "description": "Blue"}]}]}
+        run.start_fake([{"tool": "ask_user", "input": question, "delay": co.MODEL_DELAY},
+                        {"text": "I will assume red.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        env = run.gemini_env()
+        env["TERM"] = "xterm-256color"
+        with open(run.path("tui.cmd"), "w") as f:
+            f.write(f"cd {run.proj} && exec env -i " + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
+                    + f" node {GEMINI} -m {MODEL} --yolo\n")
+        tm = co.Tmux(run)
+        tm.start(run.path("tui.cmd"))
+        # (SessionStart reaches no daemon yet: only a prompt starts it)
+        check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
+        time.sleep(1)
+        check(f"{tag}: the prompt is submitted (BeforeAgent)", co.tui_submit(run, tm, "ask me", "BeforeAgent"),
+              tm.screen()[-600:])
+        done = run.wait_event("AfterAgent", timeout=60)
+        tm.snap("after")
+        evs = [e for e in run.events() if e.get("provider") == "gemini"]
+        before = next((e for e in evs if e.get("hookEvent") == "BeforeTool"), {})
+        check(f"{tag}: lidguard answered ask_user's BeforeTool with a closed-lid refusal",
+              (before.get("event") or {}).get("toolName") == "ask_user" and before.get("decision"),
+              json.dumps(before)[:600])
+        check(f"{tag}: no question dialog: no Notification(ToolPermission), the screen never asked",
+              not any(e.get("hookEvent") == "Notification" for e in evs) and "Which colour?" not in tm.screen(),
+              co.ev_summary(evs))
+        steps = run.steps()
+        last = contents(steps[-1]) if len(steps) > 1 else []
+        refusal = [t for role, parts in last for t in parts if "ask_user" in t and co.LID_MSG in t]
+        check(f"{tag}: the model's next request carries ask_user's refusal (the tool did not run)",
+              len(steps) == 2 and refusal, json.dumps(last)[-800:])
+        check(f"{tag}: the turn ended (AfterAgent) with the model's own answer", bool(done),
+              co.ev_summary(evs))
+        tm.send("/quit")
+        time.sleep(1)
+        tm.key("Enter")
+        run.wait_event("SessionEnd", timeout=20)
+        co.no_session_left(run, "gemini", f"{tag}: no session after /quit")
+    finally:
+        if tm:
+            tm.stop()
+        run.finish()
+
+
+def gemini_print_ask(root):
+    tag = "gemini-print-ask"
+    run = Run(root, tag, lid="closed", decision="deny")
+    rcv = None
+    try:
+        rcv = co.ask_setup(run)
+        if not rcv:
+            return
+        run.start_fake([{"text": "First answer."}, {"text": "README updated."}])
+        if not run.prepare():
+            return
+        env = run.gemini_env()
+        env["TERM"] = "dumb"
+        p = co.spawn(["node", GEMINI, "-m", MODEL, "-p", "go", "--yolo", "-o", "text"], cwd=run.proj, env=env,
+                     stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
+                     stderr=open(run.path("stderr"), "w"))
+        first = run.wait_event("AfterAgent", timeout=60)
+        t_stop = first[0]["t"] if first else time.time()
+        check(f"{tag}: the first AfterAgent is a continuable stop and its hook waits",
+              first and (first[0].get("event") or {}).get("canContinue") is True and hook_processes(run),
+              json.dumps(first)[:600])
+        q = rcv.wait_for_question(timeout=co.ASK_DELAY + 20)
+        body = next((r.get("json") for r in rcv.requests()
+                     if (r.get("json") or {}).get("eventType") == "StopFollowUp"), None) or {}
+        check(f"{tag}: after the post-stop delay the receiver got the question for this Gemini session (with the "
+              "last answer)",
+              q and body.get("provider") == "Gemini" and body.get("lastAssistantMessage") == "First answer."
+              and time.time() - t_stop >= co.ASK_DELAY - 1, json.dumps(body)[:600])
+        if not q:
+            co.stop_popen(p)
+            return
+        res = rcv.reply(q["id"], co.ASK_REPLY)
+        try:
+            rc = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            co.stop_popen(p)
+            rc = None
+        run.wait_event("SessionEnd", timeout=5)
+        steps = run.steps()
+        conv = contents(steps[-1]) if steps else []
+        users = [[t.strip() for t in parts] for role, parts in conv if role == "user"]
+        check(f"{tag}: the reply ({co.ASK_REPLY!r}) reached the model as the next user prompt of the same session",
+              res.get("replyConsumed") and len(steps) == 2 and users and users[-1] == [co.ASK_REPLY]
+              and any("go" in u for u in users[:-1]),
+              f"reply={res} conversation={json.dumps(conv)[-600:]}")
+        out = open(run.path("stdout")).read()
+        check(f"{tag}: gemini exits 0 after the continued turn", rc == 0 and "README updated." in out,
+              f"exit {rc}: {out[-300:]}")
+        stops = [e for e in run.events() if e.get("hookEvent") == "AfterAgent"]
+        check(f"{tag}: the continued turn's AfterAgent says stop_hook_active",
+              len(stops) == 2 and (stops[1].get("event") or {}).get("stopHookActive") is True,
+              json.dumps(stops)[:800])
+        co.wait_log(run, "suspend-requested", timeout=5)
+        log = co.lidguard_log(run)
+        order = ["stop-follow-up-awaiting-reply", "stop-follow-up-reply-received", "session-continued",
+                 "stop-follow-up-skipped", "suspend-requested"]
+        idx = [next((i for i, l in enumerate(log) if f"event={w} " in l), None) for w in order]
+        check(f"{tag}: lidguard's log: asked, reply received, session continued; the second stop skipped the "
+              "question (repeat off) and the suspend went on", None not in idx and idx == sorted(idx),
+              dict(zip(order, idx)))
+        check(f"{tag}: one question only", len(rcv.questions()) == 1, rcv.questions())
+        check(f"{tag}: no lidguard hook process left", not hook_processes(run), hook_processes(run))
+        # SessionStart comes before the prompt that starts the daemon: noted, not an error.
+        co.check_ask_log(run, tag, allowed=("SessionStart: the daemon is not running",))
+        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
+    finally:
+        if rcv:
+            rcv.close()
+        run.finish()
+
+
+SCENARIOS = [("gemini-print-basic", gemini_print_basic),
+             ("gemini-print-error", gemini_print_error),
+             ("gemini-tui-ask-closed", gemini_tui_ask_closed),
+             ("gemini-print-ask", gemini_print_ask)]
+
+
+def inside(args):
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines()
+    if not links or any(": lo:" not in l for l in links):
+        say("refusing: the network namespace has links besides lo:\n" + "\n".join(links))
+        sys.exit(2)
+    for path, what in ((LIDGUARD, "lidguard (cargo build -p lidguard)"), (FAKE, "fake model"),
+                       (GEMINI, "Gemini CLI (tests/e2e/verify/install_clients.sh)")):
+        if not os.path.exists(path):
+            say(f"missing {what}: {path}")
+            sys.exit(2)
+    scen = SCENARIOS
+    if args.names:
+        unknown = set(args.names) - {s[0] for s in SCENARIOS}
+        if unknown:
+            say(f"unknown scenario(s): {' '.join(sorted(unknown))} (see --list)")
+            sys.exit(2)
+        scen = [s for s in SCENARIOS if s[0] in args.names]
+    os.makedirs(args.out, exist_ok=True)
+    say(f"# lidguard vs Gemini CLI {GEMINI_VERSION}; runs in {args.out}")
+    t0 = time.time()
+    for name, fn in scen:
+        say(f"== {name}")
+        t = time.time()
+        try:
+            fn(args.out)
+        except Exception as e:  # noqa: BLE001 - a crashed scenario is a failure, not an abort
+            import traceback
+            traceback.print_exc()
+            check(f"{name}: scenario ran", False, repr(e))
+        say(f"   ({time.time() - t:.1f} s)")
+    for p in co.STARTED:
+        co.stop_popen(p)
+    passed = sum(1 for ok, _, _ in co.RESULTS if ok)
+    failed = len(co.RESULTS) - passed
+    say(f"# total {time.time() - t0:.0f} s")
+    say(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not co.RESULTS else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="scenario names (default: all)")
+    ap.add_argument("--out", default=os.environ.get("VERIFY_OUT"))
+    ap.add_argument("--list", action="store_true", help="list the scenarios")
+    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.list:
+        for name, _ in SCENARIOS:
+            say(name)
+        return
+    if args.inside:
+        inside(args)
+        return
+    if os.geteuid() != 0:
+        say("needs root (for unshare -n)")
+        sys.exit(2)
+    out = args.out or f"/tmp/lidguard-verify-gemini.{time.strftime('%Y%m%d-%H%M%S')}"
+    os.execvp("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__), *args.names,
+                          "--out", out, "--inside"])
+
+
+if __name__ == "__main__":
+    main()
