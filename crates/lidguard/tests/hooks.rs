@@ -280,6 +280,18 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["permissionDecision"], "deny");
+    // So is Codex's request_user_input (its PreToolUse answer).
+    let question = br#"{"session_id":"c9","hook_event_name":"PreToolUse","tool_name":"request_user_input","tool_input":{}}"#;
+    let (_, out, _) = hook(&home, &["codex-hook"], question, &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("lid is closed")
+    );
     // Claude elicitations are cancelled.
     let elicit = br#"{"session_id":"s1","hook_event_name":"Elicitation","mcp_server_name":"x"}"#;
     let (_, out, _) = hook(&home, &["claude-hook"], elicit, &env);

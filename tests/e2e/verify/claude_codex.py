@@ -879,6 +879,93 @@ def codex_tui(c, port, expect):
         c.stop_poller(sid)
 
 
+QUESTION_ARGS = {"questions": [{
+    "id": "colour", "header": "Colour", "question": "Which colour should I use?",
+    "options": [{"label": "Red (Recommended)", "description": "A warm colour."},
+                {"label": "Blue", "description": "A cool colour."}]}]}
+QUESTION = "Which colour should I use?"
+PENDING = "codex_transcript_request_user_input_pending"
+
+
+def codex_question(c, port, lid):
+    """Codex TUI in Plan mode (request_user_input only works there), the model asks a question.
+    Lid open: the session waits (the transcript monitor's soft-lock) from the question's own
+    PreToolUse until the answer, and answering clears it. Which of the two lands first varies
+    with the monitor's ~50 ms detection; the order in which the PreToolUse used to clear the
+    lock is pinned by `a_codex_question_stays_waiting_through_its_own_pre_tool_use` in
+    crates/lidguard/tests/hooks.rs. Lid closed:
+    lidguard's PreToolUse answer refuses the question (permissionDecision deny): no question on
+    screen, the model gets lidguard's reason, the turn goes on to Stop."""
+    env = codex_setup(c, port)
+    t = common.Tmux(f"lidguard-verify-{os.getpid()}-{c.name}", env, c.proj, snapdir=c.run)
+    sid = None
+    try:
+        t.start(f"{shlex.quote(CODEX)} --no-alt-screen --dangerously-bypass-hook-trust")
+        tui_ready(t, lambda s: "\u203a" in s or "context left" in s, 40)
+        time.sleep(2)
+        t.keys("-l", "/plan")
+        time.sleep(1.5)
+        for _ in range(3):
+            t.keys("Enter")
+            time.sleep(2)
+            if "\u203a /plan" not in t.screen():
+                break
+        t.snapshot("plan-mode")
+        if not submit_prompt(c, t, "Ask me which colour to use."):
+            return
+        sid = c.session_id()
+        pre = c.wait("PreToolUse", 40, pred=lambda e: (e.get("event") or {}).get("toolName") == "request_user_input")
+        if not R.check(c.name, "PreToolUse fired for request_user_input", bool(pre), f"events={c.names()}"):
+            return
+        t_pre = c.recs("PreToolUse")[-1]["t"]
+        if lid == "open":
+            shown = tui_ready(t, lambda scr: QUESTION in scr, 20)
+            t.snapshot("question")
+            R.check(c.name, "the question is on screen", shown, f"screen: {c.run}/screen-question.txt")
+            time.sleep(max(0.0, t_pre + 3.0 - time.time()))
+            check_window(c, sid, t_pre + 0.5, time.time(),
+                         f"status after the question's own PreToolUse: softLocked {PENDING} throughout",
+                         lambda x: x.get("softLockReason") == PENDING, min_snaps=5)
+            dec = (c.recs("PreToolUse")[-1].get("decision"))
+            R.check(c.name, "lid open: lidguard printed nothing on the question's PreToolUse", dec is None,
+                    f"decision={json.dumps(dec)}")
+            for _ in range(4):  # the first option is preselected; a confirm step may follow
+                t.keys("Enter")
+                if c.wait("PostToolUse", 4):
+                    break
+            R.check(c.name, "answered: PostToolUse for request_user_input, the turn reaches Stop",
+                    bool(c.recs("PostToolUse")) and c.wait("Stop", 40), f"events={c.names()}")
+            post = c.recs("PostToolUse")
+            if post:
+                check_window(c, sid, post[-1]["t"] + 0.3, (c.recs("Stop") or [{"t": time.time()}])[-1]["t"],
+                             "status after the answer: active again (working)", ACTIVE, min_snaps=1)
+        else:
+            dec = c.recs("PreToolUse")[-1].get("decision") or {}
+            R.check(c.name, "lid closed: lidguard refused the question on its PreToolUse (denyAskUser)",
+                    isinstance(dec, dict) and dec.get("action") == "denyAskUser", f"decision={json.dumps(dec)}")
+            R.check(c.name, "the turn goes on to Stop without anyone answering", c.wait("Stop", 40),
+                    f"events={c.names()}")
+            t.snapshot("final")
+            screen = open(os.path.join(c.run, "screen-final.txt")).read()
+            R.check(c.name, "no question was shown", QUESTION not in screen, f"screen: {c.run}/screen-final.txt")
+            check_model_got(c, LID_MSG, 2, "the model got lidguard's reason as the question tool's output")
+        stops = c.recs("Stop")
+        if stops:
+            check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
+        c.codex_problems = check_no_hook_error(c, t)
+        t.keys("Escape")
+        time.sleep(0.5)
+        t.keys("C-c")
+        time.sleep(0.5)
+        t.keys("C-c")
+        c.wait("SessionEnd", 10)
+        check_no_session_at_end(c, sid)
+    finally:
+        t.snapshot("last")
+        stop_tmux(t)
+        c.stop_poller(sid)
+
+
 def codex_warnings(t):
     """The TUI's "N warnings" list (F2), one entry per warning (text between its header line and
     the key help line); pages with the right arrow."""
@@ -1406,6 +1493,14 @@ SCENARIOS = {
     "codex-tui-closed-allow": ("codex", "closed", "allow", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "allow")),
     "codex-tui-open": ("codex", "open", "deny", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "open")),
     "codex-tui-closed-ask": ("codex", "closed", "ask", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "ask")),
+    "codex-tui-question-open": ("codex", "open", "deny",
+                                [{"tool": "request_user_input", "input": QUESTION_ARGS},
+                                 {"text": "You chose a colour; done.", "delay": 4}],
+                                lambda c, p: codex_question(c, p, "open")),
+    "codex-tui-question-closed": ("codex", "closed", "deny",
+                                  [{"tool": "request_user_input", "input": QUESTION_ARGS},
+                                   {"text": "I will assume red.", "delay": 2}],
+                                  lambda c, p: codex_question(c, p, "closed")),
     "codex-exec-bash": ("codex", "closed", "deny", delayed([SH("echo hello"), {"text": "Done: it printed hello."}]),
                         lambda c, p: codex_exec(c, p)),
     "codex-exec-ask-reply": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),

@@ -121,12 +121,38 @@ struct PermissionDecision {
     message: Option<String>,
 }
 
+/// `PreToolUse` output that refuses the question tool: `hookSpecificOutput.permissionDecision`
+/// `deny` with its reason (`pre-tool-use.command.output.schema.json` in `openai/codex`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreToolUseOutput {
+    hook_specific_output: PreToolUseSpecific,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreToolUseSpecific {
+    hook_event_name: &'static str,
+    permission_decision: &'static str,
+    permission_decision_reason: String,
+}
+
 /// Renders a decision for Codex.
 pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
     let (behavior, message) = match (hook_event, &decision.kind) {
         ("PermissionRequest", DecisionKind::AllowPermission) => ("allow", None),
         ("PermissionRequest", DecisionKind::DenyPermission { message }) => {
             ("deny", Some(message.clone()))
+        }
+        ("PreToolUse", DecisionKind::DenyAskUser { message }) => {
+            return serde_json::to_string(&PreToolUseOutput {
+                hook_specific_output: PreToolUseSpecific {
+                    hook_event_name: "PreToolUse",
+                    permission_decision: "deny",
+                    permission_decision_reason: message.clone(),
+                },
+            })
+            .ok();
         }
         _ => return None,
     };
