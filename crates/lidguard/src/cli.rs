@@ -531,7 +531,7 @@ fn snippet_command(agent: &Agent) -> clap::Command {
     let name = agent.provider.display_name();
     clap::Command::new(agent.snippet_command)
         .about(format!(
-            "Print the {name} hook configuration `hook-install` writes."
+            "Print the {name} hook configuration `hook-install` writes"
         ))
         .arg(
             clap::Arg::new("format")

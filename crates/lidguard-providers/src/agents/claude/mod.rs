@@ -20,7 +20,7 @@ pub use dialect::{parse, render, render_continuation};
 pub static AGENT: Agent = Agent {
     provider: Provider::Claude,
     hook_command: "claude-hook",
-    hook_help: "Claude Code hook: reads the hook payload on stdin (installed by `hook-install`).",
+    hook_help: "Claude Code hook: reads the hook payload on stdin (installed by `hook-install`)",
     event_on_command_line: false,
     parse: dialect::parse,
     render: dialect::render,

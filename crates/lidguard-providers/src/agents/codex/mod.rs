@@ -21,7 +21,7 @@ pub use transcript::USER_INPUT_PENDING;
 pub static AGENT: Agent = Agent {
     provider: Provider::Codex,
     hook_command: "codex-hook",
-    hook_help: "Codex CLI hook: reads the hook payload on stdin (installed by `hook-install`).",
+    hook_help: "Codex CLI hook: reads the hook payload on stdin (installed by `hook-install`)",
     event_on_command_line: false,
     parse: dialect::parse,
     render: dialect::render,

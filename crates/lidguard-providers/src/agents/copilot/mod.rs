@@ -23,7 +23,7 @@ pub use dialect::{parse, render, render_continuation};
 pub static AGENT: Agent = Agent {
     provider: Provider::Copilot,
     hook_command: "copilot-hook",
-    hook_help: "GitHub Copilot CLI hook for one event: reads the payload on stdin.",
+    hook_help: "GitHub Copilot CLI hook for one event: reads the payload on stdin",
     event_on_command_line: true,
     parse: dialect::parse,
     render: dialect::render,

@@ -17,7 +17,7 @@ pub use dialect::{parse, render, render_continuation};
 pub static AGENT: Agent = Agent {
     provider: Provider::Gemini,
     hook_command: "gemini-hook",
-    hook_help: "Gemini CLI hook: reads the hook payload on stdin (installed by `hook-install`).",
+    hook_help: "Gemini CLI hook: reads the hook payload on stdin (installed by `hook-install`)",
     event_on_command_line: false,
     parse: dialect::parse,
     render: dialect::render,

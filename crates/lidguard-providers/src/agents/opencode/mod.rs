@@ -19,7 +19,7 @@ pub use dialect::{parse, plugin_js, render, render_continuation};
 pub static AGENT: Agent = Agent {
     provider: Provider::OpenCode,
     hook_command: "opencode-hook",
-    hook_help: "OpenCode hook for one event, called by lidguard's OpenCode plugin.",
+    hook_help: "OpenCode hook for one event, called by lidguard's OpenCode plugin",
     event_on_command_line: true,
     parse: dialect::parse,
     render: dialect::render,
