@@ -143,8 +143,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         jobs_tx,
         Arc::clone(&connections),
     ));
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut stop = StopSignals::new()?;
 
     while !rt.exit {
         let sleep = rt.sleep_duration();
@@ -198,8 +197,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
                 writes_due = None;
                 rt.flush_writes();
             }
-            _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
-            _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
+            why = stop.recv() => { tracing::info!("{why}: shutting down"); break; }
         }
         let watching = rt.watching_machine();
         rt.machine_watch.set_active(watching);
@@ -1280,5 +1278,61 @@ fn session_ref(key: &SessionKey) -> SessionRef {
         provider: key.provider,
         session_id: key.session_id.clone(),
         provider_name: key.provider_name().map(str::to_owned),
+    }
+}
+
+/// The requests to stop from outside: SIGTERM and SIGINT on Unix; Ctrl+C, Ctrl+Break and the
+/// console closing on Windows.
+struct StopSignals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+    #[cfg(windows)]
+    ctrl_c: tokio::signal::windows::CtrlC,
+    #[cfg(windows)]
+    ctrl_break: tokio::signal::windows::CtrlBreak,
+    #[cfg(windows)]
+    close: tokio::signal::windows::CtrlClose,
+}
+
+impl StopSignals {
+    fn new() -> std::io::Result<StopSignals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(StopSignals {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(windows)]
+        {
+            use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+            Ok(StopSignals {
+                ctrl_c: ctrl_c()?,
+                ctrl_break: ctrl_break()?,
+                close: ctrl_close()?,
+            })
+        }
+    }
+
+    /// Waits for one; says which.
+    async fn recv(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+            }
+        }
+        #[cfg(windows)]
+        {
+            tokio::select! {
+                _ = self.ctrl_c.recv() => "Ctrl+C",
+                _ = self.ctrl_break.recv() => "Ctrl+Break",
+                _ = self.close.recv() => "console closed",
+            }
+        }
     }
 }

@@ -1,15 +1,26 @@
 //! The socket side: accept connections, check the peer, read one request, hand it to the
 //! runtime, write one response — or two, for a Stop hook told to wait for ask before sleep
-//! (the first says until when; the second carries the outcome).
+//! (the first says until when; the second carries the outcome). The transport is a Unix socket,
+//! or on Windows a named pipe (`pipe.rs`); everything after the peer check is the same.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, PROTOCOL_VERSION, Request, Response};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+
+#[cfg(windows)]
+#[path = "pipe.rs"]
+mod pipe;
+
+/// What the daemon listens on.
+#[cfg(unix)]
+pub(crate) type Listener = tokio::net::UnixListener;
+/// What the daemon listens on.
+#[cfg(windows)]
+pub(crate) type Listener = pipe::Listener;
 
 /// A request on its way to the runtime, with the channel for its answer.
 pub(crate) type Job = (Request, oneshot::Sender<Answer>);
@@ -33,25 +44,32 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Binds the socket, replacing a stale one. Only the lock holder calls this, so a socket file
 /// that exists is left over from a daemon that died.
-pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
+#[cfg(unix)]
+pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::remove_file(path) {
         Ok(()) => tracing::info!(socket = %path.display(), "removed a stale socket"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let listener = UnixListener::bind(path)?;
+    let listener = tokio::net::UnixListener::bind(path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
 }
 
+/// Creates the named pipe, open to the current user alone.
+#[cfg(windows)]
+pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
+    pipe::Listener::bind(path)
+}
+
 /// Accepts connections until aborted. Every connection task holds a clone of `alive`, so the
 /// runtime can wait for answers still being written before it exits.
-pub(crate) async fn accept_loop(listener: UnixListener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {
-    let own_uid = rustix::process::getuid().as_raw();
+pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {
+    let me = Peer::current();
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let stream = match accept(&mut listener).await {
+            Ok(stream) => stream,
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -60,32 +78,95 @@ pub(crate) async fn accept_loop(listener: UnixListener, jobs: mpsc::Sender<Job>,
         };
         let jobs = jobs.clone();
         let alive = Arc::clone(&alive);
+        let me = me.clone();
         tokio::spawn(async move {
             let _alive = alive;
-            if let Err(e) = serve_connection(stream, own_uid, jobs).await {
+            if let Err(e) = serve_connection(stream, &me, jobs).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
     }
 }
 
+#[cfg(unix)]
+async fn accept(listener: &mut Listener) -> std::io::Result<tokio::net::UnixStream> {
+    listener.accept().await.map(|(stream, _)| stream)
+}
+
+#[cfg(windows)]
+async fn accept(
+    listener: &mut Listener,
+) -> std::io::Result<tokio::net::windows::named_pipe::NamedPipeServer> {
+    listener.accept().await
+}
+
+/// Who may talk to this daemon: the user running it (uid on Unix, SID on Windows).
+#[derive(Clone, Debug)]
+struct Peer(String);
+
+impl Peer {
+    #[cfg(unix)]
+    fn current() -> Peer {
+        Peer(format!("uid {}", rustix::process::getuid().as_raw()))
+    }
+
+    #[cfg(windows)]
+    fn current() -> Peer {
+        Peer(pipe::own_sid().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read this process's SID; every client is refused");
+            String::new()
+        }))
+    }
+
+    /// The connecting user, and a process id for the log.
+    #[cfg(unix)]
+    fn of(stream: &tokio::net::UnixStream) -> std::io::Result<(String, Option<u32>)> {
+        let cred = stream.peer_cred()?;
+        Ok((
+            format!("uid {}", cred.uid()),
+            cred.pid().and_then(|p| u32::try_from(p).ok()),
+        ))
+    }
+
+    #[cfg(windows)]
+    fn of(
+        stream: &tokio::net::windows::named_pipe::NamedPipeServer,
+    ) -> std::io::Result<(String, Option<u32>)> {
+        pipe::client_sid(stream)
+    }
+}
+
+#[cfg(unix)]
+type Stream = tokio::net::UnixStream;
+#[cfg(windows)]
+type Stream = tokio::net::windows::named_pipe::NamedPipeServer;
+
 async fn serve_connection(
-    mut stream: UnixStream,
-    own_uid: u32,
+    stream: Stream,
+    me: &Peer,
     jobs: mpsc::Sender<Job>,
 ) -> std::io::Result<()> {
-    // The socket directory is private already; the uid check is the second wall, and the one
-    // that holds if someone loosens the directory's permissions.
-    let peer = stream.peer_cred()?;
-    if peer.uid() != own_uid {
-        tracing::warn!(peer_uid = peer.uid(), peer_pid = ?peer.pid(), "refused a connection from another user");
+    // The socket directory (the pipe's access list) is private already; this check is the
+    // second wall, and the one that holds if someone loosens the first.
+    let (peer, pid) = Peer::of(&stream)?;
+    if me.0.is_empty() || peer != me.0 {
+        tracing::warn!(%peer, peer_pid = ?pid, "refused a connection from another user");
         let answer = Response::error(format!(
-            "connection refused: this lidguard daemon belongs to uid {own_uid}, and you are uid {}",
-            peer.uid()
+            "connection refused: this lidguard daemon belongs to {}, and you are {peer}",
+            me.0
         ));
+        let mut stream = stream;
         return write_response(&mut stream, &answer).await;
     }
-    let (read_half, mut write_half) = stream.split();
+    exchange(stream, jobs).await
+}
+
+/// One request and its answer (or two) on an accepted, checked connection.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    jobs: mpsc::Sender<Job>,
+) -> std::io::Result<()> {
+    let (read_half, mut write_half) = tokio::io::split(stream);
     let mut reader = BufReader::new(read_half).take(MAX_REQUEST_BYTES as u64 + 1);
     let mut line = Vec::new();
     let read = tokio::time::timeout(READ_TIMEOUT, reader.read_until(b'\n', &mut line)).await;
@@ -144,7 +225,10 @@ async fn dispatch(request: Request, jobs: &mpsc::Sender<Job>) -> Answer {
         .unwrap_or_else(|_| (Response::error("the daemon is shutting down"), None))
 }
 
-async fn write_response(stream: &mut UnixStream, answer: &Response) -> std::io::Result<()> {
+async fn write_response<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    answer: &Response,
+) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(answer).unwrap_or_default();
     bytes.push(b'\n');
     stream.write_all(&bytes).await?;

@@ -170,8 +170,97 @@ fn connect_by(socket: &Path, deadline: Instant) -> io::Result<std::os::unix::net
 #[cfg(unix)]
 const WAIT_GRACE: Duration = Duration::from_secs(8);
 
-/// Sends `request` (non-Unix builds have no daemon transport yet).
-#[cfg(not(unix))]
+/// [`request`] with one deadline, over the daemon's named pipe (Windows). A pipe opened as a
+/// file has no read timeout, so the exchange runs on a thread of its own and this waits for it
+/// until the deadline; a thread left behind ends with the process (hooks exit right away).
+#[cfg(windows)]
+pub fn request_by(
+    places: &Places,
+    request: &Request,
+    deadline: Instant,
+) -> Result<Response, ClientError> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc;
+
+    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
+
+    let pipe = places.socket();
+    let timeout = deadline.saturating_duration_since(Instant::now());
+    let envelope = RequestEnvelope {
+        v: PROTOCOL_VERSION,
+        request: request.clone(),
+    };
+    let mut line =
+        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push(b'\n');
+    let (tx, rx) = mpsc::channel::<io::Result<String>>();
+    let path = pipe.clone();
+    std::thread::spawn(move || {
+        let exchange = || -> io::Result<()> {
+            let mut stream = open_pipe(&path, deadline)?;
+            stream.write_all(&line)?;
+            let mut reader = BufReader::new(stream);
+            // First answer, then (ask before sleep) the promised second one.
+            for _ in 0..2 {
+                let mut answer = String::new();
+                reader.read_line(&mut answer)?;
+                let done = serde_json::from_str::<Response>(&answer)
+                    .map_or(true, |r| r.wait_until.is_none());
+                if tx.send(Ok(answer)).is_err() || done {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = exchange() {
+            let _ = tx.send(Err(e));
+        }
+    });
+    let receive = |wait: Duration| match rx.recv_timeout(wait) {
+        Ok(Ok(answer)) if answer.is_empty() => Err(ClientError::Protocol(
+            "the daemon closed the connection without answering".into(),
+        )),
+        Ok(Ok(answer)) => serde_json::from_str::<Response>(&answer)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim()))),
+        Ok(Err(e)) => Err(classify(&pipe, e, timeout)),
+        Err(_) => Err(ClientError::Timeout(wait)),
+    };
+    let first = receive(deadline.saturating_duration_since(Instant::now()))?;
+    let Some(until) = first.wait_until else {
+        return Ok(first);
+    };
+    receive(until.duration_since(jiff::Timestamp::now()).unsigned_abs() + WAIT_GRACE)
+}
+
+/// Opens the daemon's pipe; while every instance is busy (`ERROR_PIPE_BUSY`), tries again until
+/// `deadline`.
+#[cfg(windows)]
+fn open_pipe(path: &Path, deadline: Instant) -> io::Result<std::fs::File> {
+    /// `ERROR_PIPE_BUSY`: all instances of the pipe are connected.
+    const PIPE_BUSY: i32 = 231;
+    loop {
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+        {
+            Err(e) if e.raw_os_error() == Some(PIPE_BUSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) if e.raw_os_error() == Some(PIPE_BUSY) => {
+                return Err(io::Error::from(io::ErrorKind::TimedOut));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long past its promised time a second answer is still awaited.
+#[cfg(windows)]
+const WAIT_GRACE: Duration = Duration::from_secs(8);
+
+/// Sends `request` (builds for other platforms have no daemon transport).
+#[cfg(not(any(unix, windows)))]
 pub fn request_by(
     places: &Places,
     _request: &Request,
@@ -179,13 +268,13 @@ pub fn request_by(
 ) -> Result<Response, ClientError> {
     Err(ClientError::NotRunning {
         socket: format!(
-            "{} (this platform has no daemon transport in this build yet)",
+            "{} (this platform has no daemon transport in this build)",
             places.socket().display()
         ),
     })
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn classify(socket: &Path, source: io::Error, timeout: Duration) -> ClientError {
     match source.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ClientError::NotRunning {
@@ -262,10 +351,57 @@ fn spawn_daemon(places: &Places, exe: &Path) -> Result<(), ClientError> {
     Ok(())
 }
 
-#[cfg(not(unix))]
+/// Starts `exe run-server` detached from the caller's console, in its own process group, with
+/// stdio on NUL. The caller's own standard handles are made non-inheritable first: std creates
+/// children with handle inheritance on, and a daemon holding a hook's stdout pipe would keep the
+/// agent waiting for end-of-file.
+#[cfg(windows)]
+fn spawn_daemon(places: &Places, exe: &Path) -> Result<(), ClientError> {
+    use std::os::windows::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use windows_sys::Win32::Foundation::{HANDLE_FLAG_INHERIT, SetHandleInformation};
+    use windows_sys::Win32::System::Console::{
+        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+    };
+    use windows_sys::Win32::System::Threading::{
+        CREATE_BREAKAWAY_FROM_JOB, CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS,
+    };
+
+    let _ = places;
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: plain handle-table calls on our own standard handles; a null or invalid
+        // handle only makes SetHandleInformation fail, which is harmless here.
+        unsafe {
+            let handle = GetStdHandle(which);
+            if !handle.is_null() {
+                SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
+            }
+        }
+    }
+    let spawn = |flags: u32| {
+        Command::new(exe)
+            .arg("run-server")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .creation_flags(flags)
+            .spawn()
+    };
+    let detached = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP;
+    // Leave the caller's job when allowed, so an agent that kills its job on exit does not take
+    // the daemon (and with it the lid-action restore) down mid-way; a job that forbids
+    // breakaway refuses the flag with access denied, and then the daemon stays in it.
+    let child = spawn(detached | CREATE_BREAKAWAY_FROM_JOB)
+        .or_else(|_| spawn(detached))
+        .map_err(|e| ClientError::Spawn(format!("{}: {e}", exe.display())))?;
+    drop(child);
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
 fn spawn_daemon(_places: &Places, exe: &Path) -> Result<(), ClientError> {
     Err(ClientError::Spawn(format!(
-        "{}: starting the daemon is not supported on this platform in this build yet",
+        "{}: starting the daemon is not supported on this platform in this build",
         exe.display()
     )))
 }

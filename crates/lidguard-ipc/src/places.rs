@@ -2,8 +2,10 @@
 //!
 //! Settings live in `$XDG_CONFIG_HOME/lidguard/`, state (database, logs) in
 //! `$XDG_STATE_HOME/lidguard/`, the socket and the lock in `$XDG_RUNTIME_DIR/lidguard/` (a
-//! private directory under the temp dir when that variable is unset). `LIDGUARD_HOME`
-//! relocates all three under one directory, so two daemons with different homes never meet.
+//! private directory under the temp dir when that variable is unset). On Windows: settings in
+//! `%APPDATA%\lidguard\`, state in `%LOCALAPPDATA%\lidguard\state\`, the lock in
+//! `%LOCALAPPDATA%\lidguard\run\`, and a named pipe instead of the socket. `LIDGUARD_HOME`
+//! relocates all of them under one directory, so two daemons with different homes never meet.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,9 @@ impl Places {
             }
             return Ok(Places::under(&home));
         }
+        if cfg!(windows) {
+            return Places::windows(&var);
+        }
         let user_home = var("HOME")
             .map(PathBuf::from)
             .or_else(std::env::home_dir)
@@ -73,6 +78,34 @@ impl Places {
         })
     }
 
+    /// Windows: the roaming and local application data folders (`%APPDATA%`,
+    /// `%LOCALAPPDATA%`), else their defaults under the user's profile.
+    fn windows(var: &impl Fn(&str) -> Option<std::ffi::OsString>) -> io::Result<Places> {
+        let profile = || {
+            var("USERPROFILE")
+                .map(PathBuf::from)
+                .or_else(std::env::home_dir)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "cannot find the user profile (USERPROFILE is unset)",
+                    )
+                })
+        };
+        let folder = |name: &str, fallback: &str| -> io::Result<PathBuf> {
+            match var(name).map(PathBuf::from).filter(|p| p.is_absolute()) {
+                Some(dir) => Ok(dir),
+                None => Ok(profile()?.join(fallback)),
+            }
+        };
+        let local = folder("LOCALAPPDATA", "AppData\\Local")?.join("lidguard");
+        Ok(Places {
+            config_dir: folder("APPDATA", "AppData\\Roaming")?.join("lidguard"),
+            state_dir: local.join("state"),
+            runtime_dir: local.join("run"),
+        })
+    }
+
     /// Every place under one directory (what `LIDGUARD_HOME` does).
     pub fn under(home: &Path) -> Places {
         Places {
@@ -97,8 +130,12 @@ impl Places {
         self.state_dir.join("lidguard.log")
     }
 
-    /// The daemon's socket.
+    /// The daemon's socket; on Windows the named pipe (`\\.\pipe\lidguard-<hash>`, one per
+    /// runtime directory, so two homes never meet there either).
     pub fn socket(&self) -> PathBuf {
+        if cfg!(windows) {
+            return PathBuf::from(pipe_name(&self.runtime_dir));
+        }
         self.runtime_dir.join("lidguard.sock")
     }
 
@@ -158,6 +195,15 @@ impl Places {
     pub fn ensure_runtime_dir(&self) -> io::Result<()> {
         ensure_private_dir(&self.runtime_dir)
     }
+}
+
+/// The pipe name for a runtime directory: a digest of its path (pipe names are flat and
+/// limited to 256 characters).
+fn pipe_name(runtime_dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(runtime_dir.to_string_lossy().to_lowercase().as_bytes());
+    let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    format!(r"\\.\pipe\lidguard-{hex}")
 }
 
 #[cfg(unix)]

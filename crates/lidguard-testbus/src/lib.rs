@@ -19,7 +19,7 @@
 //! may run at a time: [`serial`] orders the tests of one process, and [`PrivateLogind::start`]
 //! also takes a file lock so test binaries of different crates running at the same time wait
 //! for each other.
-
+#![cfg(target_os = "linux")]
 #![deny(missing_docs)]
 
 use std::fs::{self, File};
