@@ -28,7 +28,7 @@ impl Inhibit {
 }
 
 /// The protection the registry wants held right now.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectionPlan {
     /// Keep-awake locks (sleep, idle). Empty when the settings turn them all off.
     pub keep_awake: Vec<Inhibit>,
@@ -38,6 +38,18 @@ pub struct ProtectionPlan {
     pub who: String,
     /// A readable summary, e.g. "2 agent sessions working".
     pub why: String,
+    /// The reason the OS shows for the power request (Windows: the `power-request-reason`
+    /// setting; logind shows `why`).
+    #[serde(default)]
+    pub reason: String,
+    /// Windows: also ask for away mode (the `prevent-away-mode-sleep` setting), which lets an
+    /// S3 machine enter away mode instead of sleeping.
+    #[serde(default)]
+    pub away_mode: bool,
+    /// Windows: keep the display on too (the `prevent-display-sleep` setting); logind has no
+    /// such lock, so Linux holds `idle` for it.
+    #[serde(default)]
+    pub display: bool,
 }
 
 impl ProtectionPlan {

@@ -1606,6 +1606,9 @@ impl Registry {
             keep_awake,
             lid_switch: self.settings.change_lid_action,
             who: WHO.to_owned(),
+            reason: power.reason.clone(),
+            away_mode: power.prevent_system_sleep && power.prevent_away_mode_sleep == Some(true),
+            display: power.prevent_display_sleep,
             why: match (count, &self.pending_suspend) {
                 (0, Some(p)) if p.ask.is_some() => {
                     "asking before sleep: an agent may go on".to_owned()

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod ask;
+mod backups;
 mod instance;
 mod machine_watch;
 mod runtime;
@@ -23,6 +24,7 @@ use std::io;
 
 use lidguard_ipc::Places;
 
+pub use backups::{StoreBackups, restore_left_changed};
 pub use instance::InstanceLock;
 pub use runtime::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 

@@ -66,7 +66,21 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         }
     };
     let (store, store_error, store_moved_aside) = open_store(&places);
-    let power = lidguard_platform::power::connect().await;
+    // Only Windows changes OS policy that needs a backup (the lid-close action).
+    let backups = if cfg!(windows) {
+        match crate::StoreBackups::open(&places) {
+            Ok(backups) => {
+                Some(Arc::new(backups) as Arc<dyn lidguard_platform::lid_action::PolicyBackups>)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "no durable place for policy backups; the lid-close action stays as it is");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let power = lidguard_platform::power::connect_keeping(backups).await;
     match &power {
         Ok(p) => tracing::info!(backend = %p.describe(), "keep-awake backend ready"),
         Err(e) => tracing::warn!(reason = %e, "keep-awake protection unavailable"),

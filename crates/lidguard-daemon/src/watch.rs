@@ -495,7 +495,9 @@ async fn exited(pid: u32) {
 
 #[cfg(not(target_os = "linux"))]
 async fn exited(pid: u32) {
-    poll_exit(pid).await;
+    if !lidguard_platform::process::wait_exit(pid).await {
+        poll_exit(pid).await;
+    }
 }
 
 async fn poll_exit(pid: u32) {

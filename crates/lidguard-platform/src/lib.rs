@@ -4,12 +4,14 @@
 //!   [`power::PowerControl`] trait.
 //! - [`sources`]: file-based sensing of the lid and the connected displays.
 //! - [`process`]: whether a watched process is still alive.
+//! - [`lid_action`]: the Windows lid-close action, changed with a durable backup and restored.
 //!
 //! Callers never write `cfg`: every function exists on every target and reports clearly when a
 //! platform has no backend yet.
 
 #![deny(missing_docs)]
 
+pub mod lid_action;
 pub mod polkit;
 pub mod power;
 pub mod process;
@@ -18,3 +20,5 @@ pub mod sources;
 pub mod tail;
 #[cfg(target_os = "linux")]
 pub mod uevents;
+#[cfg(windows)]
+mod windows;

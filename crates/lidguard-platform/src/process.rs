@@ -9,8 +9,7 @@ use crate::sources::Roots;
 /// - Other Unix systems: `kill(pid, 0)` succeeds or fails only for lack of permission (the
 ///   process exists but belongs to someone else); `roots` is not used. A zombie counts as
 ///   alive there.
-/// - Windows: always `true` for a non-zero pid, since there is no backend yet; a caller must not
-///   end sessions on this answer alone.
+/// - Windows: the process handle is not signalled (or it exists but may not be opened).
 ///
 /// Pid 0 is never a watched process and gives `false` everywhere.
 pub fn is_alive(roots: &Roots, pid: u32) -> bool {
@@ -35,10 +34,30 @@ pub fn is_alive(roots: &Roots, pid: u32) -> bool {
             Err(error) => error == rustix::io::Errno::PERM,
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        let _ = roots;
+        crate::windows::process::is_alive(pid)
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = roots;
         true
+    }
+}
+
+/// Waits until `pid` exits without polling: Windows waits on the process handle in the thread
+/// pool. Returns `false` at once where that is not possible (other systems, or a process that
+/// may not be opened), and the caller watches another way.
+pub async fn wait_exit(pid: u32) -> bool {
+    #[cfg(windows)]
+    {
+        crate::windows::process::wait_exit(pid).await
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = pid;
+        false
     }
 }
 
@@ -96,9 +115,26 @@ pub struct ProcessInfo {
 /// The ancestors of `pid` (its parent first), at most `max_depth` of them, stopping at init,
 /// at an unreadable process or at a cycle.
 ///
-/// Linux reads `<proc>/<pid>/stat`, `comm` and `cmdline`; other systems return nothing yet, so
-/// sessions there are not tied to a process.
+/// Linux reads `<proc>/<pid>/stat`, `comm` and `cmdline`; Windows takes one Toolhelp snapshot
+/// (exe names, no command lines); other systems return nothing yet, so sessions there are not
+/// tied to a process.
 pub fn ancestry(roots: &Roots, pid: u32, max_depth: usize) -> Vec<ProcessInfo> {
+    #[cfg(windows)]
+    {
+        let _ = roots;
+        crate::windows::process::ancestry(pid, max_depth)
+    }
+    #[cfg(not(windows))]
+    {
+        ancestry_by_reading(roots, pid, max_depth)
+    }
+}
+
+#[cfg_attr(
+    windows,
+    allow(dead_code, reason = "Windows walks a Toolhelp snapshot")
+)]
+fn ancestry_by_reading(roots: &Roots, pid: u32, max_depth: usize) -> Vec<ProcessInfo> {
     let mut chain: Vec<ProcessInfo> = Vec::new();
     let mut next = read_process(roots, pid).map(|p| p.ppid);
     while let Some(pid) = next.filter(|&p| p > 1) {

@@ -188,10 +188,29 @@ fn is_internal_connector(name: &str) -> bool {
         .any(|family| connector.starts_with(family))
 }
 
-/// Connected display connectors from `<sys>/class/drm/*/status` (content trimmed,
-/// case-insensitive "connected"); `exclude_internal` skips connectors whose name after the first
-/// '-' starts with eDP, LVDS or DSI (case-insensitive), e.g. card0-eDP-1. Missing dir → 0.
+/// Connected displays; `exclude_internal` leaves built-in panels out.
+///
+/// - Linux, and any system whose roots are overridden (the test seam): DRM connectors from
+///   `<sys>/class/drm/*/status` (content trimmed, case-insensitive "connected"); internal are
+///   those whose name after the first '-' starts with eDP, LVDS or DSI (case-insensitive), e.g.
+///   card0-eDP-1. Missing dir → 0.
+/// - Windows: the active paths of the display configuration API, internal being the output
+///   technologies of [`is_internal_output_technology`]; 0 when the API refuses (a service or
+///   remote session cannot see the console's displays).
 pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
+    #[cfg(windows)]
+    if !roots.overridden {
+        return match crate::windows::displays::active_output_technologies() {
+            Ok(paths) => {
+                let count = paths
+                    .into_iter()
+                    .filter(|&tech| !(exclude_internal && is_internal_output_technology(tech)))
+                    .count();
+                u32::try_from(count).unwrap_or(u32::MAX)
+            }
+            Err(_) => 0,
+        };
+    }
     let drm_dir = roots.sys_root.join("class").join("drm");
     let count = entries(&drm_dir)
         .into_iter()
@@ -205,6 +224,20 @@ pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
         })
         .count();
     u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// Whether a Windows `DISPLAYCONFIG_VIDEO_OUTPUT_TECHNOLOGY` is a built-in panel: INTERNAL
+/// (0x80000000), DISPLAYPORT_EMBEDDED (11), UDI_EMBEDDED (13) — Microsoft's enumeration — and
+/// LVDS (6), the link older laptop panels use.
+pub fn is_internal_output_technology(technology: i32) -> bool {
+    const LVDS: i32 = 6;
+    const DISPLAYPORT_EMBEDDED: i32 = 11;
+    const UDI_EMBEDDED: i32 = 13;
+    const INTERNAL: i32 = 0x8000_0000_u32 as i32;
+    matches!(
+        technology,
+        LVDS | DISPLAYPORT_EMBEDDED | UDI_EMBEDDED | INTERNAL
+    )
 }
 
 /// Every readable `<sys>/class/thermal/thermal_zone*/temp`, in millidegrees Celsius as the
@@ -230,6 +263,7 @@ pub fn temperature(roots: &Roots, mode: lidguard_core::settings::TemperatureMode
 /// switch and the roots are not overridden, else (or when logind cannot tell) the ACPI files.
 pub async fn lid_state(roots: &Roots) -> LidState {
     if !roots.overridden
+        && cfg!(target_os = "linux")
         && has_lid_switch(roots)
         && let Some(closed) = crate::power::logind_lid_closed().await
     {
@@ -242,10 +276,11 @@ pub async fn lid_state(roots: &Roots) -> LidState {
     lid_state_from_files(roots)
 }
 
-/// Like [`lid_state`], asking an already connected backend instead of opening a connection.
+/// Like [`lid_state`], asking an already connected backend instead of opening a connection
+/// (on Windows: the lid-switch notifications, which know a machine has a lid by calling back).
 pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> LidState {
     if !roots.overridden
-        && has_lid_switch(roots)
+        && (!cfg!(target_os = "linux") || has_lid_switch(roots))
         && let Some(closed) = power.lid_closed().await
     {
         return if closed {
@@ -328,6 +363,19 @@ mod tests {
         assert_eq!(temperature(&roots, TemperatureMode::Average), Some(55));
         let empty = Roots::new(dir.path().join("none"), dir.path().join("none"));
         assert_eq!(temperature(&empty, TemperatureMode::Average), None);
+    }
+
+    #[test]
+    fn windows_output_technologies() {
+        // DISPLAYCONFIG_VIDEO_OUTPUT_TECHNOLOGY values from Microsoft's enumeration.
+        for internal in [6, 11, 13, 0x8000_0000_u32 as i32] {
+            assert!(is_internal_output_technology(internal), "{internal}");
+        }
+        // HD15 0, DVI 4, HDMI 5, DISPLAYPORT_EXTERNAL 10 (what Wine reports), UDI_EXTERNAL 12,
+        // MIRACAST 15, OTHER -1.
+        for external in [0, 4, 5, 10, 12, 15, -1] {
+            assert!(!is_internal_output_technology(external), "{external}");
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ fn plan(keep_awake: &[Inhibit], lid_switch: bool) -> ProtectionPlan {
         lid_switch,
         who: "lidguard".to_owned(),
         why: WHY.to_owned(),
+        ..ProtectionPlan::default()
     }
 }
 

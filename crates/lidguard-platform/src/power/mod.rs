@@ -6,6 +6,9 @@
 //! - Linux: systemd-logind on the system D-Bus. Each lock group is one `Inhibit(…, "block")`
 //!   call returning a file descriptor; closing it (dropping the guard, or the process dying)
 //!   releases the lock. No helper processes are spawned.
+//! - Windows: power requests (`SetThreadExecutionState` where they are missing) and, for the
+//!   lid, the active scheme's lid-close action set to "do nothing" with a durable backup
+//!   ([`crate::lid_action`]).
 //! - Other systems: no backend yet; [`connect`] returns a [`PowerUnavailable`] saying so.
 //!
 //! The futures returned here run zbus connections on the current Tokio runtime, so call them
@@ -22,7 +25,11 @@ pub use lidguard_core::protection::{Inhibit, ProtectionPlan};
 #[path = "linux.rs"]
 mod imp;
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod imp;
+
+#[cfg(not(any(target_os = "linux", windows)))]
 #[path = "unsupported.rs"]
 mod imp;
 
@@ -134,7 +141,41 @@ pub struct PowerUnavailable(pub String);
 /// checking within [`CONNECT_TIMEOUT`] that `org.freedesktop.login1` answers. Other systems:
 /// always [`PowerUnavailable`] for now.
 pub async fn connect() -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
-    imp::connect(None).await
+    connect_keeping(None).await
+}
+
+/// Like [`connect`], with a durable place for the backups of OS policy lidguard changes (the
+/// daemon's store). Windows needs it to change the lid-close action; without it the lid-switch
+/// lock is refused there. Windows also restores, first, a lid-close action a dead daemon left
+/// changed.
+pub async fn connect_keeping(
+    backups: Option<Arc<dyn crate::lid_action::PolicyBackups>>,
+) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
+    #[cfg(windows)]
+    {
+        imp::connect(backups).await
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = backups;
+        imp::connect(None).await
+    }
+}
+
+/// Puts back OS policy a daemon that died left changed (Windows: the lid-close action), when a
+/// backup is pending. Other systems change no policy this way and report nothing.
+pub fn restore_pending(
+    backups: &dyn crate::lid_action::PolicyBackups,
+) -> Result<crate::lid_action::Restored, String> {
+    #[cfg(windows)]
+    {
+        imp::restore_pending(backups)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = backups;
+        Ok(crate::lid_action::Restored::Nothing)
+    }
 }
 
 /// Like [`connect`], but to the D-Bus at `address` (e.g. `unix:path=/tmp/x/system_bus_socket`)
@@ -143,7 +184,16 @@ pub async fn connect() -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
 pub async fn connect_with_address(
     address: &str,
 ) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
-    imp::connect(Some(address)).await
+    #[cfg(windows)]
+    {
+        Err(PowerUnavailable(format!(
+            "{address}: a D-Bus address means nothing on Windows"
+        )))
+    }
+    #[cfg(not(windows))]
+    {
+        imp::connect(Some(address)).await
+    }
 }
 
 /// logind's `LidClosed` on the system bus: `None` when unknown (no bus, no logind, not Linux).
@@ -156,8 +206,8 @@ pub async fn logind_lid_closed() -> Option<bool> {
 
 /// The keep-awake lock group of `plan`: its distinct non-lid locks in a stable order.
 #[cfg_attr(
-    not(target_os = "linux"),
-    allow(dead_code, reason = "used by the Linux backend")
+    not(any(target_os = "linux", windows)),
+    allow(dead_code, reason = "used by the Linux and Windows backends")
 )]
 fn keep_awake_group(plan: &ProtectionPlan) -> Vec<Inhibit> {
     let mut group: Vec<Inhibit> = plan
@@ -173,8 +223,8 @@ fn keep_awake_group(plan: &ProtectionPlan) -> Vec<Inhibit> {
 
 /// Whether `plan` wants the lid switch held (asked for directly or listed among the locks).
 #[cfg_attr(
-    not(target_os = "linux"),
-    allow(dead_code, reason = "used by the Linux backend")
+    not(any(target_os = "linux", windows)),
+    allow(dead_code, reason = "used by the Linux and Windows backends")
 )]
 fn wants_lid_switch(plan: &ProtectionPlan) -> bool {
     plan.lid_switch || plan.keep_awake.contains(&Inhibit::HandleLidSwitch)
@@ -203,6 +253,7 @@ mod tests {
             lid_switch,
             who: "lidguard".into(),
             why: "x".into(),
+            ..ProtectionPlan::default()
         }
     }
 

@@ -1,4 +1,4 @@
-//! Systems without a keep-awake backend in this build (Windows and macOS for now).
+//! Systems without a keep-awake backend in this build (macOS for now).
 
 use std::sync::Arc;
 

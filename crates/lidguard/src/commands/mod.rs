@@ -56,6 +56,15 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     for tightened in places.tighten_existing() {
         tracing::warn!("{tightened}");
     }
+    // A daemon that died with the Windows lid-close action changed left a backup: any command
+    // puts the user's values back (the daemon itself does so when it starts). Only Windows
+    // changes such policy.
+    if cfg!(windows)
+        && !matches!(command, Command::RunServer)
+        && let Some(line) = lidguard_daemon::restore_left_changed(&places)
+    {
+        crate::output::warn(&line);
+    }
     match command {
         Command::Start(args) => session::start(&places, args),
         Command::Stop(args) => session::stop(&places, args),

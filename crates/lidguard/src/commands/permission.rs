@@ -162,6 +162,7 @@ fn check(as_json: bool) -> anyhow::Result<ExitCode> {
             lid_switch: true,
             who: "lidguard".to_owned(),
             why: "lidguard linux-permission check".to_owned(),
+            ..ProtectionPlan::default()
         };
         let held = power.hold(&plan).await.map_err(|e| e.to_string())?;
         let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
