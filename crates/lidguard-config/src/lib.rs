@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod receipts;
 pub mod report;
 pub mod settings;
+pub mod wsl;
 
 use std::path::PathBuf;
 

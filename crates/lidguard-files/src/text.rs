@@ -60,3 +60,46 @@ mod tests {
         assert_eq!(log_record(b"\xff\n"), "\u{fffd}\n".as_bytes().to_vec());
     }
 }
+
+/// `path` as an agent's config should carry it: Windows' verbatim prefix, which
+/// `canonicalize` adds there (`\\?\C:\…`, `\\?\UNC\server\share\…`), is taken off, since shells
+/// and other programs do not all accept it. Other paths are unchanged.
+pub fn plain_path(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    if let Some(unc) = text.strip_prefix(r"\\?\UNC\") {
+        format!(r"\\{unc}")
+    } else if let Some(rest) = text.strip_prefix(r"\\?\")
+        && rest.as_bytes().get(1) == Some(&b':')
+    {
+        rest.to_owned()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod plain_path_tests {
+    use super::plain_path;
+    use std::path::Path;
+
+    #[test]
+    fn verbatim_prefixes_are_taken_off() {
+        assert_eq!(
+            plain_path(Path::new(r"\\?\C:\Program Files\lidguard\lidguard.exe")),
+            r"C:\Program Files\lidguard\lidguard.exe"
+        );
+        assert_eq!(
+            plain_path(Path::new(r"\\?\UNC\server\share\lidguard.exe")),
+            r"\\server\share\lidguard.exe"
+        );
+        // A verbatim path that is not a drive path keeps its prefix (nothing else names it).
+        assert_eq!(
+            plain_path(Path::new(r"\\?\Volume{1}\x.exe")),
+            r"\\?\Volume{1}\x.exe"
+        );
+        assert_eq!(
+            plain_path(Path::new("/usr/bin/lidguard")),
+            "/usr/bin/lidguard"
+        );
+    }
+}

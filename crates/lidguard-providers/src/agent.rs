@@ -34,9 +34,12 @@ pub struct Location {
     pub file: PathBuf,
 }
 
-/// The user's home directory: `HOME`, else what the OS says.
+/// The user's home directory: `HOME` (`USERPROFILE` on Windows, where the agents take the
+/// profile directory — Node's `os.homedir()` reads `USERPROFILE` there — and an inherited
+/// `HOME` from a Unix-style shell is not theirs), else what the OS says.
 pub fn home_dir(var: Env<'_>) -> Option<PathBuf> {
-    set_dir(var, "HOME").or_else(std::env::home_dir)
+    let name = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    set_dir(var, name).or_else(std::env::home_dir)
 }
 
 /// The directory a variable names, when it is set and not empty.

@@ -85,6 +85,32 @@ fn commands_are_quoted_only_when_the_shell_needs_it() {
         ps(r"C:\O'Neil\lidguard.exe").render("x"),
         r"& 'C:\O''Neil\lidguard.exe' x"
     );
+    let cmd = |p: &str| HookCommand {
+        program: p.to_owned(),
+        shell: HookShell::Cmd,
+    };
+    assert_eq!(
+        cmd(r"C:\tools\lidguard.exe").render("codex-hook"),
+        r"C:\tools\lidguard.exe codex-hook"
+    );
+    assert_eq!(
+        cmd(r"C:\Program Files\lidguard\lidguard.exe").render("codex-hook"),
+        r#""C:\Program Files\lidguard\lidguard.exe" codex-hook"#
+    );
+}
+
+#[test]
+fn codex_windows_entries_are_quoted_for_cmd() {
+    // Codex runs hooks with `%COMSPEC% /C` on Windows, where `& '…'` would not parse.
+    let cmd = HookCommand {
+        program: r"C:\Program Files\lidguard\lidguard-hook.exe".to_owned(),
+        shell: HookShell::PowerShell,
+    };
+    let value = parse(&changed(codex::install(None, &cmd, 30)));
+    assert_eq!(
+        value["hooks"]["Stop"][0]["hooks"][0]["command"],
+        json!(r#""C:\Program Files\lidguard\lidguard-hook.exe" codex-hook"#)
+    );
 }
 
 #[test]

@@ -42,6 +42,10 @@ pub enum HookShell {
     /// entries then carry `"shell": "powershell"`, because its own default there is Git Bash
     /// when installed and PowerShell otherwise).
     PowerShell,
+    /// `cmd.exe /C` (Codex on Windows runs a hook's command with `%COMSPEC% /C` when no shell is
+    /// configured: codex-rs `hooks/src/engine/command_runner.rs`). A bare path without spaces
+    /// reads the same in cmd and PowerShell, so only a path that needs quoting differs.
+    Cmd,
 }
 
 impl HookShell {
@@ -88,6 +92,11 @@ impl HookCommand {
             HookShell::PowerShell => {
                 format!("& '{}' {subcommand}", self.program.replace('\'', "''"))
             }
+            HookShell::Cmd if is_plain(&self.program, "_-.\\/:") => {
+                format!("{} {subcommand}", self.program)
+            }
+            // Windows paths cannot contain `"`, so plain double quotes are enough for cmd.
+            HookShell::Cmd => format!("\"{}\" {subcommand}", self.program),
         }
     }
 

@@ -35,7 +35,7 @@ pub(crate) fn hook_program() -> anyhow::Result<String> {
     ));
     let program = if hook.is_file() { hook } else { exe };
     let Some(name) = program.file_name() else {
-        return Ok(program.display().to_string());
+        return Ok(lidguard_files::text::plain_path(&program));
     };
     let on_path = std::env::var_os("PATH")
         .into_iter()
@@ -50,7 +50,7 @@ pub(crate) fn hook_program() -> anyhow::Result<String> {
             .unwrap_or(&name)
             .to_owned());
     }
-    Ok(program.display().to_string())
+    Ok(lidguard_files::text::plain_path(&program))
 }
 
 fn env(name: &str) -> Option<std::ffi::OsString> {

@@ -22,7 +22,9 @@ use crate::output;
 /// wrapper process is never mistaken for the agent).
 fn server_program() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    Ok(exe.canonicalize().unwrap_or(exe).display().to_string())
+    Ok(lidguard_files::text::plain_path(
+        &exe.canonicalize().unwrap_or(exe),
+    ))
 }
 
 /// The agents an `[AGENT]` argument names, each with its location and why it is skipped.

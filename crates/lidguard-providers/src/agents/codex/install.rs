@@ -11,7 +11,7 @@ use jsonc_parser::cst::CstInputValue;
 
 use crate::install::duplicates::DuplicateKeys;
 use crate::install::engine::{self, Handler, Layout, Spec};
-use crate::install::{Change, HookCommand, HookStatus, InstallError};
+use crate::install::{Change, HookCommand, HookShell, HookStatus, InstallError};
 
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -45,9 +45,16 @@ const SPEC: Spec = Spec {
 /// clamped to ≤ 3").
 pub const END_EVENT_TIMEOUT_LIMIT: u32 = 3;
 
-/// Codex runs commands through the session shell (PowerShell on Windows), which is what
-/// `HookCommand::shell` quotes for.
+/// Codex runs a hook's command with `sh -c`, or on Windows with `%COMSPEC% /C` (codex-rs
+/// `hooks/src/engine/command_runner.rs`), so a PowerShell-quoted program is quoted for cmd.
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
+    let cmd = &HookCommand {
+        shell: match cmd.shell {
+            HookShell::PowerShell | HookShell::Cmd => HookShell::Cmd,
+            HookShell::Posix => HookShell::Posix,
+        },
+        ..cmd.clone()
+    };
     let timeout = if matches!(event, "SessionEnd" | "Interrupt") {
         timeout.min(END_EVENT_TIMEOUT_LIMIT)
     } else {

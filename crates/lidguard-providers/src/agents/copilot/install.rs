@@ -60,9 +60,16 @@ const SPEC: Spec = Spec {
 };
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
-    let key = match cmd.shell {
-        HookShell::Posix => "bash",
-        HookShell::PowerShell => "powershell",
+    // Copilot has a key per shell; a Windows command always goes under `powershell`.
+    let (key, cmd) = match cmd.shell {
+        HookShell::Posix => ("bash", cmd.clone()),
+        HookShell::PowerShell | HookShell::Cmd => (
+            "powershell",
+            HookCommand {
+                shell: HookShell::PowerShell,
+                ..cmd.clone()
+            },
+        ),
     };
     vec![
         ("type".to_owned(), "command".into()),

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Every captured payload fixture through the Windows `lidguard.exe <agent>-hook` under Wine.
+
+The Linux conformance test (crates/lidguard/tests/conformance.rs) runs the same fixtures through
+the Linux binaries. Here each fixture's payload goes to `lidguard.exe <agent>-hook` twice: against
+a daemon whose lid reads open and one whose lid reads closed (the LIDGUARD_PROC_ROOT /
+LIDGUARD_SYS_ROOT seam), and the exact stdout must equal the fixture's `stdoutOpenLid` /
+`stdoutClosedLid`. The normalized events the open-lid daemon recorded, read once at the end with
+`hook-events --json`, must equal the fixtures' `events` in order.
+
+Usage: conformance.py WINE EXE_DIR FIXTURES_DIR WORK_DIR
+"""
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from winerun import run as run_exe, windows_path
+
+wine, exe_dir, fixtures_dir, work = sys.argv[1:5]
+exe_dir, fixtures_dir, work = Path(exe_dir), Path(fixtures_dir), Path(work)
+repo = Path(__file__).resolve().parents[2]
+
+
+def agents():
+    """(provider, hook command, event on the command line) from the agents' own descriptors."""
+    out = []
+    for mod in sorted((repo / "crates/lidguard-providers/src/agents").glob("*/mod.rs")):
+        text = mod.read_text()
+        hook = re.search(r'hook_command:\s*"([^"]+)"', text)
+        on_line = re.search(r"event_on_command_line:\s*(true|false)", text)
+        if hook and on_line:
+            out.append((mod.parent.name, hook.group(1), on_line.group(1) == "true"))
+    return {p: (h, e) for p, h, e in out}
+
+
+AGENTS = agents()
+
+
+def linux_cwd(event):
+    """The hooks run in `/`, which Windows sees as `Z:\\`: payloads without a cwd take the
+    hook's own, so that one directory is mapped back to the form the Linux run recorded."""
+    event = dict(event)
+    if event.get("cwd") == "Z:\\":
+        event["cwd"] = "/"
+    session = event.get("sessionId", "")
+    if session.endswith(":Z:\\"):
+        event["sessionId"] = session[: -len("Z:\\")] + "/"
+    return event
+
+
+class Home:
+    def __init__(self, lid: str):
+        self.root = work / f"home-{lid}"
+        proc = self.root / "proc/acpi/button/lid/LID0"
+        proc.mkdir(parents=True, exist_ok=True)
+        (proc / "state").write_text(f"state:      {lid}\n")
+        panel = self.root / "sys/class/drm/card0-eDP-1"
+        panel.mkdir(parents=True, exist_ok=True)
+        (panel / "status").write_text("connected\n")
+        self.env = dict(os.environ)
+        self.env.update(
+            {
+                "LIDGUARD_HOME": windows_path(self.root / "lidguard"),
+                "LIDGUARD_PROC_ROOT": windows_path(self.root / "proc"),
+                "LIDGUARD_SYS_ROOT": windows_path(self.root / "sys"),
+                "WINEDEBUG": "-all",
+            }
+        )
+        out = self.run(["start", "--provider", "custom", "--session", "keepalive"])
+        if out.returncode != 0:
+            sys.exit(f"cannot start the {lid}-lid daemon: {out.stderr.decode(errors='replace')}")
+
+    def run(self, args, stdin=b""):
+        return run_exe(wine, exe_dir / "lidguard.exe", args, self.env, stdin)
+
+    def hook(self, provider: str, event: str, stdin: bytes):
+        command, event_on_line = AGENTS[provider]
+        args = [command] + (["--event", event] if event_on_line else [])
+        out = self.run(args, stdin)
+        if out.returncode != 0 or out.stderr:
+            return None, f"exit {out.returncode}, stderr {out.stderr!r}"
+        return out.stdout.decode(), None
+
+    def events(self):
+        out = self.run(["hook-events", "--json", "--count", "10000"])
+        return [linux_cwd(e["event"]) for e in json.loads(out.stdout)]
+
+    def stop(self):
+        self.run(["stop", "--provider", "custom", "--session", "keepalive"])
+
+
+def main():
+    files = sorted(
+        f for p in AGENTS for f in (fixtures_dir / p).glob("*.json")
+    )
+    if not files:
+        sys.exit(f"no fixtures under {fixtures_dir}")
+    started = time.monotonic()
+    open_home, closed_home = Home("open"), Home("closed")
+    failures, expected_events = [], []
+    per_agent = {}
+    for path in files:
+        fixture = json.loads(path.read_text())
+        provider, event, expect = fixture["provider"], fixture["event"], fixture["expect"]
+        stdin = fixture["stdin"]
+        stdin = (stdin if isinstance(stdin, str) else json.dumps(stdin)).encode()
+        for home, key in ((open_home, "stdoutOpenLid"), (closed_home, "stdoutClosedLid")):
+            out, error = home.hook(provider, event, stdin)
+            if error:
+                failures.append(f"{path.name} ({key}): {error}")
+            elif out != expect[key]:
+                failures.append(f"{path.name} ({key}):\n  expected {expect[key]!r}\n  observed {out!r}")
+        expected_events.extend(expect["events"])
+        per_agent[provider] = per_agent.get(provider, 0) + 1
+    recorded = open_home.events()
+    if recorded != expected_events:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(recorded, expected_events)) if a != b),
+            min(len(recorded), len(expected_events)),
+        )
+        failures.append(
+            f"normalized events differ at #{first} of {len(expected_events)} expected "
+            f"({len(recorded)} recorded):\n  expected {expected_events[first:first + 1]}\n"
+            f"  recorded {recorded[first:first + 1]}"
+        )
+    open_home.stop()
+    closed_home.stop()
+    elapsed = time.monotonic() - started
+    counts = ", ".join(f"{p} {n}" for p, n in sorted(per_agent.items()))
+    if failures:
+        print(f"conformance under Wine: {len(failures)} failure(s)")
+        print("\n".join(failures[:40]))
+        sys.exit(1)
+    print(
+        f"conformance under Wine: {len(files)} fixtures passed through lidguard.exe "
+        f"(open and closed lid, exact stdout; {len(expected_events)} normalized events in order) "
+        f"[{counts}] in {elapsed:.0f} s"
+    )
+
+
+main()

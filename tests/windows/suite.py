@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""The Windows `lidguard.exe` under Wine: the daemon over its named pipe, the lid-close action
+with its backup and crash restore, and the installers' round trips in a Windows user profile.
+
+Usage: suite.py WINE EXE_DIR WORK_DIR
+
+What Wine 8.0 implements is asserted as such (SetThreadExecutionState holds keep-awake because
+PowerCreateRequest is a stub answering error 120; the display configuration API reports one
+external DisplayPort path). The lid-close action goes through the LIDGUARD_SYS_ROOT seam
+(`<root>/power/lid-action.json`), since Wine has no PowerReadACValueIndex.
+"""
+
+import getpass
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from winerun import run as run_exe, windows_path
+
+wine, exe_dir, work = sys.argv[1], Path(sys.argv[2]).resolve(), Path(sys.argv[3])
+passed = 0
+BALANCED = "381b4222-f694-41f0-9685-ff5bb260df2e"
+
+
+def check(condition, what, detail=""):
+    global passed
+    if not condition:
+        sys.exit(f"FAILED: {what}\n{detail}")
+    passed += 1
+    print(f"  ok: {what}")
+
+
+class Env:
+    def __init__(self, name, exe=exe_dir, **extra):
+        self.root = work / name
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root.mkdir(parents=True)
+        self.exe = exe
+        self.env = dict(os.environ)
+        self.env.update(
+            {"LIDGUARD_HOME": windows_path(self.root / "lidguard"), "WINEDEBUG": "-all"}
+        )
+        self.env.update(extra)
+
+    def run(self, *args, stdin=b""):
+        return run_exe(wine, self.exe / "lidguard.exe", args, self.env, stdin)
+
+    def status(self):
+        return json.loads(self.run("status", "--json").stdout)
+
+    def daemon_unix_pids(self):
+        """The Unix pids of this home's daemon (Wine runs each Windows process as one)."""
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                environ = (proc / "environ").read_bytes()
+            except OSError:
+                continue
+            if b"run-server" in cmdline and self.env["LIDGUARD_HOME"].encode() in environ:
+                pids.append(int(proc.name))
+        return pids
+
+    def wait_until(self, predicate, what, seconds=20):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.2)
+        return False
+
+
+def daemon_over_the_named_pipe():
+    print("daemon over the named pipe")
+    e = Env("daemon")
+    out = e.run("settings", "--server-runtime-cleanup-delay-minutes", "0")
+    check(out.returncode == 0, "settings written", out.stderr)
+    out = e.run("start", "--provider", "custom", "--session", "pipe-1")
+    check(out.returncode == 0, "`start` starts the daemon on demand", out.stderr)
+    s = e.status()
+    check(s["running"] and s["daemonPid"], "status: the daemon answers over the pipe", s)
+    check([x["sessionId"] for x in s["sessions"]] == ["pipe-1"], "status: the session is there", s)
+    backend = s["protection"].get("backend", "")
+    check(
+        s["protection"]["held"]
+        and "SetThreadExecutionState (power requests unavailable here, error 120)" in backend,
+        "keep-awake held with SetThreadExecutionState where power requests are a stub (Wine)",
+        s["protection"],
+    )
+    check(s["visibleDisplays"] == 1 and s["externalDisplays"] == 1,
+          "displays from QueryDisplayConfig (Wine: one external DisplayPort path)", s)
+    first = e.daemon_unix_pids()
+    out = e.run("start", "--provider", "custom", "--session", "pipe-2")
+    check(out.returncode == 0 and e.daemon_unix_pids() == first,
+          "a second command reuses the running daemon (single instance)", out.stderr)
+    e.run("stop", "--provider", "custom", "--session", "pipe-1")
+    e.run("stop", "--provider", "custom", "--session", "pipe-2")
+    check(e.wait_until(lambda: not e.daemon_unix_pids(), "exit"),
+          "idle exit: the daemon leaves once no session is left (cleanup delay 0)")
+    check(not e.status()["running"], "status after exit: not running")
+    # A hook starts the daemon too, and fails open without one for events that need none.
+    out = e.run("claude-hook", stdin=b'{"hook_event_name":"UserPromptSubmit","session_id":"h1","cwd":"C:\\\\x","prompt":"p"}')
+    check(out.returncode == 0 and out.stdout == b"" and out.stderr == b"", "a hook starts the daemon, prints nothing", out.stderr)
+    check(any(x["sessionId"] == "h1" for x in e.status()["sessions"]), "the hook's session is tracked")
+    out = e.run("claude-hook", stdin=b"{not json")
+    check(out.returncode == 0 and out.stdout == b"", "a malformed payload fails open")
+    e.run("stop", "--provider", "claude", "--session", "h1")
+    e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+
+
+def write_lid_action(sys_root: Path, ac: int, dc: int):
+    (sys_root / "power").mkdir(parents=True, exist_ok=True)
+    (sys_root / "power/lid-action.json").write_text(json.dumps(
+        {"activeScheme": BALANCED, "schemes": {BALANCED: {"ac": ac, "dc": dc}}}))
+
+
+def read_lid_action(sys_root: Path):
+    v = json.loads((sys_root / "power/lid-action.json").read_text())["schemes"][BALANCED]
+    return v["ac"], v["dc"]
+
+
+def lid_action_backup_and_restore():
+    print("lid-close action: backup, change, restore, crash restore")
+    for ac, dc in ((1, 2), (0, 0)):
+        e = Env(f"lid-{ac}{dc}")
+        sys_root = e.root / "sys"
+        write_lid_action(sys_root, ac, dc)
+        e.env["LIDGUARD_SYS_ROOT"] = windows_path(sys_root)
+        e.run("start", "--provider", "custom", "--session", "lid")
+        check(read_lid_action(sys_root) == (0, 0), f"[user had {ac},{dc}] held: AC and DC set to do nothing")
+        check("handle-lid-switch" in e.status()["protection"]["inhibitors"], "status lists the lid hold")
+        e.run("stop", "--provider", "custom", "--session", "lid")
+        check(e.wait_until(lambda: read_lid_action(sys_root) == (ac, dc), "restore"),
+              f"[user had {ac},{dc}] released: the user's values are back")
+        # Killed while held: the next command (any) restores.
+        e.run("start", "--provider", "custom", "--session", "lid2")
+        check(read_lid_action(sys_root) == (0, 0), "held again")
+        for pid in e.daemon_unix_pids():
+            os.kill(pid, 9)
+        check(e.wait_until(lambda: not e.daemon_unix_pids(), "killed"), "daemon killed (SIGKILL)")
+        check(read_lid_action(sys_root) == (0, 0), "after the kill the lid action is still changed")
+        out = e.run("settings")
+        check(read_lid_action(sys_root) == (ac, dc),
+              f"[user had {ac},{dc}] the next command (`settings`) restored the user's values",
+              out.stderr)
+        if (ac, dc) != (0, 0):
+            check(b"restored your lid-close action" in out.stderr, "and said so on stderr", out.stderr)
+        out = e.run("settings")
+        check(b"restored" not in out.stderr and read_lid_action(sys_root) == (ac, dc),
+              "the backup is gone: nothing is restored twice")
+        # A kill again, then a new daemon: it restores at its start, before holding anything.
+        e.run("start", "--provider", "custom", "--session", "lid3")
+        for pid in e.daemon_unix_pids():
+            os.kill(pid, 9)
+        e.wait_until(lambda: not e.daemon_unix_pids(), "killed")
+        e.run("start", "--provider", "custom", "--session", "lid4")
+        check(read_lid_action(sys_root) == (0, 0), "a new daemon holds again")
+        e.run("stop", "--provider", "custom", "--session", "lid3")
+        e.run("stop", "--provider", "custom", "--session", "lid4")
+        check(e.wait_until(lambda: read_lid_action(sys_root) == (ac, dc), "restore"),
+              f"[user had {ac},{dc}] after the restart and release the user's values are back (not lidguard's 0)")
+        e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+    # Without the seam Wine has no lid-action API: the lid hold is refused, keep-awake still held.
+    e = Env("lid-wine")
+    e.run("start", "--provider", "custom", "--session", "w")
+    s = e.status()
+    check(s["protection"]["held"] and "handle-lid-switch" not in s["protection"]["inhibitors"],
+          "Wine without the seam: keep-awake held, the lid hold refused (no PowerReadACValueIndex)", s)
+    e.run("stop", "--provider", "custom", "--session", "w")
+    e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+
+
+AGENT_DIRS = [".claude", ".codex", ".copilot", ".config/opencode", ".gemini", ".cursor"]
+
+
+def installers_round_trip():
+    print("installers in a Windows user profile")
+    # Wine sets USERPROFILE from its prefix (an inherited value is ignored): the Wine user's
+    # own profile, emptied of agent directories first.
+    profile = Path(os.environ["WINEPREFIX"]) / "drive_c/users" / getpass.getuser()
+    for d in AGENT_DIRS + [".claude.json"]:
+        target = profile / d
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    for d in AGENT_DIRS:
+        (profile / d).mkdir(parents=True)
+    # The user's own entries, which must survive byte for byte.
+    claude = profile / ".claude/settings.json"
+    claude.write_text('{\r\n  // mine\r\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]},\r\n  "model": "x"\r\n}\r\n')
+    claude_json = profile / ".claude.json"
+    claude_json.write_text('{"mcpServers": {"mine": {"command": "mine.exe"}}}\n')
+    codex_toml = profile / ".codex/config.toml"
+    codex_toml.write_text('[mcp_servers.mine]\ncommand = "mine.exe"\n')
+    gemini = profile / ".gemini/settings.json"
+    gemini.write_text('{"theme": "dark"}\n')
+    agent_files = lambda: {
+        p: p.read_bytes()
+        for d in AGENT_DIRS
+        for p in (profile / d).rglob("*")
+        if p.is_file()
+    } | {claude_json: claude_json.read_bytes()}
+    before = agent_files()
+    e = Env("installers")
+    out = e.run("hook-install", "--provider", "all")
+    check(out.returncode == 0, "hook-install --provider all", out.stderr)
+    text = claude.read_text()
+    check('"shell": "powershell"' in text and "echo mine" in text,
+          "Claude entries run under PowerShell next to the user's own", text)
+    exe = windows_path(exe_dir / "lidguard-hook.exe")
+    check(f"{exe} claude-hook" in json.loads(text.replace("// mine", "").replace("\r", ""))["hooks"]["Stop"][1]["hooks"][0]["command"],
+          "the hook names this exe by its absolute path (no \\\\?\\ prefix)")
+    copilot = (profile / ".copilot/hooks/lidguard-copilot-cli.json").read_text()
+    check('"powershell":' in copilot and '"bash":' not in copilot, "Copilot entries use the powershell key")
+    for agent in ("claude", "copilot", "opencode", "gemini", "cursor"):
+        out = e.run("hook-status", "--provider", agent)
+        check(out.returncode == 0, f"hook-status --provider {agent}: installed", out.stdout + out.stderr)
+    out = e.run("hook-status", "--provider", "codex")
+    check(out.returncode == 1 and b"not trusted by Codex yet" in out.stdout,
+          "hook-status --provider codex: installed, not yet trusted by Codex (exit 1)", out.stdout)
+    codex_hooks = (profile / ".codex/hooks.json").read_text()
+    check("& '" not in codex_hooks and "codex-hook" in codex_hooks,
+          "Codex entries are quoted for cmd.exe, not PowerShell", codex_hooks[:300])
+    other = work / "other-exe"
+    shutil.rmtree(other, ignore_errors=True)
+    shutil.copytree(exe_dir, other)
+    moved = Env("installers-moved", exe=other)
+    out = moved.run("hook-status", "--provider", "claude")
+    check(out.returncode == 1 and b"drifted" in out.stdout,
+          "hook-status from another lidguard.exe: needs an update (exit 1)", out.stdout)
+    out = e.run("mcp-install", "all")
+    check(out.returncode == 0, "mcp-install all", out.stderr)
+    check(b"mine.exe" in claude_json.read_bytes() and b"mcp-server" in claude_json.read_bytes(),
+          "Claude's MCP entry next to the user's server")
+    out = e.run("mcp-status", "all")
+    check(out.returncode == 0, "mcp-status: registered", out.stdout + out.stderr)
+    out = e.run("mcp-remove", "all")
+    check(out.returncode == 0, "mcp-remove all", out.stderr)
+    out = e.run("hook-remove", "--provider", "all")
+    check(out.returncode == 0, "hook-remove --provider all", out.stderr)
+    after = agent_files()
+    changed = [str(p) for p in before if after.get(p) != before[p]]
+    check(not changed, "after remove every user file is byte-identical (CRLF and comments kept)", changed)
+    backups = list((e.root / "lidguard").rglob("backups/*/*"))
+    check(backups, f"backups were kept in lidguard's state ({len(backups)} files)")
+
+
+def main():
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    daemon_over_the_named_pipe()
+    lid_action_backup_and_restore()
+    installers_round_trip()
+    print(f"Windows suite under Wine: {passed} checks passed in {time.monotonic() - started:.0f} s")
+
+
+main()
