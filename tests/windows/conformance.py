@@ -21,7 +21,7 @@ from pathlib import Path
 from winerun import run as run_exe, windows_path
 
 wine, exe_dir, fixtures_dir, work = sys.argv[1:5]
-exe_dir, fixtures_dir, work = Path(exe_dir), Path(fixtures_dir), Path(work)
+exe_dir, fixtures_dir, work = Path(exe_dir).resolve(), Path(fixtures_dir), Path(work)
 repo = Path(__file__).resolve().parents[2]
 
 

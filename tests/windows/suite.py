@@ -229,7 +229,8 @@ def installers_round_trip():
           "Codex entries are quoted for cmd.exe, not PowerShell", codex_hooks[:300])
     other = work / "other-exe"
     shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(exe_dir, other)
+    # Hard links: the same executables under another path, without copying them.
+    shutil.copytree(exe_dir, other, copy_function=os.link)
     moved = Env("installers-moved", exe=other)
     out = moved.run("hook-status", "--provider", "claude")
     check(out.returncode == 1 and b"drifted" in out.stdout,

@@ -190,28 +190,13 @@ fn apply_once(
         file: target.path.clone(),
         source,
     })?;
-    let mut change = planned.change.clone();
-    // Nobody touched the file since lidguard's install: give back the bytes it had.
-    if direction == Direction::Remove
-        && change != Change::Unchanged
-        && let Some(r) = untouched_since
-    {
-        change = match &r.before {
-            Some(before) if Some(before) == text.as_ref() => Change::Unchanged,
-            Some(before) => Change::Changed {
-                new_text: before.clone(),
-            },
-            None => Change::Delete,
-        };
-    }
-    // A file lidguard created: once emptied again it goes (through a link, the file goes and
-    // the link stays, dangling as it was).
-    let created_by_us =
-        direction == Direction::Remove && receipt.as_ref().is_some_and(|r| r.before.is_none());
-    if created_by_us && matches!(&change, Change::Changed { new_text } if is_empty_config(new_text))
-    {
-        change = Change::Delete;
-    }
+    let (change, created_by_us) = settle(
+        direction,
+        text.as_ref(),
+        receipt.as_ref(),
+        untouched_since,
+        planned.change.clone(),
+    );
     let edited = target.is_link().then(|| target.real.clone());
     let outcome = |action, backup, text| Outcome {
         file: target.path.clone(),
@@ -272,13 +257,7 @@ fn apply_once(
     };
     match direction {
         Direction::Install => {
-            // The file before lidguard's entries: as found, when it had none; the receipt's,
-            // when nobody touched the file since lidguard wrote it; else it without them.
-            let before = match (&planned.without_ours, untouched_since) {
-                (None, _) => text,
-                (Some(_), Some(r)) => r.before.clone(),
-                (Some(without), None) => without.clone(),
-            };
+            let before = before_ours(&planned, untouched_since, text);
             let receipt = Receipt {
                 file: target.real.clone(),
                 before,
@@ -294,6 +273,54 @@ fn apply_once(
         Direction::Remove => receipts::drop(places, tag, &target.real),
     }
     Ok(outcome(action, backup, new_text))
+}
+
+/// The change an edit makes once lidguard's receipt is taken into account, and whether the
+/// file is one lidguard created. Shared with the WSL edits ([`crate::wsl::edit`]).
+pub(crate) fn settle(
+    direction: Direction,
+    text: Option<&String>,
+    receipt: Option<&Receipt>,
+    untouched_since: Option<&Receipt>,
+    mut change: Change,
+) -> (Change, bool) {
+    // Nobody touched the file since lidguard's install: give back the bytes it had.
+    if direction == Direction::Remove
+        && change != Change::Unchanged
+        && let Some(r) = untouched_since
+    {
+        change = match &r.before {
+            Some(before) if Some(before) == text => Change::Unchanged,
+            Some(before) => Change::Changed {
+                new_text: before.clone(),
+            },
+            None => Change::Delete,
+        };
+    }
+    // A file lidguard created: once emptied again it goes (through a link, the file goes and
+    // the link stays, dangling as it was).
+    let created_by_us =
+        direction == Direction::Remove && receipt.is_some_and(|r| r.before.is_none());
+    if created_by_us && matches!(&change, Change::Changed { new_text } if is_empty_config(new_text))
+    {
+        change = Change::Delete;
+    }
+    (change, created_by_us)
+}
+
+/// The file before lidguard's entries, for the receipt of an install: as found, when it had
+/// none; the receipt's, when nobody touched the file since lidguard wrote it; else it without
+/// them.
+pub(crate) fn before_ours(
+    planned: &Planned,
+    untouched_since: Option<&Receipt>,
+    text: Option<String>,
+) -> Option<String> {
+    match (&planned.without_ours, untouched_since) {
+        (None, _) => text,
+        (Some(_), Some(r)) => r.before.clone(),
+        (Some(without), None) => without.clone(),
+    }
 }
 
 /// The unified diff `--dry-run` shows for `path`.

@@ -24,6 +24,18 @@ use lidguard_providers::install::InstallError;
 pub use agents::{Location, managed};
 pub use file::{Action, Options, Outcome};
 
+/// The small executable the agents' hook entries run, installed next to `lidguard`.
+pub const HOOK_EXECUTABLE: &str = "lidguard-hook";
+
+/// The absolute path managed hook entries run: [`HOOK_EXECUTABLE`] next to this executable
+/// when it is there, else this executable (symlinks resolved).
+pub fn hook_exe() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let hook = exe.with_file_name(format!("{HOOK_EXECUTABLE}{}", std::env::consts::EXE_SUFFIX));
+    Ok(if hook.is_file() { hook } else { exe })
+}
+
 /// Why a config command could not do its work.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -224,7 +224,7 @@ pub struct ProviderEntry {
     pub provider_name: Option<String>,
 }
 
-fn provider_json(entry: &ProviderEntry, existing: Option<&str>, exe: &str) -> JsonEntry {
+pub(crate) fn provider_json(entry: &ProviderEntry, existing: Option<&str>, exe: &str) -> JsonEntry {
     let name = entry.provider_name.clone().unwrap_or_else(|| {
         existing
             .and_then(|text| edits::provider_name_in(text, &entry.server))

@@ -72,6 +72,8 @@ pub enum HookTimeouts {
         new: u32,
         /// Per agent whose entries carry a timeout.
         agents: Vec<Refreshed>,
+        /// Windows: what was refreshed (or failed) inside WSL distros, a line each.
+        wsl: Vec<String>,
     },
     /// It moved, but lidguard's own executable could not be found to write the entries.
     NotRefreshed(String),
@@ -90,6 +92,19 @@ pub struct Applied {
     pub pushed: Pushed,
     /// The installed hooks' timeouts.
     pub hooks: HookTimeouts,
+}
+
+/// Windows: the WSL distros' managed hooks follow the new timeout (see
+/// [`crate::wsl::refresh_timeouts`]); nothing elsewhere.
+fn refresh_wsl(places: &Places, timeout: u32) -> Vec<String> {
+    if !cfg!(windows) {
+        return Vec::new();
+    }
+    let Ok(program) = crate::hook_exe() else {
+        return Vec::new();
+    };
+    let program = lidguard_files::text::plain_path(&program);
+    crate::wsl::refresh_timeouts(places, &crate::wsl::WslExe::from_env(), &program, timeout)
 }
 
 /// Applies `changes`; on any rejection the file is untouched. `hook_command` gives the command
@@ -140,6 +155,7 @@ pub fn apply(
                 old: before,
                 new: after,
                 agents: hooks::refresh_timeouts(places, &cmd, (before, after), var),
+                wsl: refresh_wsl(places, after),
             },
             Err(e) => HookTimeouts::NotRefreshed(e),
         }
@@ -184,14 +200,19 @@ impl Pushed {
 impl HookTimeouts {
     /// What happened to the installed hooks, one line per agent config touched or failed.
     pub fn lines(&self) -> Vec<Line> {
-        let (old, new, agents) = match self {
+        let (old, new, agents, wsl) = match self {
             HookTimeouts::Unchanged => return Vec::new(),
             HookTimeouts::NotRefreshed(e) => {
                 return vec![Line::warning(format!(
                     "could not refresh the hook timeouts ({e}); run `lidguard hook-install --provider all`"
                 ))];
             }
-            HookTimeouts::Refreshed { old, new, agents } => (old, new, agents),
+            HookTimeouts::Refreshed {
+                old,
+                new,
+                agents,
+                wsl,
+            } => (old, new, agents, wsl),
         };
         let mut lines = Vec::new();
         for refreshed in agents {
@@ -224,6 +245,7 @@ impl HookTimeouts {
                 ))),
             }
         }
+        lines.extend(wsl.iter().map(|line| Line::info(line.clone())));
         lines
     }
 }

@@ -10,6 +10,19 @@
 //! Configuration inside a distro is read and written through `sh -c SCRIPT lidguard-wsl ARGS…`,
 //! the file paths passed as positional parameters, so nothing is quoted into the script.
 
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use lidguard_core::provider::Provider;
+use lidguard_providers::agent::Env;
+use lidguard_providers::install::mcp::{self as mcp_edits, McpStatus};
+use lidguard_providers::install::{
+    Change, HookCommand, HookShell, HookStatus, InstallError, InstallState,
+};
+
+use crate::agents::Location;
+
 /// The distro names in `wsl.exe --list --quiet` output: UTF-16LE when the bytes hold NULs
 /// (a BOM is dropped), else UTF-8; `\r`, NULs and blank lines removed, names trimmed.
 pub fn decode_distro_list(bytes: &[u8]) -> Vec<String> {
@@ -85,6 +98,656 @@ pub fn parse_env(text: &str) -> impl Fn(&str) -> Option<std::ffi::OsString> + '_
     }
 }
 
+/// Runs `wsl.exe` (or what stands in for it) with these arguments.
+pub trait Wsl {
+    /// The process's output; `stdin` is written to it first.
+    fn run(&self, args: &[String], stdin: &[u8]) -> io::Result<Output>;
+}
+
+/// The environment variable that names the program run instead of `wsl.exe` (tests on Linux
+/// point it at a script that runs the distro side locally).
+pub const WSL_EXE_ENV: &str = "LIDGUARD_WSL_EXE";
+
+/// The real `wsl.exe` (or `LIDGUARD_WSL_EXE`).
+#[derive(Clone, Debug)]
+pub struct WslExe {
+    program: std::ffi::OsString,
+    env: Vec<(String, std::ffi::OsString)>,
+}
+
+impl WslExe {
+    /// `LIDGUARD_WSL_EXE` when set, else `wsl.exe` from `PATH`.
+    pub fn from_env() -> WslExe {
+        WslExe {
+            program: std::env::var_os(WSL_EXE_ENV)
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "wsl.exe".into()),
+            env: Vec::new(),
+        }
+    }
+}
+
+impl WslExe {
+    /// `program` instead of `wsl.exe`.
+    pub fn at(program: impl Into<std::ffi::OsString>) -> WslExe {
+        WslExe {
+            program: program.into(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Also sets `name` for the program (a stand-in's settings).
+    pub fn with_env(mut self, name: &str, value: impl Into<std::ffi::OsString>) -> WslExe {
+        self.env.push((name.to_owned(), value.into()));
+        self
+    }
+}
+
+impl Wsl for WslExe {
+    fn run(&self, args: &[String], stdin: &[u8]) -> io::Result<Output> {
+        let mut child = Command::new(&self.program)
+            .args(args)
+            // wsl.exe answers in UTF-8 with this; decode_distro_list handles both.
+            .env("WSL_UTF8", "1")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot run {}: {e} (the WSL bridge runs on Windows with WSL installed)",
+                        self.program.to_string_lossy()
+                    ),
+                )
+            })?;
+        if let Some(mut input) = child.stdin.take() {
+            input.write_all(stdin)?;
+        }
+        child.wait_with_output()
+    }
+}
+
+/// The installed distros (`wsl.exe --list --quiet`).
+pub fn distros(wsl: &dyn Wsl) -> Result<Vec<String>, String> {
+    let args = ["--list".to_owned(), "--quiet".to_owned()];
+    let out = wsl.run(&args, b"").map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "wsl.exe --list --quiet failed: {}",
+            decode_distro_list(&out.stderr).join(" ")
+        ));
+    }
+    Ok(decode_distro_list(&out.stdout))
+}
+
+/// One distro (`None`: the default one), reached through `wsl.exe`.
+pub struct Distro<'a> {
+    wsl: &'a dyn Wsl,
+    name: Option<String>,
+}
+
+impl<'a> Distro<'a> {
+    /// `name` (empty or `None`: the default distro).
+    pub fn new(wsl: &'a dyn Wsl, name: Option<&str>) -> Distro<'a> {
+        Distro {
+            wsl,
+            name: name
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned),
+        }
+    }
+
+    /// "WSL distro NAME" or "the default WSL distro", for messages.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => format!("WSL distro {name}"),
+            None => "the default WSL distro".to_owned(),
+        }
+    }
+
+    fn exec(&self, program: &str, args: &[&str], stdin: &[u8]) -> Result<Output, String> {
+        let args = exec_args(self.name.as_deref(), program, args);
+        self.wsl
+            .run(&args, stdin)
+            .map_err(|e| format!("{}: {e}", self.label()))
+    }
+
+    fn sh(&self, script: &str, args: &[&str], stdin: &[u8]) -> Result<Output, String> {
+        let mut all = vec!["-c", script, "lidguard-wsl"];
+        all.extend_from_slice(args);
+        self.exec("sh", &all, stdin)
+    }
+
+    fn failed(&self, what: &str, out: &Output) -> String {
+        format!(
+            "{}: {what} failed (exit {}): {}",
+            self.label(),
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    }
+
+    /// The Linux path of a Windows path (`wslpath -a -u`).
+    pub fn linux_path(&self, windows: &str) -> Result<String, String> {
+        let out = self.exec("wslpath", &["-a", "-u", windows], b"")?;
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !out.status.success() || path.is_empty() {
+            return Err(self.failed(&format!("wslpath of {windows}"), &out));
+        }
+        Ok(path)
+    }
+
+    /// The variables that locate agents' configs there, as a lookup for the agents' `locate`.
+    /// Inside the distro the home is `HOME`, so the Windows build's `USERPROFILE` rule is
+    /// answered with it too.
+    pub fn env(&self) -> Result<DistroEnv, String> {
+        let out = self.sh(ENV_SCRIPT, &[], b"")?;
+        if !out.status.success() {
+            return Err(self.failed("reading its environment", &out));
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if parse_env(&text)("HOME").is_none() {
+            return Err(format!("{}: HOME is not set there", self.label()));
+        }
+        Ok(DistroEnv { text })
+    }
+
+    /// Whether `dir` is a directory there.
+    pub fn is_dir(&self, dir: &str) -> Result<bool, String> {
+        Ok(self.sh(r#"test -d "$1""#, &[dir], b"")?.status.success())
+    }
+
+    /// The file's text, `None` when it does not exist.
+    pub fn read(&self, file: &str) -> Result<Option<String>, String> {
+        let out = self.sh(READ_SCRIPT, &[file], b"")?;
+        match out.status.code() {
+            Some(0) => String::from_utf8(out.stdout)
+                .map(Some)
+                .map_err(|_| format!("{}: {file} is not UTF-8 text", self.label())),
+            Some(3) => Ok(None),
+            _ => Err(self.failed(&format!("reading {file}"), &out)),
+        }
+    }
+
+    fn write(&self, file: &str, text: &str, stamp: &str) -> Result<(), String> {
+        let out = self.sh(WRITE_SCRIPT, &[file, stamp], text.as_bytes())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(self.failed(&format!("writing {file}"), &out))
+        }
+    }
+
+    fn delete(&self, file: &str, stamp: &str) -> Result<(), String> {
+        let out = self.sh(DELETE_SCRIPT, &[file, stamp], b"")?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(self.failed(&format!("deleting {file}"), &out))
+        }
+    }
+}
+
+/// A distro's variables (see [`Distro::env`]).
+pub struct DistroEnv {
+    text: String,
+}
+
+impl DistroEnv {
+    /// The value of `name` there (`USERPROFILE` answers with `HOME`).
+    pub fn var(&self, name: &str) -> Option<std::ffi::OsString> {
+        let name = if name == "USERPROFILE" { "HOME" } else { name };
+        parse_env(&self.text)(name)
+    }
+
+    /// Where `locate` puts the agent's file there, as a Linux path.
+    fn file(&self, locate: fn(Env<'_>) -> Option<Location>) -> Option<String> {
+        let var = |name: &str| self.var(name);
+        locate(&var).map(|l| linux_path_text(&l.file))
+    }
+}
+
+/// A path built with the host's separators as the Linux path it stands for.
+fn linux_path_text(path: &Path) -> String {
+    path.display().to_string().replace('\\', "/")
+}
+
+/// What a WSL edit did or would do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edited {
+    /// The file inside the distro.
+    pub file: String,
+    /// What happened.
+    pub action: crate::file::Action,
+    /// The backup kept next to it (`FILE.STAMP.bak`), when there was a file to keep.
+    pub backup: Option<String>,
+}
+
+/// How a WSL edit is carried out.
+#[derive(Clone, Copy, Debug)]
+pub struct How<'a> {
+    /// Only report the diff.
+    pub dry_run: bool,
+    /// The backup suffix (`FILE.STAMP.bak`), e.g. `20261202T081500Z` ([`stamp`]).
+    pub stamp: &'a str,
+    /// lidguard's places: the receipts of WSL installs are kept on the Windows side, as the
+    /// native ones are.
+    pub places: &'a lidguard_ipc::Places,
+}
+
+/// The name a WSL file's receipt is kept under (distro and path).
+fn receipt_key(distro: &Distro<'_>, file: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!(
+        "wsl/{}/{file}",
+        distro.name.as_deref().unwrap_or("(default)")
+    ))
+}
+
+/// Edits `file` inside `distro` as a native install edits a local file (see
+/// [`crate::file::apply`]): the same pure edit, a receipt of the file before lidguard's first
+/// install so a remove gives back its bytes while nobody touched it, a backup `FILE.STAMP.bak`
+/// next to it, and an atomic rename; `dry_run` only reports the diff. `tag` keeps receipts of
+/// different entries in one file apart.
+pub fn edit(
+    distro: &Distro<'_>,
+    file: &str,
+    tag: &str,
+    direction: crate::file::Direction,
+    plan: impl Fn(Option<&str>, Option<&str>) -> Result<crate::file::Planned, InstallError>,
+    how: How<'_>,
+) -> Result<Edited, String> {
+    use crate::file::{Action, Direction};
+    use crate::receipts::{self, Receipt};
+    let How {
+        dry_run,
+        stamp,
+        places,
+    } = how;
+    let key = receipt_key(distro, file);
+    let existing = distro.read(file)?;
+    let receipt = receipts::load(places, tag, &key);
+    let untouched_since = receipt.as_ref().filter(|r| {
+        existing
+            .as_deref()
+            .is_some_and(|t| receipts::digest(t) == r.after)
+    });
+    let hint = match direction {
+        Direction::Remove => receipt.as_ref().and_then(|r| r.before.as_deref()),
+        Direction::Install | Direction::Update => None,
+    };
+    let planned = plan(existing.as_deref(), hint)
+        .map_err(|e| format!("{} {file}: {e}; nothing was changed", distro.label()))?;
+    let (change, _) = crate::file::settle(
+        direction,
+        existing.as_ref(),
+        receipt.as_ref(),
+        untouched_since,
+        planned.change.clone(),
+    );
+    let old = existing.as_deref().unwrap_or("");
+    let backup = existing.as_ref().map(|_| format!("{file}.{stamp}.bak"));
+    let unchanged = || Edited {
+        file: file.to_owned(),
+        action: Action::Unchanged,
+        backup: None,
+    };
+    let new_text = match &change {
+        Change::Unchanged => {
+            if direction == Direction::Remove && !dry_run {
+                receipts::drop(places, tag, &key);
+            }
+            return Ok(unchanged());
+        }
+        Change::Changed { new_text } => Some(new_text.clone()),
+        Change::Delete if existing.is_none() => return Ok(unchanged()),
+        Change::Delete => None,
+    };
+    if dry_run {
+        return Ok(Edited {
+            file: file.to_owned(),
+            action: Action::WouldChange {
+                diff: crate::file::unified_diff(
+                    Path::new(file),
+                    old,
+                    new_text.as_deref().unwrap_or(""),
+                ),
+                delete: new_text.is_none(),
+            },
+            backup: None,
+        });
+    }
+    let action = match &new_text {
+        Some(text) => {
+            distro.write(file, text, stamp)?;
+            Action::Written {
+                created: existing.is_none(),
+            }
+        }
+        None => {
+            distro.delete(file, stamp)?;
+            Action::Deleted { kept: None }
+        }
+    };
+    match direction {
+        Direction::Install => {
+            let before = crate::file::before_ours(&planned, untouched_since, existing.clone());
+            let receipt = Receipt {
+                file: key,
+                before,
+                after: receipts::digest(new_text.as_deref().unwrap_or_default()),
+            };
+            receipts::save(places, tag, &receipt)
+                .map_err(|e| format!("cannot record what lidguard changed in {file}: {e}"))?;
+        }
+        Direction::Update => {}
+        Direction::Remove => receipts::drop(places, tag, &key),
+    }
+    Ok(Edited {
+        file: file.to_owned(),
+        action,
+        backup,
+    })
+}
+
+/// Installs or removes lidguard's entries in `file` through [`edit`]: `ours` tells whether a
+/// text already holds them, `install` and `remove` are the agent's pure edits (`remove` gets
+/// the file before lidguard's install when the receipt knows it).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pieces of one edit, named at each call"
+)]
+fn install_or_remove(
+    distro: &Distro<'_>,
+    file: &str,
+    tag: &str,
+    remove: bool,
+    how: How<'_>,
+    ours: impl Fn(Option<&str>) -> bool,
+    install: impl Fn(Option<&str>) -> Result<Change, InstallError>,
+    uninstall: impl Fn(&str, Option<&str>) -> Result<Change, InstallError>,
+) -> Result<Edited, String> {
+    use crate::file::{Direction, Planned};
+    let direction = if remove {
+        Direction::Remove
+    } else {
+        Direction::Install
+    };
+    edit(
+        distro,
+        file,
+        tag,
+        direction,
+        |existing, before| match (existing, remove) {
+            (None, true) => Ok(Planned::change(Change::Unchanged)),
+            (Some(text), true) => uninstall(text, before).map(Planned::change),
+            (existing, false) => {
+                install_plan(existing, ours(existing), &install, |t| uninstall(t, None))
+            }
+        },
+        how,
+    )
+}
+
+/// The plan of an install: the change, and the file without lidguard's entries when it held
+/// some (for the receipt).
+fn install_plan(
+    existing: Option<&str>,
+    ours: bool,
+    install: impl Fn(Option<&str>) -> Result<Change, InstallError>,
+    remove: impl Fn(&str) -> Result<Change, InstallError>,
+) -> Result<crate::file::Planned, InstallError> {
+    let without_ours = match existing {
+        Some(text) if ours => Some(crate::file::left_after(text, remove(text)?)),
+        _ => None,
+    };
+    Ok(crate::file::Planned {
+        change: install(existing)?,
+        without_ours,
+    })
+}
+
+/// A backup suffix for now, in UTC (`20261202T081500Z`).
+pub fn stamp() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string()
+}
+
+/// What WSL entries run: the Windows executable by its Linux path, through `bash`/`sh`.
+pub fn hook_command(linux_exe: &str) -> HookCommand {
+    HookCommand {
+        program: linux_exe.to_owned(),
+        shell: HookShell::Posix,
+    }
+}
+
+fn agent_of(p: Provider) -> Result<&'static lidguard_providers::agent::Agent, String> {
+    lidguard_providers::agent::agent(p).ok_or_else(|| format!("{p} is not managed by lidguard"))
+}
+
+fn mcp_of(p: Provider) -> Result<&'static lidguard_providers::agent::McpFile, String> {
+    agent_of(p)?
+        .mcp
+        .ok_or_else(|| format!("{} has no MCP config lidguard manages", p.display_name()))
+}
+
+/// The agent's hook file inside the distro.
+pub fn hook_file(env: &DistroEnv, p: Provider) -> Result<String, String> {
+    let a = agent_of(p)?;
+    env.file(a.hooks.locate).ok_or_else(|| {
+        format!(
+            "{}: no home directory to find its hooks in",
+            p.display_name()
+        )
+    })
+}
+
+/// The agent's config directory inside the distro (`all` takes agents whose directory exists).
+pub fn agent_root(env: &DistroEnv, p: Provider) -> Option<String> {
+    let a = agent_of(p).ok()?;
+    let var = |name: &str| env.var(name);
+    (a.hooks.locate)(&var).map(|l| linux_path_text(&l.root))
+}
+
+/// The agent's MCP file inside the distro.
+pub fn mcp_file(env: &DistroEnv, p: Provider) -> Result<String, String> {
+    env.file(mcp_of(p)?.locate).ok_or_else(|| {
+        format!(
+            "{}: no home directory to find its MCP config in",
+            p.display_name()
+        )
+    })
+}
+
+/// `wsl-hook-install` (or remove) for one agent.
+pub fn hooks(
+    distro: &Distro<'_>,
+    env: &DistroEnv,
+    p: Provider,
+    cmd: &HookCommand,
+    timeout: u32,
+    remove: bool,
+    how: How<'_>,
+) -> Result<Edited, String> {
+    let a = agent_of(p)?;
+    let file = hook_file(env, p)?;
+    install_or_remove(
+        distro,
+        &file,
+        p.as_str(),
+        remove,
+        how,
+        |existing| {
+            (a.hooks.status)(existing, cmd, timeout).is_ok_and(|s| s.state != InstallState::Missing)
+        },
+        |existing| (a.hooks.install)(existing, cmd, timeout),
+        |text, before| (a.hooks.remove)(text, cmd, before),
+    )
+}
+
+/// `wsl-hook-status` for one agent: the file and what it holds.
+pub fn hooks_status(
+    distro: &Distro<'_>,
+    env: &DistroEnv,
+    p: Provider,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<(String, HookStatus), String> {
+    let a = agent_of(p)?;
+    let file = hook_file(env, p)?;
+    let existing = distro.read(&file)?;
+    let status = (a.hooks.status)(existing.as_deref(), cmd, timeout)
+        .map_err(|e| format!("{} {file}: {e}", distro.label()))?;
+    Ok((file, status))
+}
+
+/// `wsl-mcp-install` (or remove) for one agent; `exe` is the Linux path of `lidguard.exe`.
+pub fn mcp(
+    distro: &Distro<'_>,
+    env: &DistroEnv,
+    p: Provider,
+    exe: &str,
+    remove: bool,
+    how: How<'_>,
+) -> Result<Edited, String> {
+    let mcp = mcp_of(p)?;
+    let file = mcp_file(env, p)?;
+    install_or_remove(
+        distro,
+        &file,
+        &format!("mcp-{}", p.as_str()),
+        remove,
+        how,
+        |existing| {
+            mcp.status(existing, exe)
+                .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign)
+        },
+        |existing| mcp.install(existing, exe, false),
+        |text, before| mcp.remove(text, exe, before),
+    )
+}
+
+/// `wsl-mcp-status` for one agent.
+pub fn mcp_status(
+    distro: &Distro<'_>,
+    env: &DistroEnv,
+    p: Provider,
+    exe: &str,
+) -> Result<(String, McpStatus), String> {
+    let mcp = mcp_of(p)?;
+    let file = mcp_file(env, p)?;
+    let existing = distro.read(&file)?;
+    let status = mcp
+        .status(existing.as_deref(), exe)
+        .map_err(|e| format!("{} {file}: {e}", distro.label()))?;
+    Ok((file, status))
+}
+
+/// `wsl-provider-mcp-install` (or remove) into a JSON file inside the distro.
+pub fn provider_mcp(
+    distro: &Distro<'_>,
+    file: &str,
+    entry: &crate::mcp::ProviderEntry,
+    exe: &str,
+    remove: bool,
+    how: How<'_>,
+) -> Result<Edited, String> {
+    let json = |existing: Option<&str>| crate::mcp::provider_json(entry, existing, exe);
+    install_or_remove(
+        distro,
+        file,
+        "provider-mcp",
+        remove,
+        how,
+        |existing| {
+            mcp_edits::status_json(existing, &json(existing))
+                .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign)
+        },
+        |existing| mcp_edits::install_json(existing, &json(existing), false),
+        |text, before| mcp_edits::remove_json(text, &json(Some(text)), before),
+    )
+}
+
+/// `wsl-provider-mcp-status` of a JSON file inside the distro.
+pub fn provider_mcp_status(
+    distro: &Distro<'_>,
+    file: &str,
+    entry: &crate::mcp::ProviderEntry,
+    exe: &str,
+) -> Result<McpStatus, String> {
+    let existing = distro.read(file)?;
+    let json = crate::mcp::provider_json(entry, existing.as_deref(), exe);
+    mcp_edits::status_json(existing.as_deref(), &json)
+        .map_err(|e| format!("{} {file}: {e}", distro.label()))
+}
+
+/// After the managed hook timeout changed to `timeout` seconds: in every installed distro,
+/// rewrites the timeouts of lidguard's entries where an agent config already holds them (as
+/// native configs are refreshed); agents without lidguard's entries are left alone. Returns a
+/// line per change or failure. `windows_hook_exe` is the Windows path the entries run.
+pub fn refresh_timeouts(
+    places: &lidguard_ipc::Places,
+    wsl: &dyn Wsl,
+    windows_hook_exe: &str,
+    timeout: u32,
+) -> Vec<String> {
+    let names = match distros(wsl) {
+        Ok(names) => names,
+        Err(e) => return vec![format!("WSL: cannot list the distros: {e}")],
+    };
+    let stamp = stamp();
+    let how = How {
+        dry_run: false,
+        stamp: &stamp,
+        places,
+    };
+    let mut lines = Vec::new();
+    for name in names {
+        let distro = Distro::new(wsl, Some(&name));
+        let prepared = distro.env().and_then(|env| {
+            let exe = distro.linux_path(windows_hook_exe)?;
+            Ok((env, hook_command(&exe)))
+        });
+        let (env, cmd) = match prepared {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                lines.push(e);
+                continue;
+            }
+        };
+        for a in lidguard_providers::agent::AGENTS
+            .iter()
+            .filter(|a| a.hooks.timeouts)
+        {
+            let p = a.provider;
+            let Ok(file) = hook_file(&env, p) else {
+                continue;
+            };
+            let Ok(Some(existing)) = distro.read(&file) else {
+                continue;
+            };
+            let holds_ours = (a.hooks.status)(Some(&existing), &cmd, timeout)
+                .is_ok_and(|s| s.state == InstallState::Drifted);
+            if !holds_ours {
+                continue;
+            }
+            match hooks(&distro, &env, p, &cmd, timeout, false, how) {
+                Ok(_) => lines.push(format!(
+                    "{}: {}: hook timeouts set to {timeout} s in {file}",
+                    distro.label(),
+                    p.display_name()
+                )),
+                Err(e) => lines.push(e),
+            }
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +819,61 @@ mod tests {
         assert_eq!(var("CODEX_HOME"), None);
         assert_eq!(var("CLAUDE_CONFIG_DIR"), Some("/home/me/cc".into()));
         assert_eq!(var("NOPE"), None);
+    }
+
+    /// `tests/windows/fake-wsl.sh`: wsl.exe's stand-in, whose distro side is this machine with
+    /// `home` as HOME.
+    #[cfg(unix)]
+    fn fake_wsl(home: &std::path::Path) -> WslExe {
+        WslExe::at(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/windows/fake-wsl.sh"),
+        )
+        .with_env("FAKE_WSL_HOME", home)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_distro_list_and_a_timeout_refresh_through_the_stand_in() {
+        // Both fake distros share one home: the first refresh rewrites, the second finds the
+        // entries current. A config without lidguard's entries gains none.
+        let home = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let places = lidguard_ipc::Places::under(state.path());
+        let wsl = fake_wsl(home.path());
+        assert_eq!(distros(&wsl).unwrap(), vec!["Ubuntu", "Debian"]);
+        std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+        std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+        std::fs::write(home.path().join(".gemini/settings.json"), "{}\n").unwrap();
+        let distro = Distro::new(&wsl, Some("Ubuntu"));
+        let env = distro.env().unwrap();
+        let stamp = stamp();
+        let how = How {
+            dry_run: false,
+            stamp: &stamp,
+            places: &places,
+        };
+        let cmd = hook_command("/mnt/c/lg/lidguard-hook.exe");
+        let edited = hooks(&distro, &env, Provider::Claude, &cmd, 30, false, how).unwrap();
+        assert!(matches!(
+            edited.action,
+            crate::file::Action::Written { created: true }
+        ));
+        let lines = refresh_timeouts(&places, &wsl, r"C:\lg\lidguard-hook.exe", 600);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("WSL distro Ubuntu: Claude Code: hook timeouts set to 600 s"),
+            "{lines:?}"
+        );
+        let text = std::fs::read_to_string(home.path().join(".claude/settings.json")).unwrap();
+        assert!(
+            text.contains("\"timeout\": 600") && !text.contains("\"timeout\": 30"),
+            "{text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.path().join(".gemini/settings.json")).unwrap(),
+            "{}\n"
+        );
     }
 
     /// The scripts run for real in `sh` here (Linux): read, write with backup and mode kept,

@@ -112,6 +112,34 @@ pub(crate) enum Command {
         overwritten or deleted."
     )]
     LinuxPermission(PermissionArgs),
+    /// Windows: add lidguard's hooks to agents' configs inside a WSL distro.
+    #[command(long_about = WSL_HOOK_ABOUT)]
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslHookInstall(WslHookArgs),
+    /// Windows: check lidguard's hooks inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslHookStatus(WslHookArgs),
+    /// Windows: remove lidguard's hooks from agents' configs inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslHookRemove(WslHookArgs),
+    /// Windows: register lidguard's MCP server with an agent inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslMcpInstall(WslMcpArgs),
+    /// Windows: check lidguard's MCP server entry inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslMcpStatus(WslMcpArgs),
+    /// Windows: remove lidguard's MCP server entry inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslMcpRemove(WslMcpArgs),
+    /// Windows: add a Provider MCP entry to a JSON MCP config inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslProviderMcpInstall(WslProviderMcpArgs),
+    /// Windows: check a Provider MCP entry inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslProviderMcpStatus(WslProviderMcpArgs),
+    /// Windows: remove a Provider MCP entry inside a WSL distro.
+    #[cfg_attr(not(windows), command(hide = true))]
+    WslProviderMcpRemove(WslProviderMcpArgs),
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
         long_about = "Serve lidguard's sessions and settings to an MCP client over stdio.\n\n\
@@ -144,6 +172,12 @@ pub(crate) enum Command {
     Hook {
         agent: &'static Agent,
         event: Option<String>,
+    },
+    /// `wsl-<agent>-hooks`: print what `wsl-hook-install` writes for an agent.
+    #[command(skip)]
+    WslSnippet {
+        agent: &'static Agent,
+        distro: Option<String>,
     },
     /// `<agent>-hooks <format>`: print what `hook-install` writes for an agent.
     #[command(skip)]
@@ -257,6 +291,61 @@ pub(crate) struct HookConfigArgs {
     /// that lidguard did not write (its other keys stay; remove puts it back).
     #[arg(long)]
     pub(crate) force: bool,
+}
+
+/// What the `wsl-*` commands do, shown in their long help.
+const WSL_HOOK_ABOUT: &str = "Windows: add lidguard's hooks to agents' configs inside a WSL \
+    distro.\n\n\
+    The configs inside the distro (the default one, or --distro) are edited as native installs \
+    are: the user's entries kept, a backup FILE.<time>.bak next to the file, an atomic rename. \
+    The entries run this lidguard.exe (its lidguard-hook.exe) through its wslpath path, with \
+    bash as the shell; the hook reaches the Windows daemon over the named pipe through WSL \
+    interop. --dry-run prints the diff that would be written inside the distro.";
+
+#[derive(Debug, Args)]
+pub(crate) struct WslHookArgs {
+    /// The agent, or `all` (the agents whose config directory exists in the distro).
+    #[arg(long, value_name = "PROVIDER", value_parser = agent_or_all())]
+    pub(crate) provider: Option<String>,
+    /// The WSL distro (default: WSL's default distro).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) distro: Option<String>,
+    /// Install/remove: print the file and the diff that would be written inside the distro,
+    /// and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WslMcpArgs {
+    /// The agent, or `all` (the agents whose config directory exists in the distro).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all())]
+    pub(crate) agent: Option<String>,
+    /// The WSL distro (default: WSL's default distro).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) distro: Option<String>,
+    /// Install/remove: print the diff that would be written inside the distro, change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WslProviderMcpArgs {
+    /// The JSON file holding the agent's `mcpServers`, as a path inside the distro.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) config: String,
+    /// The name the model's sessions are keyed by (required for install).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider_name: Option<String>,
+    /// The entry's name under `mcpServers` (default `lidguard-provider`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) server_name: Option<String>,
+    /// The WSL distro (default: WSL's default distro).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) distro: Option<String>,
+    /// Install/remove: print the diff that would be written inside the distro, change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -492,9 +581,95 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
                     command: Some(Command::Snippet { agent, format }),
                 });
             }
+            let distro = || sub.get_one::<String>("distro").cloned();
+            if name == wsl_snippet_name(agent) {
+                return Ok(Cli {
+                    command: Some(Command::WslSnippet {
+                        agent,
+                        distro: distro(),
+                    }),
+                });
+            }
+            for (op, _) in WSL_MCP_OPS {
+                if name == wsl_mcp_name(agent, op) {
+                    let args = WslMcpArgs {
+                        agent: Some(agent.provider.as_str().to_owned()),
+                        distro: distro(),
+                        dry_run: sub.get_flag("dry-run"),
+                    };
+                    let command = match *op {
+                        "install" => Command::WslMcpInstall(args),
+                        "status" => Command::WslMcpStatus(args),
+                        _ => Command::WslMcpRemove(args),
+                    };
+                    return Ok(Cli {
+                        command: Some(command),
+                    });
+                }
+            }
         }
     }
     Cli::from_arg_matches(&matches).map_err(report)
+}
+
+/// The per-agent `wsl-<agent>-mcp-<op>` aliases, with their help.
+const WSL_MCP_OPS: &[(&str, &str)] = &[
+    (
+        "install",
+        "register lidguard's MCP server with it inside a WSL distro",
+    ),
+    (
+        "status",
+        "check lidguard's MCP server entry inside a WSL distro",
+    ),
+    (
+        "remove",
+        "remove lidguard's MCP server entry inside a WSL distro",
+    ),
+];
+
+/// `wsl-<agent>-hooks` (`wsl-claude-hooks`).
+fn wsl_snippet_name(agent: &Agent) -> String {
+    format!("wsl-{}", agent.snippet_command)
+}
+
+/// `wsl-<agent>-mcp-<op>` (`wsl-codex-mcp-install`).
+fn wsl_mcp_name(agent: &Agent, op: &str) -> String {
+    format!("wsl-{}-mcp-{op}", agent.provider.as_str())
+}
+
+/// The per-agent WSL commands (Windows; hidden elsewhere).
+fn wsl_commands(agent: &Agent) -> Vec<clap::Command> {
+    let name = agent.provider.display_name();
+    let distro = clap::Arg::new("distro")
+        .long("distro")
+        .value_name("NAME")
+        .help("The WSL distro (default: WSL's default distro)");
+    // clap wants 'static names; a CLI process builds these once or twice.
+    let leak = |name: String| -> &'static str { Box::leak(name.into_boxed_str()) };
+    let mut out = vec![
+        clap::Command::new(leak(wsl_snippet_name(agent)))
+            .about(format!(
+                "Windows: print the {name} hook configuration `wsl-hook-install` writes in WSL"
+            ))
+            .arg(distro.clone())
+            .hide(!cfg!(windows)),
+    ];
+    if agent.mcp.is_some() {
+        out.extend(WSL_MCP_OPS.iter().map(|(op, help)| {
+            clap::Command::new(leak(wsl_mcp_name(agent, op)))
+                .about(format!("Windows: {name}: {help}"))
+                .arg(distro.clone())
+                .arg(
+                    clap::Arg::new("dry-run")
+                        .long("dry-run")
+                        .action(ArgAction::SetTrue)
+                        .help("Print the diff that would be written inside the distro"),
+                )
+                .hide(!cfg!(windows))
+        }));
+    }
+    out
 }
 
 /// The clap definition, for parsing and help rendering: the fixed commands, and for each agent
@@ -503,6 +678,7 @@ pub(crate) fn command() -> clap::Command {
     AGENTS.iter().fold(Cli::command(), |cmd, agent| {
         cmd.subcommand(hook_command(agent))
             .subcommand(snippet_command(agent))
+            .subcommands(wsl_commands(agent))
     })
 }
 

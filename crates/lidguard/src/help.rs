@@ -66,7 +66,7 @@ const FIXED: &[(&str, &[&str])] = &[
 /// snippet printer and hook subcommand, from the agent table. Every subcommand appears exactly
 /// once (tested).
 pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
-    FIXED
+    let mut all: Vec<(&'static str, Vec<String>)> = FIXED
         .iter()
         .map(|(category, names)| {
             let mut names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
@@ -76,7 +76,35 @@ pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
             }
             (*category, names)
         })
-        .collect()
+        .collect();
+    // The WSL bridge is shown on Windows only (the commands are hidden elsewhere).
+    if cfg!(windows) {
+        let mut names: Vec<String> = [
+            "wsl-hook-install",
+            "wsl-hook-status",
+            "wsl-hook-remove",
+            "wsl-mcp-install",
+            "wsl-mcp-status",
+            "wsl-mcp-remove",
+            "wsl-provider-mcp-install",
+            "wsl-provider-mcp-status",
+            "wsl-provider-mcp-remove",
+        ]
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
+        for agent in AGENTS {
+            names.push(format!("wsl-{}", agent.snippet_command));
+            if agent.mcp.is_some() {
+                for op in ["install", "status", "remove"] {
+                    names.push(format!("wsl-{}-mcp-{op}", agent.provider.as_str()));
+                }
+            }
+        }
+        let internal = all.len() - 1;
+        all.insert(internal, ("WSL (Windows)", names));
+    }
+    all
 }
 
 /// The overview text.

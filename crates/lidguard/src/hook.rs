@@ -238,7 +238,7 @@ fn daemon_executable() -> Result<std::path::PathBuf, String> {
 }
 
 /// The name of the small hook executable.
-pub const HOOK_EXECUTABLE: &str = "lidguard-hook";
+pub const HOOK_EXECUTABLE: &str = lidguard_config::HOOK_EXECUTABLE;
 
 /// The agent process: the first ancestor of this hook that the provider's rules accept.
 fn find_owner(provider: Provider) -> Option<u32> {

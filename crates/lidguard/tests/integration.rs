@@ -25,6 +25,8 @@ mod logind;
 mod robustness;
 // The daemon watching agents: process exit (cancel path), transcripts and their detectors.
 mod watchers;
+// The WSL bridge commands with a stand-in for wsl.exe.
+mod wsl;
 // Webhooks to a receiver on loopback.
 mod webhooks;
 // Ask before sleep against a receiver that speaks the reference receiver's protocol.

@@ -26,14 +26,7 @@ use crate::output;
 /// `cargo install` puts there), else this executable; by its bare name when that name on
 /// `PATH` is this very file, else by its absolute path.
 pub(crate) fn hook_program() -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    let exe = exe.canonicalize().unwrap_or(exe);
-    let hook = exe.with_file_name(format!(
-        "{}{}",
-        lidguard::hook::HOOK_EXECUTABLE,
-        std::env::consts::EXE_SUFFIX
-    ));
-    let program = if hook.is_file() { hook } else { exe };
+    let program = hook_exe()?;
     let Some(name) = program.file_name() else {
         return Ok(lidguard_files::text::plain_path(&program));
     };
@@ -53,6 +46,11 @@ pub(crate) fn hook_program() -> anyhow::Result<String> {
     Ok(lidguard_files::text::plain_path(&program))
 }
 
+/// The absolute path of the program managed entries run (see [`lidguard_config::hook_exe`]).
+pub(crate) fn hook_exe() -> anyhow::Result<std::path::PathBuf> {
+    lidguard_config::hook_exe().context("cannot find the lidguard executable")
+}
+
 fn env(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name)
 }
@@ -68,7 +66,7 @@ fn targets(provider: Option<&str>) -> anyhow::Result<Vec<(Provider, Location, Op
 }
 
 /// The command and timeout the managed entries carry.
-fn setup(places: &Places) -> anyhow::Result<Setup> {
+pub(crate) fn setup(places: &Places) -> anyhow::Result<Setup> {
     let settings = settings_file::load_or_default(&places.settings_file(), Os::current())?;
     Ok(Setup {
         cmd: HookCommand::new(hook_program()?),

@@ -20,7 +20,7 @@ use crate::output;
 
 /// The executable MCP entries run: this executable's absolute path (not a `PATH` shim, so a
 /// wrapper process is never mistaken for the agent).
-fn server_program() -> anyhow::Result<String> {
+pub(crate) fn server_program() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
     Ok(lidguard_files::text::plain_path(
         &exe.canonicalize().unwrap_or(exe),
@@ -104,7 +104,7 @@ pub(crate) fn status(args: &McpStatusArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(reports.iter().all(|r| r.healthy)))
 }
 
-fn exit(healthy: bool) -> ExitCode {
+pub(crate) fn exit(healthy: bool) -> ExitCode {
     if healthy {
         ExitCode::SUCCESS
     } else {

@@ -11,6 +11,7 @@ mod server;
 mod session;
 mod settings;
 mod status;
+mod wsl;
 
 use std::process::ExitCode;
 
@@ -18,6 +19,7 @@ use lidguard_ipc::Places;
 
 use crate::cli::{Cli, Command};
 use crate::{help, logging};
+use mcp_config::ProviderAction;
 
 /// Opens the database for reading, after asking a running daemon to write what it gathered
 /// (it writes a few milliseconds after each hook; a ping makes it write now). Never starts one.
@@ -99,17 +101,33 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::PreviewSystemSound(args) => machine::preview_system_sound(&args.name, args.volume),
         Command::PreviewCurrentSound => machine::preview_current_sound(&places),
         Command::LinuxPermission(args) => permission::run(&args),
+        Command::WslHookInstall(args) => wsl::hooks(&places, &args, ProviderAction::Install),
+        Command::WslHookStatus(args) => wsl::hooks(&places, &args, ProviderAction::Status),
+        Command::WslHookRemove(args) => wsl::hooks(&places, &args, ProviderAction::Remove),
+        Command::WslMcpInstall(args) => wsl::mcp(&places, &args, ProviderAction::Install),
+        Command::WslMcpStatus(args) => wsl::mcp(&places, &args, ProviderAction::Status),
+        Command::WslMcpRemove(args) => wsl::mcp(&places, &args, ProviderAction::Remove),
+        Command::WslProviderMcpInstall(args) => {
+            wsl::provider_mcp(&places, &args, ProviderAction::Install)
+        }
+        Command::WslProviderMcpStatus(args) => {
+            wsl::provider_mcp(&places, &args, ProviderAction::Status)
+        }
+        Command::WslProviderMcpRemove(args) => {
+            wsl::provider_mcp(&places, &args, ProviderAction::Remove)
+        }
+        Command::WslSnippet { agent, distro } => wsl::snippet(&places, agent, distro.as_deref()),
         Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
         Command::McpRemove(args) => mcp_config::apply(&places, &args, true),
         Command::McpStatus(args) => mcp_config::status(&args),
         Command::ProviderMcpInstall(args) => {
-            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Install)
+            mcp_config::provider(&places, &args, ProviderAction::Install)
         }
         Command::ProviderMcpStatus(args) => {
-            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Status)
+            mcp_config::provider(&places, &args, ProviderAction::Status)
         }
         Command::ProviderMcpRemove(args) => {
-            mcp_config::provider(&places, &args, mcp_config::ProviderAction::Remove)
+            mcp_config::provider(&places, &args, ProviderAction::Remove)
         }
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),

@@ -1,0 +1,227 @@
+//! The WSL bridge commands through the real CLI, with `tests/windows/fake-wsl.sh` standing in
+//! for `wsl.exe` (`LIDGUARD_WSL_EXE`): the distro side is this machine with its own HOME, so
+//! the in-distro scripts, the edits, the backups and the dry runs are the product's own; only
+//! wsl.exe itself (and its UTF-16 list and `wslpath`) are imitated.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::util::Home;
+
+struct Wsl {
+    home: Home,
+    distro_home: tempfile::TempDir,
+}
+
+impl Wsl {
+    fn new() -> Wsl {
+        Wsl {
+            home: Home::new(),
+            distro_home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.distro_home.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/windows/fake-wsl.sh");
+        self.home
+            .cmd(args)
+            .env("LIDGUARD_WSL_EXE", fake)
+            .env("FAKE_WSL_HOME", self.root())
+            .output()
+            .unwrap()
+    }
+
+    fn file(&self, relative: &str) -> PathBuf {
+        self.root().join(relative)
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const USER_SETTINGS: &str = "{\n  // mine\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}]}\n}\n";
+
+#[test]
+fn hooks_install_status_remove_inside_the_distro() {
+    let w = Wsl::new();
+    std::fs::create_dir_all(w.file(".claude")).unwrap();
+    std::fs::write(w.file(".claude/settings.json"), USER_SETTINGS).unwrap();
+
+    let dry = w.run(&["wsl-hook-install", "--provider", "claude", "--dry-run"]);
+    let shown = text(&dry);
+    assert!(dry.status.success(), "{shown}");
+    let file = w.file(".claude/settings.json");
+    assert!(
+        shown.contains(&format!(
+            "would write {} in the default WSL distro",
+            file.display()
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+") && shown.contains("lidguard-hook claude-hook"),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
+
+    let out = w.run(&[
+        "wsl-hook-install",
+        "--provider",
+        "claude",
+        "--distro",
+        "Ubuntu",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        written.contains("echo mine") && written.contains("// mine"),
+        "{written}"
+    );
+    assert!(written.contains("lidguard-hook claude-hook"), "{written}");
+    assert!(!written.contains("powershell"), "bash in WSL: {written}");
+    let backups: Vec<_> = std::fs::read_dir(w.file(".claude"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".bak"))
+        .collect();
+    assert_eq!(backups.len(), 1, "a backup next to the file");
+
+    let status = w.run(&[
+        "wsl-hook-status",
+        "--provider",
+        "claude",
+        "--distro",
+        "Ubuntu",
+    ]);
+    assert!(status.status.success(), "{}", text(&status));
+    assert!(text(&status).contains("installed"), "{}", text(&status));
+
+    // The receipt kept at install gives the bytes back (a container on one line included).
+    let out = w.run(&[
+        "wsl-hook-remove",
+        "--provider",
+        "claude",
+        "--distro",
+        "Ubuntu",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
+    let status = w.run(&["wsl-hook-status", "--provider", "claude"]);
+    assert_eq!(status.status.code(), Some(1), "{}", text(&status));
+}
+
+#[test]
+fn all_takes_the_agents_present_in_the_distro_and_the_snippets_print() {
+    let w = Wsl::new();
+    std::fs::create_dir_all(w.file(".codex")).unwrap();
+    std::fs::create_dir_all(w.file(".copilot")).unwrap();
+    let out = w.run(&["wsl-hook-install", "--provider", "all"]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("Codex CLI: wrote"), "{shown}");
+    assert!(shown.contains("GitHub Copilot CLI: wrote"), "{shown}");
+    assert!(!shown.contains("Claude Code"), "{shown}");
+    let copilot =
+        std::fs::read_to_string(w.file(".copilot/hooks/lidguard-copilot-cli.json")).unwrap();
+    assert!(
+        copilot.contains("\"bash\":") && !copilot.contains("powershell"),
+        "{copilot}"
+    );
+
+    let snippet = w.run(&["wsl-claude-hooks"]);
+    assert!(snippet.status.success(), "{}", text(&snippet));
+    let json: serde_json::Value = serde_json::from_slice(&snippet.stdout).unwrap();
+    assert!(
+        json["hooks"]["Stop"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("lidguard-hook claude-hook")
+    );
+}
+
+#[test]
+fn mcp_and_provider_mcp_inside_the_distro() {
+    let w = Wsl::new();
+    std::fs::create_dir_all(w.file(".codex")).unwrap();
+    std::fs::write(
+        w.file(".codex/config.toml"),
+        "[mcp_servers.mine]\ncommand = \"x\"\n",
+    )
+    .unwrap();
+    let dry = w.run(&["wsl-codex-mcp-install", "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry));
+    assert!(text(&dry).contains("mcp-server"), "{}", text(&dry));
+    let out = w.run(&["wsl-mcp-install", "codex"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let toml = std::fs::read_to_string(w.file(".codex/config.toml")).unwrap();
+    assert!(
+        toml.contains("[mcp_servers.mine]") && toml.contains("mcp-server"),
+        "{toml}"
+    );
+    let status = w.run(&["wsl-codex-mcp-status"]);
+    assert!(status.status.success(), "{}", text(&status));
+    let out = w.run(&["wsl-mcp-remove", "codex"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(w.file(".codex/config.toml")).unwrap(),
+        "[mcp_servers.mine]\ncommand = \"x\"\n"
+    );
+
+    let config = w.file("tool/mcp.json");
+    let config = config.to_str().unwrap();
+    let out = w.run(&["wsl-provider-mcp-install", "--config", config]);
+    assert!(!out.status.success(), "install needs --provider-name");
+    let out = w.run(&[
+        "wsl-provider-mcp-install",
+        "--config",
+        config,
+        "--provider-name",
+        "gemini",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
+    assert_eq!(
+        json["mcpServers"]["lidguard-provider"]["args"],
+        serde_json::json!(["provider-mcp-server", "--provider-name", "gemini"])
+    );
+    let status = w.run(&["wsl-provider-mcp-status", "--config", config]);
+    assert!(status.status.success(), "{}", text(&status));
+    let out = w.run(&["wsl-provider-mcp-remove", "--config", config]);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn a_missing_distro_or_wsl_is_a_clear_error() {
+    let w = Wsl::new();
+    let out = w.run(&[
+        "wsl-hook-install",
+        "--provider",
+        "claude",
+        "--distro",
+        "Nope",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("WSL distro Nope"), "{}", text(&out));
+    let out = w
+        .home
+        .cmd(&["wsl-hook-status", "--provider", "claude"])
+        .env("LIDGUARD_WSL_EXE", "/nonexistent/wsl.exe")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).contains("the WSL bridge runs on Windows"),
+        "{}",
+        text(&out)
+    );
+}
