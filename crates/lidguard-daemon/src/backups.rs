@@ -1,11 +1,12 @@
-//! Backups of OS policy lidguard changes (the Windows lid-close action), kept in the store, and
-//! the restore any lidguard command runs when a daemon died with a change in place.
+//! Backups of OS policy lidguard changes (the Windows lid-close action, macOS's SleepDisabled),
+//! kept in the store, and the restore any lidguard command runs when a daemon died with a change
+//! in place.
 
 use std::sync::Mutex;
 
 use jiff::Timestamp;
 use lidguard_ipc::Places;
-use lidguard_platform::lid_action::{PolicyBackups, Restored};
+use lidguard_platform::lid_action::PolicyBackups;
 use lidguard_store::Store;
 
 use crate::InstanceLock;
@@ -67,30 +68,145 @@ pub fn restore_left_changed(places: &Places) -> Option<String> {
     let backups = match StoreBackups::open(places) {
         Ok(backups) => backups,
         Err(e) => {
-            return Some(format!(
-                "cannot check for a lid-close action to restore: {e}"
-            ));
+            return Some(format!("cannot check for power policy to restore: {e}"));
         }
     };
     let restored = lidguard_platform::power::restore_pending(&backups);
     drop(lock);
     match restored {
-        Ok(Restored::Nothing) => None,
-        Ok(Restored::Values { backup, applied }) => {
-            tracing::warn!(
-                ?backup,
-                applied,
-                "restored the lid-close action a dead daemon left changed"
-            );
+        Ok(None) => None,
+        Ok(Some(what)) => {
+            tracing::warn!(%what, "restored OS policy a dead daemon left changed");
             Some(format!(
-                "restored your lid-close action (AC {}, DC {}) that a stopped daemon had \
-                 left at \"do nothing\"",
-                backup.ac, backup.dc
+                "restored {what}, which a stopped daemon had left changed"
             ))
         }
         Err(e) => Some(format!(
-            "the lid-close action a stopped daemon changed could not be restored: {e}; \
-             it stays backed up and the next lidguard command tries again"
+            "OS power policy a stopped daemon changed could not be restored: {e}; it stays \
+             backed up and the next lidguard command tries again"
         )),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    //! macOS's `SleepDisabled` change and its restore, at the state-machine level on any Unix:
+    //! the real store, the file seam for the setting, and a process really killed with the
+    //! change in place.
+
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use lidguard_platform::pmset::{FileSleepSetting, SleepSetting};
+    use lidguard_platform::sleep_disabled::{self, Restored, SleepBackup};
+
+    use super::*;
+
+    const CHILD_HOME: &str = "LIDGUARD_TEST_CHILD_HOME";
+
+    /// Run as a child (see [`killed`]): changes the setting with backups in the store at
+    /// `$LIDGUARD_TEST_CHILD_HOME`, then waits to be killed.
+    #[test]
+    fn child_changes_then_waits() {
+        let Some(home) = std::env::var_os(CHILD_HOME) else {
+            return;
+        };
+        let home = Path::new(&home);
+        let backups = StoreBackups::open(&Places::under(home)).unwrap();
+        sleep_disabled::change(&FileSleepSetting::below(&home.join("sys")), &backups).unwrap();
+        std::fs::write(home.join("changed"), "").unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+    }
+
+    /// Starts this test binary as a daemon stand-in that changes `SleepDisabled`, and SIGKILLs
+    /// it once the change is in place.
+    fn killed(home: &Path) {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "backups::tests::child_changes_then_waits"])
+            .env(CHILD_HOME, home)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !home.join("changed").exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "child never changed it"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    fn home_with(sleep_disabled: Option<bool>) -> tempfile::TempDir {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("sys/power")).unwrap();
+        if let Some(value) = sleep_disabled {
+            FileSleepSetting::below(&home.path().join("sys"))
+                .write(value)
+                .unwrap();
+        }
+        home
+    }
+
+    #[test]
+    fn daemon_killed_after_disabling_sleep_next_invocation_restores() {
+        let home = home_with(None);
+        let setting = FileSleepSetting::below(&home.path().join("sys"));
+        killed(home.path());
+        assert!(
+            setting.read().unwrap(),
+            "the dead process left sleep disabled"
+        );
+
+        // The next invocation: a new connection to the same store.
+        let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
+        assert!(sleep_disabled::pending(&backups).unwrap());
+        let restored = sleep_disabled::restore(&setting, &backups).unwrap();
+        assert_eq!(
+            restored,
+            Restored::Value {
+                backup: SleepBackup {
+                    sleep_disabled: false
+                },
+                written: true
+            }
+        );
+        assert_eq!(
+            restored.describe().as_deref(),
+            Some("your SleepDisabled setting (0)")
+        );
+        assert!(!setting.read().unwrap(), "sleep works again");
+        assert!(!sleep_disabled::pending(&backups).unwrap());
+    }
+
+    #[test]
+    fn daemon_killed_when_sleep_was_already_disabled_leaves_it_disabled() {
+        let home = home_with(Some(true));
+        let setting = FileSleepSetting::below(&home.path().join("sys"));
+        let before = std::fs::metadata(home.path().join("sys/power/sleep-disabled"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        killed(home.path());
+        let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
+        let restored = sleep_disabled::restore(&setting, &backups).unwrap();
+        assert_eq!(
+            restored,
+            Restored::Value {
+                backup: SleepBackup {
+                    sleep_disabled: true
+                },
+                written: false
+            }
+        );
+        assert!(setting.read().unwrap(), "the user's 1 stays 1");
+        let after = std::fs::metadata(home.path().join("sys/power/sleep-disabled"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "the setting was never written");
     }
 }

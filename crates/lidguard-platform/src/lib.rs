@@ -5,6 +5,8 @@
 //! - [`sources`]: file-based sensing of the lid and the connected displays.
 //! - [`process`]: whether a watched process is still alive.
 //! - [`lid_action`]: the Windows lid-close action, changed with a durable backup and restored.
+//! - [`sleep_disabled`] and [`pmset`]: macOS's `SleepDisabled`, the same way; [`sudoers`]: the
+//!   rule that lets lidguard change it.
 //!
 //! Callers never write `cfg`: every function exists on every target and reports clearly when a
 //! platform has no backend yet.
@@ -12,11 +14,16 @@
 #![deny(missing_docs)]
 
 pub mod lid_action;
+#[cfg(target_os = "macos")]
+mod macos;
+pub mod pmset;
 pub mod polkit;
 pub mod power;
 pub mod process;
+pub mod sleep_disabled;
 pub mod sound;
 pub mod sources;
+pub mod sudoers;
 pub mod tail;
 #[cfg(target_os = "linux")]
 pub mod uevents;

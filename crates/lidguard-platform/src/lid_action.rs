@@ -111,6 +111,19 @@ pub enum Restored {
     },
 }
 
+impl Restored {
+    /// What came back, for the user; `None` when nothing was pending.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Restored::Nothing => None,
+            Restored::Values { backup, .. } => Some(format!(
+                "your lid-close action (AC {}, DC {})",
+                backup.ac, backup.dc
+            )),
+        }
+    }
+}
+
 /// Writes the backed-up lid-close action back and deletes the backup.
 ///
 /// An unreadable backup is left in place (and reported): deleting it would lose the user's
@@ -251,6 +264,36 @@ impl LidActionPolicy for FilePolicy {
     }
 }
 
+/// Backups kept in memory, for the state machines' unit tests.
+#[cfg(test)]
+pub(crate) mod memory {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use super::PolicyBackups;
+
+    #[derive(Default)]
+    pub(crate) struct MemoryBackups(Mutex<BTreeMap<String, String>>);
+
+    impl PolicyBackups for MemoryBackups {
+        fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, String> {
+            let mut map = self.0.lock().unwrap();
+            if map.contains_key(kind) {
+                return Ok(false);
+            }
+            map.insert(kind.to_owned(), json.to_owned());
+            Ok(true)
+        }
+        fn load(&self, kind: &str) -> Result<Option<String>, String> {
+            Ok(self.0.lock().unwrap().get(kind).cloned())
+        }
+        fn delete(&self, kind: &str) -> Result<(), String> {
+            self.0.lock().unwrap().remove(kind);
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -320,26 +363,7 @@ mod tests {
         }
     }
 
-    #[derive(Default)]
-    struct Store(Mutex<BTreeMap<String, String>>);
-
-    impl PolicyBackups for Store {
-        fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, String> {
-            let mut map = self.0.lock().unwrap();
-            if map.contains_key(kind) {
-                return Ok(false);
-            }
-            map.insert(kind.to_owned(), json.to_owned());
-            Ok(true)
-        }
-        fn load(&self, kind: &str) -> Result<Option<String>, String> {
-            Ok(self.0.lock().unwrap().get(kind).cloned())
-        }
-        fn delete(&self, kind: &str) -> Result<(), String> {
-            self.0.lock().unwrap().remove(kind);
-            Ok(())
-        }
-    }
+    use super::memory::MemoryBackups as Store;
 
     #[test]
     fn change_backs_up_first_then_sets_do_nothing_and_restore_brings_the_values_back() {

@@ -47,14 +47,18 @@ pub fn is_alive(roots: &Roots, pid: u32) -> bool {
 }
 
 /// Waits until `pid` exits without polling: Windows waits on the process handle in the thread
-/// pool. Returns `false` at once where that is not possible (other systems, or a process that
-/// may not be opened), and the caller watches another way.
+/// pool, macOS on a kqueue `NOTE_EXIT`. Returns `false` at once where that is not possible
+/// (other systems, or a process that may not be opened), and the caller watches another way.
 pub async fn wait_exit(pid: u32) -> bool {
     #[cfg(windows)]
     {
         crate::windows::process::wait_exit(pid).await
     }
-    #[cfg(not(windows))]
+    #[cfg(target_os = "macos")]
+    {
+        crate::macos::process::wait_exit(pid).await
+    }
+    #[cfg(not(any(windows, target_os = "macos")))]
     {
         let _ = pid;
         false

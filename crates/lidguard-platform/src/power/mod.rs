@@ -9,6 +9,8 @@
 //! - Windows: power requests (`SetThreadExecutionState` where they are missing) and, for the
 //!   lid, the active scheme's lid-close action set to "do nothing" with a durable backup
 //!   ([`crate::lid_action`]).
+//! - macOS: IOKit power assertions and, for the lid, `SleepDisabled` set through `pmset` with a
+//!   durable backup ([`crate::sleep_disabled`]).
 //! - Other systems: no backend yet; [`connect`] returns a [`PowerUnavailable`] saying so.
 //!
 //! The futures returned here run zbus connections on the current Tokio runtime, so call them
@@ -29,7 +31,11 @@ mod imp;
 #[path = "windows.rs"]
 mod imp;
 
-#[cfg(not(any(target_os = "linux", windows)))]
+#[cfg(target_os = "macos")]
+#[path = "macos.rs"]
+mod imp;
+
+#[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
 #[path = "unsupported.rs"]
 mod imp;
 
@@ -151,30 +157,35 @@ pub async fn connect() -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
 pub async fn connect_keeping(
     backups: Option<Arc<dyn crate::lid_action::PolicyBackups>>,
 ) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
-    #[cfg(windows)]
+    #[cfg(any(windows, target_os = "macos"))]
     {
         imp::connect(backups).await
     }
-    #[cfg(not(windows))]
+    #[cfg(not(any(windows, target_os = "macos")))]
     {
         let _ = backups;
         imp::connect(None).await
     }
 }
 
-/// Puts back OS policy a daemon that died left changed (Windows: the lid-close action), when a
-/// backup is pending. Other systems change no policy this way and report nothing.
+/// Puts back OS policy a daemon that died left changed (Windows: the lid-close action; macOS:
+/// `SleepDisabled`), when a backup is pending. Returns what came back, for the user ("your
+/// lid-close action (AC 1, DC 1)"); Linux changes no such policy and reports nothing.
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
-) -> Result<crate::lid_action::Restored, String> {
+) -> Result<Option<String>, String> {
     #[cfg(windows)]
     {
-        imp::restore_pending(backups)
+        imp::restore_pending(backups).map(|restored| restored.describe())
     }
-    #[cfg(not(windows))]
+    #[cfg(target_os = "macos")]
+    {
+        imp::restore_pending(backups).map(|restored| restored.describe())
+    }
+    #[cfg(not(any(windows, target_os = "macos")))]
     {
         let _ = backups;
-        Ok(crate::lid_action::Restored::Nothing)
+        Ok(None)
     }
 }
 
@@ -184,13 +195,14 @@ pub fn restore_pending(
 pub async fn connect_with_address(
     address: &str,
 ) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
-    #[cfg(windows)]
+    #[cfg(any(windows, target_os = "macos"))]
     {
         Err(PowerUnavailable(format!(
-            "{address}: a D-Bus address means nothing on Windows"
+            "{address}: a D-Bus address means nothing on {}",
+            std::env::consts::OS
         )))
     }
-    #[cfg(not(windows))]
+    #[cfg(not(any(windows, target_os = "macos")))]
     {
         imp::connect(Some(address)).await
     }
@@ -206,8 +218,8 @@ pub async fn logind_lid_closed() -> Option<bool> {
 
 /// The keep-awake lock group of `plan`: its distinct non-lid locks in a stable order.
 #[cfg_attr(
-    not(any(target_os = "linux", windows)),
-    allow(dead_code, reason = "used by the Linux and Windows backends")
+    not(any(target_os = "linux", windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Linux, Windows and macOS backends")
 )]
 fn keep_awake_group(plan: &ProtectionPlan) -> Vec<Inhibit> {
     let mut group: Vec<Inhibit> = plan
@@ -223,8 +235,8 @@ fn keep_awake_group(plan: &ProtectionPlan) -> Vec<Inhibit> {
 
 /// Whether `plan` wants the lid switch held (asked for directly or listed among the locks).
 #[cfg_attr(
-    not(any(target_os = "linux", windows)),
-    allow(dead_code, reason = "used by the Linux and Windows backends")
+    not(any(target_os = "linux", windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Linux, Windows and macOS backends")
 )]
 fn wants_lid_switch(plan: &ProtectionPlan) -> bool {
     plan.lid_switch || plan.keep_awake.contains(&Inhibit::HandleLidSwitch)

@@ -58,10 +58,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     for tightened in places.tighten_existing() {
         tracing::warn!("{tightened}");
     }
-    // A daemon that died with the Windows lid-close action changed left a backup: any command
-    // puts the user's values back (the daemon itself does so when it starts). Only Windows
-    // changes such policy.
-    if cfg!(windows)
+    // A daemon that died with the Windows lid-close action or macOS's SleepDisabled changed
+    // left a backup: any command puts the user's values back (the daemon itself does so when
+    // it starts). Linux changes no such policy.
+    if cfg!(any(windows, target_os = "macos"))
         && !matches!(command, Command::RunServer)
         && let Some(line) = lidguard_daemon::restore_left_changed(&places)
     {

@@ -1,0 +1,283 @@
+//! macOS's `pmset`: reading its settings and the exact command lines lidguard runs.
+//!
+//! Facts (`man pmset`; outputs quoted in public posts and repositories, kept as fixtures in
+//! `tests/fixtures/macos/` with their sources):
+//! - `pmset -g` needs no root and prints a `System-wide power settings:` block; once
+//!   `disablesleep` has been written it holds a `SleepDisabled` line (`SleepDisabled\t\t1`,
+//!   tabs or spaces); a Mac where it was never written has no such line, which means 0;
+//! - the `Currently in use:` block has one `name value` line per setting, `hibernatemode 3`
+//!   among them;
+//! - changing a setting needs root: `pmset -a disablesleep 1|0`, `pmset -a hibernatemode N`;
+//!   lidguard runs them as `sudo -n /usr/bin/pmset …` (no prompt: without the sudoers rule of
+//!   `macos-permission install` it fails at once) unless it already runs as root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The absolute path the sudoers rule names.
+pub const PMSET: &str = "/usr/bin/pmset";
+
+/// The absolute path of `sudo`.
+pub const SUDO: &str = "/usr/bin/sudo";
+
+/// The `hibernatemode` values Apple supports (0 sleep, 3 sleep with a disk copy, 25 disk only).
+pub const HIBERNATE_MODES: [u32; 3] = [0, 3, 25];
+
+/// The hibernate mode that powers memory off (what lidguard's hibernate uses).
+pub const HIBERNATE_TO_DISK: u32 = 25;
+
+/// Whether `pmset -g` output says sleep is disabled (`SleepDisabled 1`); no such line means it
+/// was never set, which is 0.
+pub fn sleep_disabled(pmset_g: &str) -> bool {
+    setting(pmset_g, "SleepDisabled").is_some_and(|v| v == 1)
+}
+
+/// The `hibernatemode` in use, from `pmset -g` output.
+pub fn hibernate_mode(pmset_g: &str) -> Option<u32> {
+    setting(pmset_g, "hibernatemode")
+}
+
+/// The number on the first line whose first word is `name` (values may be followed by notes
+/// such as `(sleep prevented by powerd)`).
+fn setting(pmset_g: &str, name: &str) -> Option<u32> {
+    pmset_g.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        (words.next()? == name)
+            .then(|| words.next()?.parse().ok())
+            .flatten()
+    })
+}
+
+/// The arguments of `pmset` that set `disablesleep`.
+pub fn disablesleep_args(disabled: bool) -> Vec<String> {
+    let value = if disabled { "1" } else { "0" };
+    ["-a", "disablesleep", value].map(str::to_owned).to_vec()
+}
+
+/// The arguments of `pmset` that set `hibernatemode`.
+pub fn hibernatemode_args(mode: u32) -> Vec<String> {
+    vec!["-a".into(), "hibernatemode".into(), mode.to_string()]
+}
+
+/// The command line that runs `pmset ARGS` with root rights: as is for root (`euid` 0), else
+/// through `sudo -n`, which fails at once instead of asking for a password.
+pub fn privileged(pmset: &str, args: &[String], euid: u32) -> Vec<String> {
+    let mut line = Vec::new();
+    if euid != 0 {
+        line.extend([SUDO.to_owned(), "-n".to_owned()]);
+    }
+    line.push(pmset.to_owned());
+    line.extend(args.iter().cloned());
+    line
+}
+
+/// `SleepDisabled`, read and written.
+pub trait SleepSetting: Send + Sync {
+    /// Whether sleep is disabled now.
+    fn read(&self) -> Result<bool, String>;
+    /// Sets it.
+    fn write(&self, disabled: bool) -> Result<(), String>;
+}
+
+/// The real setting, through `pmset` (and `sudo -n` for writes unless running as root).
+#[derive(Clone, Debug)]
+pub struct Pmset {
+    program: String,
+    euid: u32,
+}
+
+impl Pmset {
+    /// `/usr/bin/pmset`, writes through `sudo -n` unless `euid` is 0.
+    pub fn new(euid: u32) -> Pmset {
+        Pmset {
+            program: PMSET.to_owned(),
+            euid,
+        }
+    }
+
+    /// `pmset -g`.
+    pub fn settings(&self) -> Result<String, String> {
+        run(&[self.program.clone(), "-g".to_owned()])
+    }
+
+    /// Runs `pmset ARGS` with root rights.
+    pub fn set(&self, args: &[String]) -> Result<(), String> {
+        run(&privileged(&self.program, args, self.euid)).map(drop)
+    }
+}
+
+impl SleepSetting for Pmset {
+    fn read(&self) -> Result<bool, String> {
+        self.settings().map(|text| sleep_disabled(&text))
+    }
+
+    fn write(&self, disabled: bool) -> Result<(), String> {
+        self.set(&disablesleep_args(disabled)).map_err(|e| {
+            format!(
+                "{e}; `sudo lidguard macos-permission install` lets lidguard change \
+                 SleepDisabled without a password"
+            )
+        })
+    }
+}
+
+/// Runs a command line and returns its stdout, or an error with its stderr.
+fn run(line: &[String]) -> Result<String, String> {
+    let (program, args) = line.split_first().ok_or("empty command line")?;
+    let shown = line.join(" ");
+    let out = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {shown}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{shown} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// `SleepDisabled` kept in a file, for tests: `<root>/power/sleep-disabled` holding `0` or `1`
+/// (missing: 0, as on a Mac where it was never written). Used instead of `pmset` when
+/// `LIDGUARD_SYS_ROOT` is set, the seam that relocates `/sys` on Linux.
+#[derive(Clone, Debug)]
+pub struct FileSleepSetting {
+    path: PathBuf,
+}
+
+impl FileSleepSetting {
+    /// The file below `sys_root`.
+    pub fn below(sys_root: &Path) -> FileSleepSetting {
+        FileSleepSetting {
+            path: sys_root.join("power").join("sleep-disabled"),
+        }
+    }
+}
+
+impl SleepSetting for FileSleepSetting {
+    fn read(&self) -> Result<bool, String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => Ok(text.trim() == "1"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("{}: {e}", self.path.display())),
+        }
+    }
+
+    fn write(&self, disabled: bool) -> Result<(), String> {
+        let temp = self.path.with_extension("tmp");
+        std::fs::write(&temp, if disabled { "1\n" } else { "0\n" })
+            .and_then(|()| std::fs::rename(&temp, &self.path))
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/macos")
+            .join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The fixtures start with `#` lines naming their source.
+        text.lines()
+            .skip_while(|l| l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn sleep_disabled_from_real_outputs() {
+        assert!(sleep_disabled(&fixture(
+            "pmset-g-sleepdisabled-1-spaces.txt"
+        )));
+        assert!(sleep_disabled(&fixture("pmset-g-sleepdisabled-1-tab.txt")));
+        assert!(!sleep_disabled(&fixture("pmset-g-sleepdisabled-0-tab.txt")));
+        // Never written: no line at all.
+        assert!(!sleep_disabled(&fixture("pmset-g-default.txt")));
+    }
+
+    #[test]
+    fn hibernate_mode_from_real_outputs() {
+        assert_eq!(hibernate_mode(&fixture("pmset-g-default.txt")), Some(3));
+        assert_eq!(
+            hibernate_mode(&fixture("pmset-g-sleepdisabled-1-spaces.txt")),
+            Some(3)
+        );
+        assert_eq!(
+            hibernate_mode(&fixture("pmset-g-hibernatemode-0.txt")),
+            Some(0)
+        );
+        assert_eq!(hibernate_mode("System-wide power settings:\n"), None);
+    }
+
+    #[test]
+    fn notes_after_values_and_look_alikes_are_not_confused() {
+        let text = " sleep                1 (sleep prevented by powerd)\n \
+                    SleepDisabledX 1\n hibernatemodes 9\n";
+        assert!(!sleep_disabled(text));
+        assert_eq!(hibernate_mode(text), None);
+        assert_eq!(setting(text, "sleep"), Some(1));
+    }
+
+    #[test]
+    fn command_lines() {
+        assert_eq!(
+            privileged(PMSET, &disablesleep_args(true), 501),
+            [
+                "/usr/bin/sudo",
+                "-n",
+                "/usr/bin/pmset",
+                "-a",
+                "disablesleep",
+                "1"
+            ]
+        );
+        assert_eq!(
+            privileged(PMSET, &disablesleep_args(false), 0),
+            ["/usr/bin/pmset", "-a", "disablesleep", "0"]
+        );
+        assert_eq!(
+            privileged(PMSET, &hibernatemode_args(25), 501),
+            [
+                "/usr/bin/sudo",
+                "-n",
+                "/usr/bin/pmset",
+                "-a",
+                "hibernatemode",
+                "25"
+            ]
+        );
+    }
+
+    #[test]
+    fn file_setting_reads_missing_as_enabled_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("power")).unwrap();
+        let setting = FileSleepSetting::below(dir.path());
+        assert!(!setting.read().unwrap());
+        setting.write(true).unwrap();
+        assert!(setting.read().unwrap());
+        setting.write(false).unwrap();
+        assert!(!setting.read().unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failing_command_says_what_ran() {
+        let err = run(&[
+            "/bin/sh".into(),
+            "-c".into(),
+            "echo nope >&2; exit 1".into(),
+        ])
+        .unwrap_err();
+        assert!(err.contains("/bin/sh -c") && err.contains("nope"), "{err}");
+        let err = run(&["/nonexistent/pmset".into()]).unwrap_err();
+        assert!(err.starts_with("cannot run /nonexistent/pmset"), "{err}");
+    }
+}
