@@ -15,6 +15,11 @@ use crate::InstanceLock;
 /// connection stays with its event loop).
 pub struct StoreBackups {
     store: Mutex<Store>,
+    #[cfg_attr(
+        not(target_os = "macos"),
+        allow(dead_code, reason = "the watcher is started on macOS only")
+    )]
+    places: Places,
 }
 
 impl StoreBackups {
@@ -24,6 +29,7 @@ impl StoreBackups {
         let store = Store::open(&places.database()).map_err(|e| e.to_string())?;
         Ok(StoreBackups {
             store: Mutex::new(store),
+            places: places.clone(),
         })
     }
 
@@ -52,6 +58,63 @@ impl PolicyBackups for StoreBackups {
     fn delete(&self, kind: &str) -> Result<(), String> {
         self.with(|s| s.delete_policy_backup(kind)).map(drop)
     }
+
+    #[cfg(target_os = "macos")]
+    fn changed(&self, kind: &str) {
+        tracing::info!(
+            kind,
+            "starting the watcher that restores it if this daemon dies"
+        );
+        start_watcher(&self.places);
+    }
+}
+
+/// Starts `lidguard power-restore --wait-for-daemon`: through the launchd job when
+/// `macos-permission install` put one in place (launchd runs it outside this daemon's process
+/// tree), else as a detached process in a process group of its own. A watcher already waiting
+/// makes the new one leave at once.
+#[cfg(target_os = "macos")]
+fn start_watcher(places: &Places) {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    use lidguard_platform::launchd;
+
+    let uid = rustix::process::getuid().as_raw();
+    let job = std::env::home_dir().map(|home| launchd::agent_path(&home));
+    if job.is_some_and(|job| job.exists())
+        && std::env::var_os(lidguard_ipc::places::HOME_VAR).is_none()
+    {
+        let kicked = Command::new("/bin/launchctl")
+            .args(launchd::kickstart_args(uid))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if kicked.is_ok_and(|s| s.success()) {
+            return;
+        }
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        tracing::warn!("cannot find lidguard's executable to start the restore watcher");
+        return;
+    };
+    let spawned = Command::new(exe)
+        .args(launchd::ARGS)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+    match spawned {
+        // Reap it when it ends (after this daemon, or at once when another watcher waits).
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, places = ?places.state_dir, "cannot start the restore watcher")
+        }
+    }
 }
 
 /// When no daemon runs and a backup is pending, puts the user's policy back (a daemon died with
@@ -61,15 +124,36 @@ pub fn restore_left_changed(places: &Places) -> Option<String> {
     if !places.database().exists() {
         return None;
     }
-    let Ok(lock) = InstanceLock::acquire(&places.lock_file()) else {
-        // A daemon runs (it restored at its start) or the lock cannot be taken: nothing to do.
-        return None;
+    // After a reboot the runtime directory (and so the lock file) may be gone.
+    if let Err(e) = places.ensure_runtime_dir() {
+        return Some(format!("cannot check for power policy to restore: {e}"));
+    }
+    // A daemon runs (it restored at its start) or the lock cannot be taken: nothing to do.
+    let lock = InstanceLock::acquire(&places.lock_file()).ok()?;
+    restore_holding(places, lock)
+}
+
+/// `lidguard power-restore --wait-for-daemon`: waits, blocked in the OS, until no daemon holds
+/// the instance lock (the daemon ended, however), then restores what is pending as
+/// [`restore_left_changed`] does. One waiter at a time: a second one returns `Ok(None)` at
+/// once, and so does the first when the daemon put everything back itself.
+pub fn restore_after_daemon(places: &Places) -> Result<Option<String>, String> {
+    places.ensure_runtime_dir().map_err(|e| e.to_string())?;
+    let guard = InstanceLock::acquire(&places.runtime_dir.join("power-restore.lock"));
+    let Ok(_guard) = guard else {
+        return Ok(None);
     };
+    let lock = InstanceLock::wait(&places.lock_file()).map_err(|e| e.to_string())?;
+    if !places.database().exists() {
+        return Ok(None);
+    }
+    Ok(restore_holding(places, lock))
+}
+
+fn restore_holding(places: &Places, lock: InstanceLock) -> Option<String> {
     let backups = match StoreBackups::open(places) {
         Ok(backups) => backups,
-        Err(e) => {
-            return Some(format!("cannot check for power policy to restore: {e}"));
-        }
+        Err(e) => return Some(format!("cannot check for power policy to restore: {e}")),
     };
     let restored = lidguard_platform::power::restore_pending(&backups);
     drop(lock);
@@ -98,8 +182,9 @@ mod tests {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use lidguard_platform::pmset::{FileSleepSetting, SleepSetting};
-    use lidguard_platform::sleep_disabled::{self, Restored, SleepBackup};
+    use lidguard_platform::pmset::{FileSetting, Setting};
+    use lidguard_platform::saved_setting::Restored;
+    use lidguard_platform::sleep_disabled;
 
     use super::*;
 
@@ -114,7 +199,7 @@ mod tests {
         };
         let home = Path::new(&home);
         let backups = StoreBackups::open(&Places::under(home)).unwrap();
-        sleep_disabled::change(&FileSleepSetting::below(&home.join("sys")), &backups).unwrap();
+        sleep_disabled::change(&FileSetting::sleep_disabled(&home.join("sys")), &backups).unwrap();
         std::fs::write(home.join("changed"), "").unwrap();
         std::thread::sleep(Duration::from_secs(60));
     }
@@ -144,9 +229,11 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(home.path().join("sys/power")).unwrap();
         if let Some(value) = sleep_disabled {
-            FileSleepSetting::below(&home.path().join("sys"))
-                .write(value)
-                .unwrap();
+            Setting::<bool>::write(
+                &FileSetting::sleep_disabled(&home.path().join("sys")),
+                value,
+            )
+            .unwrap();
         }
         home
     }
@@ -154,7 +241,8 @@ mod tests {
     #[test]
     fn daemon_killed_after_disabling_sleep_next_invocation_restores() {
         let home = home_with(None);
-        let setting = FileSleepSetting::below(&home.path().join("sys"));
+        let file = FileSetting::sleep_disabled(&home.path().join("sys"));
+        let setting: &dyn Setting<bool> = &file;
         killed(home.path());
         assert!(
             setting.read().unwrap(),
@@ -164,18 +252,16 @@ mod tests {
         // The next invocation: a new connection to the same store.
         let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
         assert!(sleep_disabled::pending(&backups).unwrap());
-        let restored = sleep_disabled::restore(&setting, &backups).unwrap();
+        let restored = sleep_disabled::restore(setting, &backups).unwrap();
         assert_eq!(
             restored,
             Restored::Value {
-                backup: SleepBackup {
-                    sleep_disabled: false
-                },
+                value: false,
                 written: true
             }
         );
         assert_eq!(
-            restored.describe().as_deref(),
+            sleep_disabled::describe(&restored).as_deref(),
             Some("your SleepDisabled setting (0)")
         );
         assert!(!setting.read().unwrap(), "sleep works again");
@@ -185,20 +271,19 @@ mod tests {
     #[test]
     fn daemon_killed_when_sleep_was_already_disabled_leaves_it_disabled() {
         let home = home_with(Some(true));
-        let setting = FileSleepSetting::below(&home.path().join("sys"));
+        let file = FileSetting::sleep_disabled(&home.path().join("sys"));
+        let setting: &dyn Setting<bool> = &file;
         let before = std::fs::metadata(home.path().join("sys/power/sleep-disabled"))
             .unwrap()
             .modified()
             .unwrap();
         killed(home.path());
         let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
-        let restored = sleep_disabled::restore(&setting, &backups).unwrap();
+        let restored = sleep_disabled::restore(setting, &backups).unwrap();
         assert_eq!(
             restored,
             Restored::Value {
-                backup: SleepBackup {
-                    sleep_disabled: true
-                },
+                value: true,
                 written: false
             }
         );

@@ -16,6 +16,15 @@ pub struct InstanceLock {
 impl InstanceLock {
     /// Takes the lock or reports that another daemon holds it.
     pub fn acquire(path: &Path) -> Result<InstanceLock, DaemonError> {
+        Self::take(path, false)
+    }
+
+    /// Waits (blocked in the OS, no polling) until no daemon holds the lock, then takes it.
+    pub fn wait(path: &Path) -> Result<InstanceLock, DaemonError> {
+        Self::take(path, true)
+    }
+
+    fn take(path: &Path, wait: bool) -> Result<InstanceLock, DaemonError> {
         let mut options = std::fs::OpenOptions::new();
         options.create(true).truncate(false).write(true);
         #[cfg(unix)]
@@ -24,12 +33,16 @@ impl InstanceLock {
             options.mode(lidguard_files::private::FILE_MODE);
         }
         let mut file = options.open(path)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(DaemonError::AlreadyRunning(path.display().to_string()));
+        if wait {
+            file.lock()?;
+        } else {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(DaemonError::AlreadyRunning(path.display().to_string()));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
         }
         // The pid is only for humans looking at the file.
         file.set_len(0)?;

@@ -24,7 +24,7 @@ use std::io;
 
 use lidguard_ipc::Places;
 
-pub use backups::{StoreBackups, restore_left_changed};
+pub use backups::{StoreBackups, restore_after_daemon, restore_left_changed};
 pub use instance::InstanceLock;
 pub use runtime::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 

@@ -6,13 +6,16 @@
 //! - [`process`]: whether a watched process is still alive.
 //! - [`lid_action`]: the Windows lid-close action, changed with a durable backup and restored.
 //! - [`sleep_disabled`] and [`pmset`]: macOS's `SleepDisabled`, the same way; [`sudoers`]: the
-//!   rule that lets lidguard change it.
+//!   rule that lets lidguard change it; [`launchd`]: the agent that restores it when lidguard
+//!   cannot.
 //!
 //! Callers never write `cfg`: every function exists on every target and reports clearly when a
 //! platform has no backend yet.
 
 #![deny(missing_docs)]
 
+pub mod hibernate_mode;
+pub mod launchd;
 pub mod lid_action;
 #[cfg(target_os = "macos")]
 mod macos;
@@ -20,6 +23,8 @@ pub mod pmset;
 pub mod polkit;
 pub mod power;
 pub mod process;
+mod root_file;
+pub mod saved_setting;
 pub mod sleep_disabled;
 pub mod sound;
 pub mod sources;

@@ -63,6 +63,11 @@ pub trait PolicyBackups: Send + Sync {
     fn load(&self, kind: &str) -> Result<Option<String>, String>;
     /// Deletes the backup of `kind`.
     fn delete(&self, kind: &str) -> Result<(), String>;
+    /// Called once lidguard changed the policy backed up as `kind`: the daemon starts a watcher
+    /// that restores it should the daemon die (macOS). Does nothing by default.
+    fn changed(&self, kind: &str) {
+        let _ = kind;
+    }
 }
 
 /// Sets the lid-close action to "do nothing" after backing up the user's values; returns the

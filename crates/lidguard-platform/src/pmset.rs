@@ -13,6 +13,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
+
+pub use crate::saved_setting::Setting;
 
 /// The absolute path the sudoers rule names.
 pub const PMSET: &str = "/usr/bin/pmset";
@@ -71,15 +74,7 @@ pub fn privileged(pmset: &str, args: &[String], euid: u32) -> Vec<String> {
     line
 }
 
-/// `SleepDisabled`, read and written.
-pub trait SleepSetting: Send + Sync {
-    /// Whether sleep is disabled now.
-    fn read(&self) -> Result<bool, String>;
-    /// Sets it.
-    fn write(&self, disabled: bool) -> Result<(), String>;
-}
-
-/// The real setting, through `pmset` (and `sudo -n` for writes unless running as root).
+/// `pmset` itself: `pmset -g` to read, root rights (`sudo -n` unless `euid` is 0) to write.
 #[derive(Clone, Debug)]
 pub struct Pmset {
     program: String,
@@ -102,22 +97,43 @@ impl Pmset {
 
     /// Runs `pmset ARGS` with root rights.
     pub fn set(&self, args: &[String]) -> Result<(), String> {
-        run(&privileged(&self.program, args, self.euid)).map(drop)
+        run(&privileged(&self.program, args, self.euid))
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "{e}; `sudo lidguard macos-permission install` lets lidguard run it without \
+                     a password"
+                )
+            })
     }
 }
 
-impl SleepSetting for Pmset {
+/// `SleepDisabled` through `pmset`.
+#[derive(Clone, Debug)]
+pub struct SleepDisabled(pub Pmset);
+
+impl Setting<bool> for SleepDisabled {
     fn read(&self) -> Result<bool, String> {
-        self.settings().map(|text| sleep_disabled(&text))
+        self.0.settings().map(|text| sleep_disabled(&text))
     }
 
     fn write(&self, disabled: bool) -> Result<(), String> {
-        self.set(&disablesleep_args(disabled)).map_err(|e| {
-            format!(
-                "{e}; `sudo lidguard macos-permission install` lets lidguard change \
-                 SleepDisabled without a password"
-            )
-        })
+        self.0.set(&disablesleep_args(disabled))
+    }
+}
+
+/// `hibernatemode` through `pmset`.
+#[derive(Clone, Debug)]
+pub struct HibernateMode(pub Pmset);
+
+impl Setting<u32> for HibernateMode {
+    fn read(&self) -> Result<u32, String> {
+        let text = self.0.settings()?;
+        hibernate_mode(&text).ok_or_else(|| "pmset -g shows no hibernatemode".to_owned())
+    }
+
+    fn write(&self, mode: u32) -> Result<(), String> {
+        self.0.set(&hibernatemode_args(mode))
     }
 }
 
@@ -141,37 +157,92 @@ fn run(line: &[String]) -> Result<String, String> {
     }
 }
 
-/// `SleepDisabled` kept in a file, for tests: `<root>/power/sleep-disabled` holding `0` or `1`
-/// (missing: 0, as on a Mac where it was never written). Used instead of `pmset` when
-/// `LIDGUARD_SYS_ROOT` is set, the seam that relocates `/sys` on Linux.
-#[derive(Clone, Debug)]
-pub struct FileSleepSetting {
-    path: PathBuf,
+fn pmset_here() -> Pmset {
+    #[cfg(unix)]
+    let euid = rustix::process::geteuid().as_raw();
+    #[cfg(not(unix))]
+    let euid = 0;
+    Pmset::new(euid)
 }
 
-impl FileSleepSetting {
-    /// The file below `sys_root`.
-    pub fn below(sys_root: &Path) -> FileSleepSetting {
-        FileSleepSetting {
-            path: sys_root.join("power").join("sleep-disabled"),
-        }
+/// The `SleepDisabled` lidguard changes: `pmset`, or the file below `LIDGUARD_SYS_ROOT` when
+/// tests relocate the system.
+pub fn sleep_setting(roots: &crate::sources::Roots) -> Arc<dyn Setting<bool>> {
+    if roots.overridden {
+        Arc::new(FileSetting::sleep_disabled(&roots.sys_root))
+    } else {
+        Arc::new(SleepDisabled(pmset_here()))
     }
 }
 
-impl SleepSetting for FileSleepSetting {
-    fn read(&self) -> Result<bool, String> {
+/// The `hibernatemode` lidguard changes to hibernate, like [`sleep_setting`].
+pub fn hibernate_setting(roots: &crate::sources::Roots) -> Arc<dyn Setting<u32>> {
+    if roots.overridden {
+        Arc::new(FileSetting::hibernate_mode(&roots.sys_root))
+    } else {
+        Arc::new(HibernateMode(pmset_here()))
+    }
+}
+
+/// A setting kept in a file as a number, for tests: `<root>/power/sleep-disabled` (0 or 1) and
+/// `<root>/power/hibernate-mode`; a missing file reads 0 (`SleepDisabled` never written). Used
+/// instead of `pmset` when `LIDGUARD_SYS_ROOT` is set, the seam that relocates `/sys` on Linux.
+#[derive(Clone, Debug)]
+pub struct FileSetting {
+    path: PathBuf,
+}
+
+impl FileSetting {
+    /// `SleepDisabled` below `sys_root`.
+    pub fn sleep_disabled(sys_root: &Path) -> FileSetting {
+        FileSetting {
+            path: sys_root.join("power").join("sleep-disabled"),
+        }
+    }
+
+    /// `hibernatemode` below `sys_root`.
+    pub fn hibernate_mode(sys_root: &Path) -> FileSetting {
+        FileSetting {
+            path: sys_root.join("power").join("hibernate-mode"),
+        }
+    }
+
+    fn number(&self) -> Result<u32, String> {
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => Ok(text.trim() == "1"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Ok(text) => text
+                .trim()
+                .parse()
+                .map_err(|e| format!("{}: {e}", self.path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
             Err(e) => Err(format!("{}: {e}", self.path.display())),
         }
     }
 
-    fn write(&self, disabled: bool) -> Result<(), String> {
+    fn set_number(&self, value: u32) -> Result<(), String> {
         let temp = self.path.with_extension("tmp");
-        std::fs::write(&temp, if disabled { "1\n" } else { "0\n" })
+        std::fs::write(&temp, format!("{value}\n"))
             .and_then(|()| std::fs::rename(&temp, &self.path))
             .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
+impl Setting<bool> for FileSetting {
+    fn read(&self) -> Result<bool, String> {
+        self.number().map(|n| n == 1)
+    }
+
+    fn write(&self, value: bool) -> Result<(), String> {
+        self.set_number(u32::from(value))
+    }
+}
+
+impl Setting<u32> for FileSetting {
+    fn read(&self) -> Result<u32, String> {
+        self.number()
+    }
+
+    fn write(&self, value: u32) -> Result<(), String> {
+        self.set_number(value)
     }
 }
 
@@ -256,15 +327,17 @@ mod tests {
     }
 
     #[test]
-    fn file_setting_reads_missing_as_enabled_and_round_trips() {
+    fn file_settings_read_missing_as_zero_and_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("power")).unwrap();
-        let setting = FileSleepSetting::below(dir.path());
-        assert!(!setting.read().unwrap());
-        setting.write(true).unwrap();
-        assert!(setting.read().unwrap());
-        setting.write(false).unwrap();
-        assert!(!setting.read().unwrap());
+        let sleep = FileSetting::sleep_disabled(dir.path());
+        assert!(!Setting::<bool>::read(&sleep).unwrap());
+        Setting::<bool>::write(&sleep, true).unwrap();
+        assert!(Setting::<bool>::read(&sleep).unwrap());
+        let mode = FileSetting::hibernate_mode(dir.path());
+        assert_eq!(Setting::<u32>::read(&mode).unwrap(), 0);
+        Setting::<u32>::write(&mode, 25).unwrap();
+        assert_eq!(Setting::<u32>::read(&mode).unwrap(), 25);
     }
 
     #[cfg(unix)]

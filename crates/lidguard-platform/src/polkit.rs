@@ -29,8 +29,10 @@
 //! passes [`Path::new(RULES_DIR)`](RULES_DIR). Changing the real directory needs root.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::root_file::{Existing, RootFile, is_absent};
 
 /// The directory polkit reads local rules from.
 pub const RULES_DIR: &str = "/etc/polkit-1/rules.d";
@@ -61,14 +63,10 @@ pub const MARKERS: [&str; 2] = [
 pub const MAX_USER_LEN: usize = 256;
 
 /// The permission bits of the rules file: polkitd runs as its own user and must read it.
-#[cfg(unix)]
 const RULE_MODE: u32 = 0o644;
 
 /// What precedes the user name's string literal in the rule.
 const USER_TEST: &str = "subject.user == ";
-
-/// How many temporary names are tried before giving up.
-const TEMP_ATTEMPTS: u32 = 32;
 
 /// What the rules directory says about lidguard's rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -227,17 +225,17 @@ pub fn rule_text(user: &str) -> String {
 /// [`RuleState::Unreadable`]. A missing directory counts as [`RuleState::NotInstalled`].
 pub fn status(dir: &Path) -> RuleState {
     let path = rule_path(dir);
-    match inspect(&path) {
+    match rule_file(dir).inspect() {
         Ok(Existing::Absent) => RuleState::NotInstalled,
         Ok(Existing::Foreign) => RuleState::Foreign,
-        Ok(Existing::Ours {
-            user: Some(user), ..
-        }) => RuleState::InstalledFor(user),
-        Ok(Existing::Ours { user: None, .. }) => RuleState::Unreadable(format!(
-            "{} is lidguard's but the user it is for cannot be read; install it again with \
+        Ok(Existing::Ours { text, .. }) => match user_from_rule(&text) {
+            Some(user) => RuleState::InstalledFor(user),
+            None => RuleState::Unreadable(format!(
+                "{} is lidguard's but the user it is for cannot be read; install it again with \
              `sudo lidguard linux-permission install --user <name>`",
-            path.display()
-        )),
+                path.display()
+            )),
+        },
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => RuleState::Unreadable(format!(
             "reading {} needs root: run `sudo lidguard linux-permission status`",
             path.display()
@@ -265,23 +263,25 @@ pub fn install(dir: &Path, user: &str) -> Result<InstallOutcome, PolkitError> {
     check_dir(dir, &command)?;
 
     let path = rule_path(dir);
-    let existing = inspect(&path).map_err(|e| fs_error("reading", "read", &path, e, &command))?;
+    let file = rule_file(dir);
+    let existing = file
+        .inspect()
+        .map_err(|e| fs_error("reading", "read", &path, e, &command))?;
     let text = rule_text(user);
     let outcome = match existing {
         Existing::Absent => InstallOutcome::Installed,
         Existing::Foreign => return Err(PolkitError::ForeignFile { path }),
-        Existing::Ours {
-            text: old,
-            user: previous_user,
-            mode_ok,
-        } => {
+        Existing::Ours { text: old, mode_ok } => {
             if old == text && mode_ok {
                 return Ok(InstallOutcome::Unchanged);
             }
-            InstallOutcome::Replaced { previous_user }
+            InstallOutcome::Replaced {
+                previous_user: user_from_rule(&old),
+            }
         }
     };
-    write_atomically(dir, &path, &text, &command)?;
+    file.write(&text)
+        .map_err(|(action, e)| fs_error("writing", action, dir, e, &command))?;
     Ok(outcome)
 }
 
@@ -292,16 +292,16 @@ pub fn install(dir: &Path, user: &str) -> Result<InstallOutcome, PolkitError> {
 pub fn remove(dir: &Path) -> Result<RemoveOutcome, PolkitError> {
     let command = "sudo lidguard linux-permission remove";
     let path = rule_path(dir);
-    let existing = inspect(&path).map_err(|e| fs_error("reading", "read", &path, e, command))?;
+    let file = rule_file(dir);
+    let existing = file
+        .inspect()
+        .map_err(|e| fs_error("reading", "read", &path, e, command))?;
     match existing {
         Existing::Absent => Ok(RemoveOutcome::NothingToRemove),
         Existing::Foreign => Err(PolkitError::ForeignFile { path }),
-        Existing::Ours { .. } => match fs::remove_file(&path) {
-            Ok(()) => {
-                sync_dir(dir);
-                Ok(RemoveOutcome::Removed)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(RemoveOutcome::NothingToRemove),
+        Existing::Ours { .. } => match file.remove() {
+            Ok(true) => Ok(RemoveOutcome::Removed),
+            Ok(false) => Ok(RemoveOutcome::NothingToRemove),
             Err(e) => Err(fs_error(
                 "changing",
                 "remove the rules file from",
@@ -313,81 +313,20 @@ pub fn remove(dir: &Path) -> Result<RemoveOutcome, PolkitError> {
     }
 }
 
-/// What is at the rule path.
-enum Existing {
-    /// Nothing (or no directory).
-    Absent,
-    /// Something that is not lidguard's.
-    Foreign,
-    /// lidguard's file.
-    Ours {
-        /// Its content.
-        text: String,
-        /// The user read back from it.
-        user: Option<String>,
-        /// Whether its permission bits are the ones [`install`] sets.
-        mode_ok: bool,
-    },
-}
-
-/// Looks at `path` without following a symlink: only a regular file with both markers is ours.
-fn inspect(path: &Path) -> io::Result<Existing> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if is_absent(&e) => return Ok(Existing::Absent),
-        Err(e) => return Err(e),
-    };
-    if !meta.file_type().is_file() {
-        return Ok(Existing::Foreign);
+/// lidguard's rules file in `dir`.
+fn rule_file(dir: &Path) -> RootFile<'_> {
+    RootFile {
+        dir,
+        name: RULE_FILE,
+        markers: &MARKERS,
+        mode: RULE_MODE,
     }
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if is_absent(&e) => return Ok(Existing::Absent),
-        Err(e) => return Err(e),
-    };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if !has_markers(&text) {
-        return Ok(Existing::Foreign);
-    }
-    Ok(Existing::Ours {
-        user: user_from_rule(&text),
-        mode_ok: mode_ok(&meta),
-        text,
-    })
-}
-
-/// Whether an error means "nothing there" (including a rules "directory" that is a file).
-fn is_absent(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
-}
-
-/// Whether both [`MARKERS`] appear, each as a line of its own.
-fn has_markers(text: &str) -> bool {
-    MARKERS
-        .iter()
-        .all(|marker| text.lines().any(|line| line.trim() == *marker))
 }
 
 /// The user a lidguard rule is for: the string literal after [`USER_TEST`].
 fn user_from_rule(text: &str) -> Option<String> {
     let start = text.find(USER_TEST)? + USER_TEST.len();
     parse_js_string(&text[start..])
-}
-
-/// Whether the file's permission bits are [`RULE_MODE`].
-#[cfg(unix)]
-fn mode_ok(meta: &fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o7777 == RULE_MODE
-}
-
-/// Permission bits are not managed off Unix.
-#[cfg(not(unix))]
-fn mode_ok(_meta: &fs::Metadata) -> bool {
-    true
 }
 
 /// Checks that the rules directory exists.
@@ -427,99 +366,6 @@ fn fs_error(
         }
     }
 }
-
-/// Writes `text` to a new temporary file in `dir` and renames it to `path`. On failure the
-/// temporary file is removed and `path` is as it was.
-fn write_atomically(dir: &Path, path: &Path, text: &str, command: &str) -> Result<(), PolkitError> {
-    let (temp, file) = create_temp(dir, command)?;
-    let result = match write_and_sync(file, text) {
-        Err(e) => Err(fs_error(
-            "writing",
-            "write a temporary file in",
-            dir,
-            e,
-            command,
-        )),
-        Ok(()) => fs::rename(&temp, path)
-            .map_err(|e| fs_error("writing", "move the new rules file into", dir, e, command)),
-    };
-    if result.is_err() {
-        // Best effort: the name is lidguard's own, and polkit ignores it anyway.
-        let _ = fs::remove_file(&temp);
-    } else {
-        sync_dir(dir);
-    }
-    result
-}
-
-/// Writes, sets the mode regardless of the umask, and flushes to disk.
-fn write_and_sync(mut file: fs::File, text: &str) -> io::Result<()> {
-    file.write_all(text.as_bytes())?;
-    set_rule_mode(&file)?;
-    file.sync_all()
-}
-
-/// Creates a fresh temporary file in `dir`, named `.49-lidguard.rules.<pid>.<n>.tmp`.
-fn create_temp(dir: &Path, command: &str) -> Result<(PathBuf, fs::File), PolkitError> {
-    let pid = std::process::id();
-    let mut last = None;
-    for attempt in 0..TEMP_ATTEMPTS {
-        let temp = dir.join(format!(".{RULE_FILE}.{pid}.{attempt}.tmp"));
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(RULE_MODE);
-        }
-        match options.open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(fs_error(
-                    "writing",
-                    "create a temporary file in",
-                    dir,
-                    e,
-                    command,
-                ));
-            }
-        }
-    }
-    let source = last.unwrap_or_else(|| io::Error::other("no temporary name was free"));
-    Err(fs_error(
-        "writing",
-        "create a temporary file in",
-        dir,
-        source,
-        command,
-    ))
-}
-
-/// Sets mode 0644 regardless of the umask (polkitd must be able to read the file).
-#[cfg(unix)]
-fn set_rule_mode(file: &fs::File) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(fs::Permissions::from_mode(RULE_MODE))
-}
-
-/// Permission bits are not managed off Unix.
-#[cfg(not(unix))]
-fn set_rule_mode(_file: &fs::File) -> io::Result<()> {
-    Ok(())
-}
-
-/// Flushes the directory entry change to disk; best effort.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) {
-    if let Ok(handle) = fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
-}
-
-/// Directories cannot be synced this way off Unix.
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) {}
 
 /// `s` as a double-quoted JavaScript string literal in pure ASCII: backslash and double quote
 /// are escaped, and every control or non-ASCII character becomes `\uXXXX` (UTF-16 units), so

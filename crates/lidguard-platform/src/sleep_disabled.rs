@@ -18,109 +18,39 @@
 //! a backup while no daemon runs, from the watchdog that waits for a daemon holding the change
 //! to end, and before lidguard asks the Mac to sleep.
 
-use serde::{Deserialize, Serialize};
-
 use crate::lid_action::PolicyBackups;
-use crate::pmset::SleepSetting;
+use crate::saved_setting::{self, Restored, Setting};
 
 /// The store's backup kind for `SleepDisabled`.
 pub const BACKUP_KIND: &str = "macos-sleep-disabled";
 
-/// The user's `SleepDisabled`, as saved before lidguard changed it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SleepBackup {
-    /// The value before lidguard's change.
-    pub sleep_disabled: bool,
-}
-
-/// Disables sleep after backing up the user's value; returns the backup in force (an older one
-/// when it existed).
-pub fn change(
-    setting: &dyn SleepSetting,
-    backups: &dyn PolicyBackups,
-) -> Result<SleepBackup, String> {
-    let current = SleepBackup {
-        sleep_disabled: setting.read()?,
-    };
-    let json = serde_json::to_string(&current).map_err(|e| e.to_string())?;
-    let saved = if backups.save_if_absent(BACKUP_KIND, &json)? {
-        current
-    } else {
-        load(backups)?.unwrap_or(current)
-    };
-    if current.sleep_disabled {
-        return Ok(saved);
-    }
-    if let Err(e) = setting.write(true) {
-        return Err(match restore(setting, backups) {
-            Ok(_) => format!("cannot disable sleep: {e}"),
-            Err(undo) => {
-                format!("cannot disable sleep: {e}; restoring the saved value failed too: {undo}")
-            }
-        });
-    }
-    Ok(saved)
-}
-
-/// What [`restore`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Restored {
-    /// No backup was pending.
-    Nothing,
-    /// The backup was settled: `written` tells whether the value had to be written back (it
-    /// had not when it was already the saved one).
-    Value {
-        /// The value put back.
-        backup: SleepBackup,
-        /// Whether `pmset` was run.
-        written: bool,
-    },
-}
-
-impl Restored {
-    /// What came back, for the user; `None` when nothing was pending.
-    pub fn describe(&self) -> Option<String> {
-        match self {
-            Restored::Nothing => None,
-            Restored::Value { backup, .. } => Some(format!(
-                "your SleepDisabled setting ({})",
-                u8::from(backup.sleep_disabled)
-            )),
-        }
-    }
+/// Disables sleep after backing up the user's value; returns the saved value in force (an older
+/// backup's when one existed).
+pub fn change(setting: &dyn Setting<bool>, backups: &dyn PolicyBackups) -> Result<bool, String> {
+    saved_setting::change(setting, backups, BACKUP_KIND, true)
+        .map_err(|e| format!("cannot disable sleep: {e}"))
 }
 
 /// Puts the saved `SleepDisabled` back and deletes the backup.
-///
-/// An unreadable backup is left in place (and reported): deleting it would lose the user's
-/// value for good.
 pub fn restore(
-    setting: &dyn SleepSetting,
+    setting: &dyn Setting<bool>,
     backups: &dyn PolicyBackups,
-) -> Result<Restored, String> {
-    let Some(backup) = load(backups)? else {
-        return Ok(Restored::Nothing);
-    };
-    let written = setting.read()? != backup.sleep_disabled;
-    if written {
-        setting.write(backup.sleep_disabled)?;
-    }
-    backups.delete(BACKUP_KIND)?;
-    Ok(Restored::Value { backup, written })
+) -> Result<Restored<bool>, String> {
+    saved_setting::restore(setting, backups, BACKUP_KIND)
 }
 
 /// Whether a backup is pending (a change is in place or a dead daemon left one).
 pub fn pending(backups: &dyn PolicyBackups) -> Result<bool, String> {
-    Ok(backups.load(BACKUP_KIND)?.is_some())
+    saved_setting::pending(backups, BACKUP_KIND)
 }
 
-fn load(backups: &dyn PolicyBackups) -> Result<Option<SleepBackup>, String> {
-    match backups.load(BACKUP_KIND)? {
-        None => Ok(None),
-        Some(json) => serde_json::from_str(&json)
-            .map(Some)
-            .map_err(|e| format!("the saved SleepDisabled value is unreadable ({e}): {json}")),
+/// What came back, for the user; `None` when nothing was pending.
+pub fn describe(restored: &Restored<bool>) -> Option<String> {
+    match restored {
+        Restored::Nothing => None,
+        Restored::Value { value, .. } => {
+            Some(format!("your SleepDisabled setting ({})", u8::from(*value)))
+        }
     }
 }
 
@@ -153,7 +83,7 @@ mod tests {
         }
     }
 
-    impl SleepSetting for Setting {
+    impl saved_setting::Setting<bool> for Setting {
         fn read(&self) -> Result<bool, String> {
             Ok(self.value())
         }
@@ -174,13 +104,13 @@ mod tests {
         let setting = Setting::at(false);
         let backups = Backups::default();
         let saved = change(&setting, &backups).unwrap();
-        assert!(!saved.sleep_disabled);
+        assert!(!saved);
         assert!(setting.value());
         assert!(pending(&backups).unwrap());
         assert_eq!(
             restore(&setting, &backups).unwrap(),
             Restored::Value {
-                backup: saved,
+                value: false,
                 written: true
             }
         );
@@ -195,12 +125,12 @@ mod tests {
         let setting = Setting::at(true);
         let backups = Backups::default();
         let saved = change(&setting, &backups).unwrap();
-        assert!(saved.sleep_disabled);
+        assert!(saved);
         let restored = restore(&setting, &backups).unwrap();
         assert_eq!(
             restored,
             Restored::Value {
-                backup: saved,
+                value: true,
                 written: false
             }
         );
@@ -216,7 +146,7 @@ mod tests {
         let backups = Backups::default();
         change(&setting, &backups).unwrap();
         let again = change(&setting, &backups).unwrap();
-        assert!(!again.sleep_disabled);
+        assert!(!again);
         restore(&setting, &backups).unwrap();
         assert!(!setting.value());
     }

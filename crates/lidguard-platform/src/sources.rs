@@ -197,6 +197,8 @@ fn is_internal_connector(name: &str) -> bool {
 /// - Windows: the active paths of the display configuration API, internal being the output
 ///   technologies of [`is_internal_output_technology`]; 0 when the API refuses (a service or
 ///   remote session cannot see the console's displays).
+/// - macOS: CoreGraphics' online displays, internal being the built-in ones
+///   ([`count_displays`]); 0 when CoreGraphics refuses (no window server session).
 pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
     #[cfg(windows)]
     if !roots.overridden {
@@ -211,6 +213,13 @@ pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
             Err(_) => 0,
         };
     }
+    #[cfg(target_os = "macos")]
+    if !roots.overridden {
+        return match crate::macos::displays::online_builtin_flags() {
+            Ok(builtin) => count_displays(&builtin, exclude_internal),
+            Err(_) => 0,
+        };
+    }
     let drm_dir = roots.sys_root.join("class").join("drm");
     let count = entries(&drm_dir)
         .into_iter()
@@ -222,6 +231,16 @@ pub fn visible_displays(roots: &Roots, exclude_internal: bool) -> u32 {
                     .eq_ignore_ascii_case("connected")
             })
         })
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// How many of the displays (each given by whether it is built in, as macOS's
+/// `CGDisplayIsBuiltin` tells) count: all, or with `exclude_internal` the external ones.
+pub fn count_displays(builtin: &[bool], exclude_internal: bool) -> u32 {
+    let count = builtin
+        .iter()
+        .filter(|&&is_builtin| !(exclude_internal && is_builtin))
         .count();
     u32::try_from(count).unwrap_or(u32::MAX)
 }
@@ -295,6 +314,16 @@ pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> LidStat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn macos_built_in_panels_are_not_external() {
+        // A MacBook with its panel and one monitor; lid closed, the panel drops out.
+        assert_eq!(count_displays(&[true, false], true), 1);
+        assert_eq!(count_displays(&[true, false], false), 2);
+        assert_eq!(count_displays(&[false], true), 1);
+        assert_eq!(count_displays(&[true], true), 0);
+        assert_eq!(count_displays(&[], true), 0);
+    }
 
     #[test]
     fn from_vars_defaults_and_overrides() {

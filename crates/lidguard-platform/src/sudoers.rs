@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::pmset::{HIBERNATE_MODES, PMSET};
+use crate::root_file::{Existing, RootFile};
 
 /// The directory macOS's sudo includes drop-ins from.
 pub const SUDOERS_DIR: &str = "/private/etc/sudoers.d";
@@ -86,9 +87,7 @@ pub fn rule_text(user: &str) -> String {
 
 /// Whether `text` carries both [`MARKERS`], each on a line of its own.
 pub fn has_markers(text: &str) -> bool {
-    MARKERS
-        .iter()
-        .all(|marker| text.lines().any(|line| line.trim() == *marker))
+    crate::root_file::has_markers(text, &MARKERS)
 }
 
 /// The user a lidguard drop-in is for.
@@ -123,6 +122,184 @@ pub fn check_with_visudo(visudo: &Path, file: &Path) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
+}
+
+/// The `visudo` of macOS (and of Debian's `sudo` package).
+pub const VISUDO: &str = "/usr/sbin/visudo";
+
+/// lidguard's drop-in in `dir`.
+fn drop_in(dir: &Path) -> RootFile<'_> {
+    RootFile {
+        dir,
+        name: SUDOERS_FILE,
+        markers: &MARKERS,
+        mode: MODE,
+    }
+}
+
+/// What `dir` holds of lidguard's drop-in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuleState {
+    /// No drop-in.
+    NotInstalled,
+    /// A file of that name that lidguard did not write (left alone).
+    Foreign,
+    /// lidguard's drop-in for this user; `current` tells whether it is exactly what
+    /// [`install`] would write now (text and mode).
+    InstalledFor {
+        /// The user.
+        user: String,
+        /// Whether it is up to date.
+        current: bool,
+    },
+    /// It could not be read; the text says why.
+    Unreadable(String),
+}
+
+/// What [`install`] did (or, with `dry_run`, would do).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Installed {
+    /// There was none; it was written.
+    Installed,
+    /// lidguard's older drop-in (or one for another user) was replaced.
+    Replaced {
+        /// The user it was for.
+        previous_user: Option<String>,
+    },
+    /// It was already exactly this.
+    Unchanged,
+}
+
+/// Reads lidguard's drop-in in `dir`.
+pub fn status(dir: &Path) -> RuleState {
+    match drop_in(dir).inspect() {
+        Ok(Existing::Absent) => RuleState::NotInstalled,
+        Ok(Existing::Foreign) => RuleState::Foreign,
+        Ok(Existing::Ours { text, mode_ok }) => match user_from_rule(&text) {
+            Some(user) => RuleState::InstalledFor {
+                current: mode_ok && text == rule_text(&user),
+                user,
+            },
+            None => RuleState::Unreadable(format!(
+                "{} is lidguard's but names no user; install it again",
+                rule_path(dir).display()
+            )),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            RuleState::Unreadable(format!(
+                "reading {} needs root: run `sudo lidguard macos-permission status`",
+                rule_path(dir).display()
+            ))
+        }
+        Err(e) => RuleState::Unreadable(format!("cannot read {}: {e}", rule_path(dir).display())),
+    }
+}
+
+/// Writes lidguard's drop-in for `user` into `dir`, after `visudo -cf` accepted the text
+/// (checked in a private temporary file, so sudo never sees an unchecked rule). Refuses, changing
+/// nothing, for a user name that is not [valid](valid_user_name), a missing `dir`, and a file of
+/// that name lidguard did not write. `dry_run` checks everything and writes nothing.
+pub fn install(dir: &Path, user: &str, visudo: &Path, dry_run: bool) -> Result<Installed, String> {
+    let again = "sudo lidguard macos-permission install";
+    if !valid_user_name(user) {
+        return Err(format!(
+            "{user:?} cannot be put in a sudoers rule as it is (letters, digits, '_', '-' and \
+             '.' only, not starting with '-' or '.', not ALL); pass your short user name with \
+             --user"
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} does not exist or is not a directory; this sudo does not read drop-ins from it",
+            dir.display()
+        ));
+    }
+    let file = drop_in(dir);
+    let path = file.path();
+    let text = rule_text(user);
+    let outcome = match file.inspect() {
+        Ok(Existing::Absent) => Installed::Installed,
+        Ok(Existing::Foreign) => {
+            return Err(format!(
+                "{} exists but was not written by lidguard (its marker lines are missing), so it \
+                 was left untouched; look at it, and move it away if it is no longer wanted",
+                path.display()
+            ));
+        }
+        Ok(Existing::Ours { text: old, mode_ok }) if old == text && mode_ok => {
+            return Ok(Installed::Unchanged);
+        }
+        Ok(Existing::Ours { text: old, .. }) => Installed::Replaced {
+            previous_user: user_from_rule(&old),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(format!(
+                "reading {} needs root: run `{again}`",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    check_text(visudo, &text)?;
+    if dry_run {
+        return Ok(outcome);
+    }
+    file.write(&text).map_err(|(action, e)| {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("writing {} needs root: run `{again}`", dir.display())
+        } else {
+            format!(
+                "cannot {action} {}: {e}; nothing was changed",
+                dir.display()
+            )
+        }
+    })?;
+    Ok(outcome)
+}
+
+/// Deletes lidguard's drop-in from `dir`; `Ok(false)` when there was none. A file of that name
+/// that lidguard did not write is refused and left alone.
+pub fn remove(dir: &Path) -> Result<bool, String> {
+    let file = drop_in(dir);
+    let path = file.path();
+    let denied = |what: &str| {
+        format!(
+            "{what} {} needs root: run `sudo lidguard macos-permission remove`",
+            path.display()
+        )
+    };
+    match file.inspect() {
+        Ok(Existing::Absent) => Ok(false),
+        Ok(Existing::Foreign) => Err(format!(
+            "{} was not written by lidguard and was left untouched",
+            path.display()
+        )),
+        Ok(Existing::Ours { .. }) => file.remove().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                denied("removing")
+            } else {
+                format!("cannot remove {}: {e}", path.display())
+            }
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(denied("reading")),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Checks `text` with `visudo -cf` in a private temporary file.
+fn check_text(visudo: &Path, text: &str) -> Result<(), String> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("lidguard-sudoers-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    crate::root_file::private_dir(&dir)
+        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    let file = dir.join(SUDOERS_FILE);
+    let checked = std::fs::write(&file, text)
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))
+        .and_then(|()| check_with_visudo(visudo, &file));
+    let _ = std::fs::remove_dir_all(&dir);
+    checked
 }
 
 #[cfg(test)]
@@ -186,5 +363,101 @@ mod tests {
         std::fs::write(&file, rule_text("alice").replace("NOPASSWD:", "NOPASSWD")).unwrap();
         let err = check_with_visudo(&visudo, &file).unwrap_err();
         assert!(err.contains("refused"), "{err}");
+    }
+
+    #[test]
+    fn install_status_remove_round_trip() {
+        let Some(visudo) = visudo() else {
+            assert!(std::env::var_os("CI").is_none(), "visudo is missing");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("admins"), "%admin ALL=(ALL) ALL\n").unwrap();
+        assert_eq!(status(dir.path()), RuleState::NotInstalled);
+
+        assert_eq!(
+            install(dir.path(), "alice", &visudo, true).unwrap(),
+            Installed::Installed
+        );
+        assert_eq!(
+            status(dir.path()),
+            RuleState::NotInstalled,
+            "a dry run writes nothing"
+        );
+
+        assert_eq!(
+            install(dir.path(), "alice", &visudo, false).unwrap(),
+            Installed::Installed
+        );
+        let path = rule_path(dir.path());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), rule_text("alice"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, 0o440);
+        }
+        assert_eq!(
+            status(dir.path()),
+            RuleState::InstalledFor {
+                user: "alice".into(),
+                current: true
+            }
+        );
+        assert_eq!(
+            install(dir.path(), "alice", &visudo, false).unwrap(),
+            Installed::Unchanged
+        );
+        assert_eq!(
+            install(dir.path(), "bob", &visudo, false).unwrap(),
+            Installed::Replaced {
+                previous_user: Some("alice".into())
+            }
+        );
+        assert!(remove(dir.path()).unwrap());
+        assert!(!remove(dir.path()).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("admins")).unwrap(),
+            "%admin ALL=(ALL) ALL\n",
+            "other drop-ins are never touched"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["admins"], "no temporary files left");
+    }
+
+    #[test]
+    fn a_foreign_file_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = rule_path(dir.path());
+        std::fs::write(&path, "alice ALL=(ALL) NOPASSWD: ALL\n").unwrap();
+        assert_eq!(status(dir.path()), RuleState::Foreign);
+        let err = install(dir.path(), "alice", Path::new("/bin/true"), false).unwrap_err();
+        assert!(err.contains("not written by lidguard"), "{err}");
+        assert!(remove(dir.path()).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "alice ALL=(ALL) NOPASSWD: ALL\n"
+        );
+    }
+
+    #[test]
+    fn nothing_is_written_when_visudo_refuses_or_the_user_is_odd() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = install(dir.path(), "alice", Path::new("/bin/false"), false).unwrap_err();
+        assert!(err.contains("refused"), "{err}");
+        let err = install(dir.path(), "ALL", Path::new("/bin/true"), false).unwrap_err();
+        assert!(err.contains("--user"), "{err}");
+        let err = install(
+            &dir.path().join("missing"),
+            "alice",
+            Path::new("/bin/true"),
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("does not exist"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -112,6 +112,16 @@ pub(crate) enum Command {
         overwritten or deleted."
     )]
     LinuxPermission(PermissionArgs),
+    /// macOS: whether lidguard may disable sleep for a closed lid, the sudoers rule that allows
+    /// it and the launchd job that puts sleep back.
+    #[command(long_about = MACOS_PERMISSION_ABOUT)]
+    #[cfg_attr(not(target_os = "macos"), command(hide = true))]
+    MacosPermission(MacosPermissionArgs),
+    /// Put back power settings a stopped daemon left changed (macOS SleepDisabled, the Windows
+    /// lid-close action).
+    #[command(long_about = POWER_RESTORE_ABOUT)]
+    #[cfg_attr(target_os = "linux", command(hide = true))]
+    PowerRestore(PowerRestoreArgs),
     /// Windows: add lidguard's hooks to agents' configs inside a WSL distro.
     #[command(long_about = WSL_HOOK_ABOUT)]
     #[cfg_attr(not(windows), command(hide = true))]
@@ -381,14 +391,63 @@ pub(crate) struct PreviewSoundArgs {
 /// What `linux-permission` does.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub(crate) enum PermissionAction {
-    /// The rule's state and what logind allows.
+    /// The rule's state and what the system allows.
     Status,
-    /// Take and release a test inhibitor; ask whether suspend and hibernate are possible.
+    /// Try what lidguard needs, changing nothing.
     Check,
-    /// Write the polkit rule (root).
+    /// Write the rule (root).
     Install,
-    /// Delete the polkit rule (root).
+    /// Delete the rule (root).
     Remove,
+}
+
+const MACOS_PERMISSION_ABOUT: &str = "macOS: whether lidguard may disable sleep for a closed \
+lid, the sudoers rule that allows it and the launchd job that puts sleep back.\n\n\
+status: the rule, the launchd job, SleepDisabled now and any pending backup. check: asks sudo \
+whether the pmset invocations are allowed without a password (sudo -n -l) and reads pmset -g; \
+changes nothing; exits 1 when something is missing. install (run with sudo): writes \
+/private/etc/sudoers.d/lidguard for --user (default: the user who ran sudo), allowing exactly \
+`/usr/bin/pmset -a disablesleep 1|0` and `/usr/bin/pmset -a hibernatemode 0|3|25`, checked with \
+visudo -cf first; and ~/Library/LaunchAgents/dev.lidguard.power-restore.plist, which runs \
+`lidguard power-restore --wait-for-daemon` at login and when the daemon disables sleep. \
+--dry-run prints both files and writes nothing. remove: deletes both. Files lidguard did not \
+write are never overwritten or deleted.";
+
+const POWER_RESTORE_ABOUT: &str = "Put back power settings a stopped daemon left changed \
+(macOS SleepDisabled, the Windows lid-close action).\n\n\
+Without a daemon running it restores what is pending from lidguard's store (every lidguard \
+command does this too). --wait-for-daemon: waits, blocked, until the running daemon ends \
+(however it ends) and restores then; a second waiter leaves at once. The daemon starts one when \
+it disables sleep on macOS (through the launchd job of `macos-permission install` when it is \
+installed).";
+
+#[derive(Debug, Args)]
+pub(crate) struct MacosPermissionArgs {
+    /// status, check, install or remove.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub(crate) action: PermissionAction,
+    /// Install: the user the rule is for (default: $SUDO_USER, else the current user).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) user: Option<String>,
+    /// The sudoers drop-in directory (default /private/etc/sudoers.d).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) sudoers_dir: Option<PathBuf>,
+    /// The user's home, for the launchd job (default: that user's home directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) home: Option<PathBuf>,
+    /// Install and remove: print what would be written or deleted, change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Status and check: print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PowerRestoreArgs {
+    /// Wait until the running daemon ends, then restore.
+    #[arg(long)]
+    pub(crate) wait_for_daemon: bool,
 }
 
 #[derive(Debug, Args)]

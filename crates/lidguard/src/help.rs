@@ -62,6 +62,12 @@ const FIXED: &[(&str, &[&str])] = &[
     ("Internal", &["run-server", "help"]),
 ];
 
+/// Commands shown on some systems only (hidden elsewhere), with the category they join.
+const PLATFORM: &[(&str, &str, bool)] = &[
+    ("Power", "macos-permission", cfg!(target_os = "macos")),
+    ("Power", "power-restore", !cfg!(target_os = "linux")),
+];
+
 /// Commands by category, in the order shown: the fixed ones, then under Hooks each agent's
 /// snippet printer and hook subcommand, from the agent table. Every subcommand appears exactly
 /// once (tested).
@@ -74,6 +80,12 @@ pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
                 names.extend(AGENTS.iter().map(|a| a.snippet_command.to_owned()));
                 names.extend(AGENTS.iter().map(|a| a.hook_command.to_owned()));
             }
+            names.extend(
+                PLATFORM
+                    .iter()
+                    .filter(|(c, _, shown)| *shown && c == category)
+                    .map(|(_, name, _)| (*name).to_owned()),
+            );
             (*category, names)
         })
         .collect();

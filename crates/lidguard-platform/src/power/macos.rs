@@ -13,65 +13,45 @@ use lidguard_core::protection::{Inhibit, ProtectionPlan};
 use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable};
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
-use crate::pmset::{self, FileSleepSetting, Pmset, SleepSetting};
-use crate::sleep_disabled;
+use crate::pmset::{self, Setting};
 use crate::sources::Roots;
+use crate::{hibernate_mode, sleep_disabled};
 
 const BACKEND: &str = "macOS power management";
 
 pub(super) struct MacPower {
     roots: Roots,
-    setting: Arc<dyn SleepSetting>,
+    setting: Arc<dyn Setting<bool>>,
+    hibernate: Arc<dyn Setting<u32>>,
     backups: Option<Arc<dyn PolicyBackups>>,
     /// The `SleepDisabled` change shared by every guard that wants it, as on Windows.
     lid_hold: Mutex<Weak<SleepHold>>,
-}
-
-/// `pmset`, or the file below `LIDGUARD_SYS_ROOT` when tests relocate the system.
-fn setting(roots: &Roots) -> Arc<dyn SleepSetting> {
-    if roots.overridden {
-        Arc::new(FileSleepSetting::below(&roots.sys_root))
-    } else {
-        Arc::new(Pmset::new(rustix::process::geteuid().as_raw()))
-    }
 }
 
 pub(super) async fn connect(
     backups: Option<Arc<dyn PolicyBackups>>,
 ) -> Result<Arc<dyn PowerControl>, PowerUnavailable> {
     let roots = Roots::from_env();
-    let setting = setting(&roots);
-    // A daemon that died with sleep disabled left a backup: put the user's value back first.
+    let setting = pmset::sleep_setting(&roots);
+    let hibernate = pmset::hibernate_setting(&roots);
+    // A daemon that died with sleep disabled (or hibernating to disk) left a backup: put the
+    // user's values back first.
     if let Some(backups) = &backups {
-        match sleep_disabled::restore(setting.as_ref(), backups.as_ref()) {
-            Ok(sleep_disabled::Restored::Nothing) => {}
-            Ok(restored) => {
-                tracing::warn!(
-                    ?restored,
-                    "restored SleepDisabled a previous daemon left set"
-                )
-            }
+        match super::restore_pending(backups.as_ref()) {
+            Ok(None) => {}
+            Ok(Some(what)) => tracing::warn!(%what, "restored what a previous daemon left changed"),
             Err(e) => {
-                tracing::error!(error = %e, "cannot restore SleepDisabled a previous daemon left set")
+                tracing::error!(error = %e, "cannot restore what a previous daemon left changed")
             }
         }
     }
     Ok(Arc::new(MacPower {
         roots,
         setting,
+        hibernate,
         backups,
         lid_hold: Mutex::new(Weak::new()),
     }))
-}
-
-/// Restores a `SleepDisabled` left set by a dead daemon.
-pub(super) fn restore_pending(
-    backups: &dyn PolicyBackups,
-) -> Result<sleep_disabled::Restored, String> {
-    if !sleep_disabled::pending(backups)? {
-        return Ok(sleep_disabled::Restored::Nothing);
-    }
-    sleep_disabled::restore(setting(&Roots::from_env()).as_ref(), backups)
 }
 
 pub(super) async fn logind_lid_closed() -> Option<bool> {
@@ -137,35 +117,77 @@ impl PowerControl for MacPower {
     }
 
     fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {
-        // Every Mac can sleep; lidguard does not hibernate Macs yet.
-        Box::pin(async { (Some("yes".to_owned()), Some("na".to_owned())) })
+        // Every Mac can sleep; hibernating needs hibernatemode 25 through the sudoers rule.
+        Box::pin(async { (Some("yes".to_owned()), Some("yes".to_owned())) })
     }
 
     fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
         let setting = self.setting.clone();
+        let modes = self.hibernate.clone();
         let backups = self.backups.clone();
         Box::pin(async move {
-            if hibernate {
-                return Err(
-                    "lidguard does not hibernate Macs yet (it would need hibernatemode 25)".into(),
-                );
-            }
-            tokio::task::spawn_blocking(move || {
-                // With SleepDisabled set the Mac would not sleep: put the user's value back
-                // first (a later release finds nothing left to restore).
-                if let Some(backups) = &backups {
-                    sleep_disabled::restore(setting.as_ref(), backups.as_ref())?;
+            let asked = tokio::task::spawn_blocking({
+                let modes = modes.clone();
+                let backups = backups.clone();
+                move || {
+                    sleep_now(
+                        setting.as_ref(),
+                        modes.as_ref(),
+                        backups.as_deref(),
+                        hibernate,
+                    )
                 }
-                sleep_now()
             })
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+            if asked.is_ok()
+                && hibernate
+                && let Some(backups) = backups
+            {
+                // `pmset sleepnow` returns at once. Tokio's clock (macOS's uptime clock) stands
+                // still while the Mac is asleep, so this runs a minute after it wakes; a daemon
+                // that dies first leaves the backup for the next start or command.
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                    match hibernate_mode::restore(modes.as_ref(), backups.as_ref()) {
+                        Ok(restored) => tracing::info!(?restored, "hibernatemode restored"),
+                        Err(e) => tracing::error!(error = %e, "cannot restore hibernatemode"),
+                    }
+                });
+            }
+            asked
         })
     }
 }
 
+/// Puts `SleepDisabled` back (with it set the Mac would not sleep; a later release then finds
+/// nothing left to restore), sets `hibernatemode 25` when hibernating, and runs `pmset
+/// sleepnow`; a refused sleep puts the hibernate mode back at once.
+fn sleep_now(
+    setting: &dyn Setting<bool>,
+    modes: &dyn Setting<u32>,
+    backups: Option<&dyn PolicyBackups>,
+    hibernate: bool,
+) -> Result<(), String> {
+    if let Some(backups) = backups {
+        sleep_disabled::restore(setting, backups)?;
+    }
+    if hibernate {
+        let Some(backups) = backups else {
+            return Err("there is no durable place to back up hibernatemode".into());
+        };
+        hibernate_mode::prepare(modes, backups)?;
+        let slept = pmset_sleepnow();
+        if slept.is_err() {
+            let _ = hibernate_mode::restore(modes, backups);
+        }
+        return slept;
+    }
+    pmset_sleepnow()
+}
+
 /// `pmset sleepnow` (no root needed).
-fn sleep_now() -> Result<(), String> {
+fn pmset_sleepnow() -> Result<(), String> {
     let out = std::process::Command::new(pmset::PMSET)
         .arg("sleepnow")
         .stdin(std::process::Stdio::null())
@@ -203,8 +225,10 @@ impl MacPower {
         };
         let saved =
             sleep_disabled::change(self.setting.as_ref(), backups.as_ref()).map_err(refused)?;
+        // SleepDisabled outlives a dead daemon: a watcher restores it if this one dies.
+        backups.changed(sleep_disabled::BACKUP_KIND);
         tracing::info!(
-            previous = saved.sleep_disabled,
+            previous = saved,
             "sleep disabled for the closed lid; the user's value is backed up"
         );
         let hold = Arc::new(SleepHold {
@@ -231,7 +255,7 @@ impl HeldProtection for MacHeld {
 
 /// `SleepDisabled` changed; dropping the last reference puts the user's value back.
 struct SleepHold {
-    setting: Arc<dyn SleepSetting>,
+    setting: Arc<dyn Setting<bool>>,
     backups: Arc<dyn PolicyBackups>,
 }
 

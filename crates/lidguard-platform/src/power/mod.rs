@@ -169,24 +169,31 @@ pub async fn connect_keeping(
 }
 
 /// Puts back OS policy a daemon that died left changed (Windows: the lid-close action; macOS:
-/// `SleepDisabled`), when a backup is pending. Returns what came back, for the user ("your
-/// lid-close action (AC 1, DC 1)"); Linux changes no such policy and reports nothing.
+/// `SleepDisabled` and `hibernatemode`), when a backup is pending. Returns what came back, for
+/// the user ("your lid-close action (AC 1, DC 1)"); Linux changes no such policy and reports
+/// nothing. Where tests relocate the system (`LIDGUARD_SYS_ROOT`), the macOS setting files below
+/// it are restored on every system, so the restore paths run in Linux tests too.
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
 ) -> Result<Option<String>, String> {
+    let roots = crate::sources::Roots::from_env();
+    let mut restored: Vec<String> = Vec::new();
     #[cfg(windows)]
-    {
-        imp::restore_pending(backups).map(|restored| restored.describe())
+    restored.extend(imp::restore_pending(backups)?.describe());
+    if cfg!(target_os = "macos") || roots.overridden {
+        use crate::{hibernate_mode, pmset, sleep_disabled};
+        if sleep_disabled::pending(backups)? {
+            let setting = pmset::sleep_setting(&roots);
+            let done = sleep_disabled::restore(setting.as_ref(), backups)?;
+            restored.extend(sleep_disabled::describe(&done));
+        }
+        if hibernate_mode::pending(backups)? {
+            let setting = pmset::hibernate_setting(&roots);
+            let done = hibernate_mode::restore(setting.as_ref(), backups)?;
+            restored.extend(hibernate_mode::describe(&done));
+        }
     }
-    #[cfg(target_os = "macos")]
-    {
-        imp::restore_pending(backups).map(|restored| restored.describe())
-    }
-    #[cfg(not(any(windows, target_os = "macos")))]
-    {
-        let _ = backups;
-        Ok(None)
-    }
+    Ok((!restored.is_empty()).then(|| restored.join(" and ")))
 }
 
 /// Like [`connect`], but to the D-Bus at `address` (e.g. `unix:path=/tmp/x/system_bus_socket`)

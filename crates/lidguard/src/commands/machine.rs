@@ -71,6 +71,10 @@ pub(crate) fn temperature(
             output::line(if cfg!(windows) && !roots.overridden {
                 "unavailable: this Windows build does not read WMI's thermal zones yet, so \
                  emergency hibernation never triggers here"
+            } else if cfg!(target_os = "macos") && !roots.overridden {
+                "unavailable: macOS has no temperature reading a user may take without root \
+                 (only the private SMC and HID sensor interfaces, or powermetrics as root), so \
+                 emergency hibernation is Linux and Windows only"
             } else {
                 "unavailable: no readable thermal zone (/sys/class/thermal/thermal_zone*/temp)"
             })?;

@@ -4,6 +4,7 @@ mod config_edit;
 mod hook_config;
 mod hook_events;
 mod machine;
+mod macos_permission;
 mod mcp;
 mod mcp_config;
 mod permission;
@@ -61,8 +62,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // A daemon that died with the Windows lid-close action or macOS's SleepDisabled changed
     // left a backup: any command puts the user's values back (the daemon itself does so when
     // it starts). Linux changes no such policy.
-    if cfg!(any(windows, target_os = "macos"))
-        && !matches!(command, Command::RunServer)
+    if (cfg!(any(windows, target_os = "macos"))
+        || std::env::var_os(lidguard_platform::sources::SYS_ROOT_ENV).is_some())
+        && !matches!(command, Command::RunServer | Command::PowerRestore(_))
         && let Some(line) = lidguard_daemon::restore_left_changed(&places)
     {
         crate::output::warn(&line);
@@ -101,6 +103,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::PreviewSystemSound(args) => machine::preview_system_sound(&args.name, args.volume),
         Command::PreviewCurrentSound => machine::preview_current_sound(&places),
         Command::LinuxPermission(args) => permission::run(&args),
+        Command::MacosPermission(args) => macos_permission::run(&places, &args),
+        Command::PowerRestore(args) => power_restore(&places, args.wait_for_daemon),
         Command::WslHookInstall(args) => wsl::hooks(&places, &args, ProviderAction::Install),
         Command::WslHookStatus(args) => wsl::hooks(&places, &args, ProviderAction::Status),
         Command::WslHookRemove(args) => wsl::hooks(&places, &args, ProviderAction::Remove),
@@ -134,6 +138,33 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RunServer => server::run(places),
         Command::Help { .. } | Command::Hook { .. } => unreachable!("handled above"),
     }
+}
+
+/// `power-restore`: puts back what a stopped daemon left changed (now, or once the running
+/// daemon ends).
+fn power_restore(places: &Places, wait_for_daemon: bool) -> anyhow::Result<ExitCode> {
+    let line = if wait_for_daemon {
+        lidguard_daemon::restore_after_daemon(places).map_err(anyhow::Error::msg)?
+    } else if places.database().exists()
+        && places.ensure_runtime_dir().is_ok()
+        && matches!(
+            lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
+            Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
+        )
+    {
+        anyhow::bail!(
+            "a daemon is running; it puts back what it changed itself (use --wait-for-daemon to \
+             restore after it ends)"
+        );
+    } else {
+        lidguard_daemon::restore_left_changed(places)
+    };
+    match line {
+        Some(line) if line.starts_with("restored") => crate::output::line(&line)?,
+        Some(line) => anyhow::bail!(line),
+        None => crate::output::line("nothing to restore")?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `remove-*-webhook`: sets the URL to `off` through the settings command.

@@ -1,0 +1,281 @@
+//! macOS's plain parts through the real CLI on this machine: `macos-permission` writing the
+//! sudoers drop-in (checked by the real `visudo`) and the launchd job into temporary
+//! directories, and `SleepDisabled` left set by a dead daemon put back by the next command and by
+//! the `power-restore --wait-for-daemon` watcher — the setting kept in the file below
+//! `LIDGUARD_SYS_ROOT`, the backups in the real store.
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use lidguard_daemon::{InstanceLock, StoreBackups};
+use lidguard_ipc::Places;
+use lidguard_platform::pmset::{FileSetting, Setting};
+use lidguard_platform::sleep_disabled;
+
+use crate::util::{Home, eventually};
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn visudo_present() -> bool {
+    let present = Path::new("/usr/sbin/visudo").exists();
+    assert!(
+        present || std::env::var_os("CI").is_none(),
+        "visudo is missing: .ci/run installs the sudo package"
+    );
+    present
+}
+
+/// This process's user name (the account must exist for the job's owner).
+fn me() -> String {
+    let uid = rustix::process::getuid();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.get(2) == Some(&uid.as_raw().to_string().as_str()))
+                .then(|| fields[0].to_owned())
+        })
+        .unwrap()
+}
+
+#[test]
+fn macos_permission_dry_run_install_status_remove() {
+    if !visudo_present() {
+        return;
+    }
+    let home = Home::new();
+    let sudoers = tempfile::tempdir().unwrap();
+    let user_home = tempfile::tempdir().unwrap();
+    let user = me();
+    let args = |action: &str, extra: &[&str]| {
+        let mut all = vec![
+            "macos-permission",
+            action,
+            "--sudoers-dir",
+            sudoers.path().to_str().unwrap(),
+            "--home",
+            user_home.path().to_str().unwrap(),
+            "--user",
+            &user,
+        ];
+        all.extend_from_slice(extra);
+        all.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        home.run(&refs)
+    };
+
+    let dry = run(args("install", &["--dry-run"]));
+    let shown = text(&dry);
+    assert!(dry.status.success(), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "{user} ALL=(root) NOPASSWD: /usr/bin/pmset -a disablesleep 1, /usr/bin/pmset -a \
+             disablesleep 0, /usr/bin/pmset -a hibernatemode 0, /usr/bin/pmset -a hibernatemode \
+             3, /usr/bin/pmset -a hibernatemode 25"
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("accepted by visudo -cf"), "{shown}");
+    assert!(
+        shown.contains("<string>--wait-for-daemon</string>"),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_dir(sudoers.path()).unwrap().count(), 0);
+    assert!(!user_home.path().join("Library").exists());
+
+    let out = run(args("install", &[]));
+    assert!(out.status.success(), "{}", text(&out));
+    let rule = sudoers.path().join("lidguard");
+    let job = user_home
+        .path()
+        .join("Library/LaunchAgents/dev.lidguard.power-restore.plist");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&rule), 0o440);
+    assert_eq!(mode(&job), 0o644);
+    let exe = std::fs::read_to_string(&job).unwrap();
+    assert!(exe.contains(env!("CARGO_BIN_EXE_lidguard")), "{exe}");
+
+    let status = run(args("status", &[]));
+    let shown = text(&status);
+    assert!(shown.contains(&format!("installed for {user}")), "{shown}");
+    assert!(
+        shown.contains("launchd job") && shown.contains(": installed"),
+        "{shown}"
+    );
+
+    let again = run(args("install", &[]));
+    assert!(
+        text(&again).contains("already installed"),
+        "{}",
+        text(&again)
+    );
+
+    let out = run(args("remove", &[]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!rule.exists() && !job.exists());
+}
+
+#[test]
+fn macos_permission_leaves_foreign_files_alone() {
+    if !visudo_present() {
+        return;
+    }
+    let home = Home::new();
+    let sudoers = tempfile::tempdir().unwrap();
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::write(sudoers.path().join("lidguard"), "me ALL=(ALL) ALL\n").unwrap();
+    let out = home.run(&[
+        "macos-permission",
+        "install",
+        "--sudoers-dir",
+        sudoers.path().to_str().unwrap(),
+        "--home",
+        user_home.path().to_str().unwrap(),
+        "--user",
+        &me(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("not written by lidguard"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(sudoers.path().join("lidguard")).unwrap(),
+        "me ALL=(ALL) ALL\n"
+    );
+    assert!(!user_home.path().join("Library").exists());
+}
+
+/// `SleepDisabled` in the file below `sys`.
+fn sleep_disabled_now(sys: &Path) -> bool {
+    Setting::<bool>::read(&FileSetting::sleep_disabled(sys)).unwrap()
+}
+
+/// What a daemon killed with sleep disabled leaves: the backup (0) in the store and the setting
+/// at 1. Returns the sys root.
+fn left_by_a_dead_daemon(home: &Home) -> std::path::PathBuf {
+    let sys = home.path().join("sys");
+    std::fs::create_dir_all(sys.join("power")).unwrap();
+    let file = FileSetting::sleep_disabled(&sys);
+    let setting: &dyn Setting<bool> = &file;
+    setting.write(false).unwrap();
+    let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
+    sleep_disabled::change(setting, &backups).unwrap();
+    assert!(setting.read().unwrap());
+    sys
+}
+
+#[test]
+fn any_command_puts_back_sleep_disabled_left_by_a_dead_daemon() {
+    let home = Home::new();
+    let sys = left_by_a_dead_daemon(&home);
+    let out = home
+        .cmd(&["settings"])
+        .env("LIDGUARD_SYS_ROOT", &sys)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "restored your SleepDisabled setting (0), which a stopped daemon had left changed"
+        ),
+        "{}",
+        text(&out)
+    );
+    assert!(!sleep_disabled_now(&sys));
+    // Settled: nothing is restored twice.
+    let out = home
+        .cmd(&["power-restore"])
+        .env("LIDGUARD_SYS_ROOT", &sys)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "nothing to restore\n");
+}
+
+#[test]
+fn the_watcher_restores_once_the_daemon_is_gone() {
+    let home = Home::new();
+    let sys = left_by_a_dead_daemon(&home);
+    let places = Places::under(home.path());
+    places.ensure_runtime_dir().unwrap();
+    // A daemon still holds the instance lock (and the change).
+    let daemon = InstanceLock::acquire(&places.lock_file()).unwrap();
+    let spawn = || {
+        home.cmd(&["power-restore", "--wait-for-daemon"])
+            .env("LIDGUARD_SYS_ROOT", &sys)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut watcher = spawn();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        watcher.try_wait().unwrap().is_none(),
+        "it waits for the daemon"
+    );
+    assert!(sleep_disabled_now(&sys));
+
+    // A second watcher leaves at once.
+    let second = spawn().wait_with_output().unwrap();
+    assert!(second.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout),
+        "nothing to restore\n"
+    );
+
+    drop(daemon);
+    assert!(
+        eventually(Duration::from_secs(10), || watcher
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "the watcher ends after the daemon"
+    );
+    let out = watcher.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("restored your SleepDisabled setting (0)"),
+        "{}",
+        text(&out)
+    );
+    assert!(!sleep_disabled_now(&sys));
+}
+
+#[test]
+fn power_restore_puts_back_the_hibernate_mode_of_an_interrupted_hibernation() {
+    let home = Home::new();
+    let sys = home.path().join("sys");
+    std::fs::create_dir_all(sys.join("power")).unwrap();
+    let file = FileSetting::hibernate_mode(&sys);
+    let mode: &dyn Setting<u32> = &file;
+    mode.write(3).unwrap();
+    let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
+    lidguard_platform::hibernate_mode::prepare(mode, &backups).unwrap();
+    assert_eq!(mode.read().unwrap(), 25);
+    drop(backups);
+
+    let out = home
+        .cmd(&["power-restore"])
+        .env("LIDGUARD_SYS_ROOT", &sys)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "restored your hibernatemode (3), which a stopped daemon had left changed\n"
+    );
+    assert_eq!(mode.read().unwrap(), 3);
+}
