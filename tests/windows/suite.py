@@ -173,6 +173,11 @@ def lid_action_backup_and_restore():
           "Wine without the seam: keep-awake held, the lid hold refused (no PowerReadACValueIndex)", s)
     e.run("stop", "--provider", "custom", "--session", "w")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+    # Temperatures come from WMI, queried for real: Wine answers both thermal-zone classes with
+    # no zone, so the command says so (exit 1) instead of guessing.
+    out = e.run("current-temperature")
+    check(out.returncode == 1 and b"unavailable: WMI reports no readable thermal zone" in out.stdout,
+          "current-temperature asks WMI (Wine: no thermal zone, said so, exit 1)", out.stdout + out.stderr)
 
 
 AGENT_DIRS = [".claude", ".codex", ".copilot", ".config/opencode", ".gemini", ".cursor"]

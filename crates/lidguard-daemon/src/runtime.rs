@@ -948,7 +948,13 @@ impl Runtime {
             .registry
             .settings()
             .emergency_hibernation_temperature_mode;
-        let celsius = lidguard_platform::sources::temperature(&self.roots, mode);
+        // Off the event loop: on Windows this is a WMI query.
+        let roots = self.roots.clone();
+        let celsius = tokio::task::spawn_blocking(move || {
+            lidguard_platform::sources::temperature(&roots, mode)
+        })
+        .await
+        .unwrap_or(None);
         tracing::debug!(?celsius, "temperature read");
         self.apply(Input::Temperature { celsius }).await;
     }

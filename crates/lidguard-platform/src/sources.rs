@@ -259,17 +259,58 @@ pub fn is_internal_output_technology(technology: i32) -> bool {
     )
 }
 
-/// Every readable `<sys>/class/thermal/thermal_zone*/temp`, in millidegrees Celsius as the
-/// kernel reports them. Unreadable or non-numeric files are skipped (combine with
-/// [`lidguard_core::suspend::aggregate_temperature`], which also drops values not above zero).
-pub fn thermal_millidegrees(roots: &Roots) -> Vec<i64> {
+/// The thermal zones in millidegrees Celsius, or why there are none:
+/// - Linux (and relocated roots): every readable `<sys>/class/thermal/thermal_zone*/temp`, as the
+///   kernel reports them; unreadable or non-numeric files are skipped;
+/// - Windows: WMI's thermal zones;
+/// - macOS: none (no temperature a user may read without root).
+///
+/// Combine with [`lidguard_core::suspend::aggregate_temperature`], which also drops values not
+/// above zero.
+pub fn thermal_readings(roots: &Roots) -> Result<Vec<i64>, String> {
+    #[cfg(windows)]
+    if !roots.overridden {
+        return crate::windows::thermal::zones();
+    }
+    #[cfg(target_os = "macos")]
+    if !roots.overridden {
+        return Err(
+            "macOS has no temperature reading a user may take without root (only the \
+                    private SMC and HID sensor interfaces, or powermetrics as root)"
+                .to_owned(),
+        );
+    }
     let dir = roots.sys_root.join("class").join("thermal");
-    entries(&dir)
+    let zones: Vec<i64> = entries(&dir)
         .into_iter()
         .filter(|(name, _)| name.starts_with("thermal_zone"))
         .filter_map(|(_, zone)| fs::read_to_string(zone.join("temp")).ok())
         .filter_map(|text| text.trim().parse::<i64>().ok())
-        .collect()
+        .collect();
+    if zones.is_empty() {
+        Err(format!(
+            "no readable thermal zone ({}/thermal_zone*/temp)",
+            dir.display()
+        ))
+    } else {
+        Ok(zones)
+    }
+}
+
+/// [`thermal_readings`], empty when there are none.
+pub fn thermal_millidegrees(roots: &Roots) -> Vec<i64> {
+    thermal_readings(roots).unwrap_or_default()
+}
+
+/// Kelvin (WMI's `ThermalZoneInformation.Temperature`) in millidegrees Celsius.
+pub fn kelvin_to_millidegrees(kelvin: u32) -> i64 {
+    i64::from(kelvin) * 1000 - 273_150
+}
+
+/// Tenths of a kelvin (WMI's `MSAcpi_ThermalZoneTemperature.CurrentTemperature`) in
+/// millidegrees Celsius.
+pub fn decikelvin_to_millidegrees(decikelvin: u32) -> i64 {
+    i64::from(decikelvin) * 100 - 273_150
 }
 
 /// The temperature the emergency guard uses: the zones combined by `mode`, whole °C, or
@@ -314,6 +355,14 @@ pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> LidStat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wmi_units_in_millidegrees() {
+        // 3232 dK and 323 K are both about 50 °C.
+        assert_eq!(decikelvin_to_millidegrees(3232), 50_050);
+        assert_eq!(kelvin_to_millidegrees(323), 49_850);
+        assert_eq!(kelvin_to_millidegrees(0), -273_150);
+    }
 
     #[test]
     fn macos_built_in_panels_are_not_external() {

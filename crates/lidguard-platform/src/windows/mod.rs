@@ -3,3 +3,4 @@
 pub(crate) mod displays;
 pub(crate) mod powrprof;
 pub(crate) mod process;
+pub(crate) mod thermal;

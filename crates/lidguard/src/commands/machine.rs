@@ -53,31 +53,32 @@ pub(crate) fn temperature(
         })?,
     };
     let roots = Roots::from_env();
-    let zones = sources::thermal_millidegrees(&roots);
-    let celsius = sources::temperature(&roots, mode);
+    let readings = sources::thermal_readings(&roots);
+    let zones = readings.as_ref().map_or(0, Vec::len);
+    let celsius =
+        lidguard_core::suspend::aggregate_temperature(readings.as_deref().unwrap_or(&[]), mode);
     if json {
-        output::json(
-            &serde_json::json!({"temperatureCelsius": celsius, "mode": mode, "zones": zones.len()}),
-        )?;
+        output::json(&serde_json::json!({
+            "temperatureCelsius": celsius,
+            "mode": mode,
+            "zones": zones,
+            "unavailableReason": readings.as_ref().err(),
+        }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    match celsius {
-        Some(c) => output::line(&format!(
-            "{c} °C ({} of {} zone(s))",
-            mode.as_str(),
-            zones.len()
-        ))?,
-        None => {
-            output::line(if cfg!(windows) && !roots.overridden {
-                "unavailable: this Windows build does not read WMI's thermal zones yet, so \
-                 emergency hibernation never triggers here"
-            } else if cfg!(target_os = "macos") && !roots.overridden {
-                "unavailable: macOS has no temperature reading a user may take without root \
-                 (only the private SMC and HID sensor interfaces, or powermetrics as root), so \
-                 emergency hibernation is Linux and Windows only"
+    match (celsius, &readings) {
+        (Some(c), _) => output::line(&format!("{c} °C ({} of {zones} zone(s))", mode.as_str()))?,
+        (None, Err(why)) => {
+            let guard = if cfg!(any(target_os = "linux", windows)) {
+                ""
             } else {
-                "unavailable: no readable thermal zone (/sys/class/thermal/thermal_zone*/temp)"
-            })?;
+                "; emergency hibernation is Linux and Windows only"
+            };
+            output::line(&format!("unavailable: {why}{guard}"))?;
+            return Ok(ExitCode::FAILURE);
+        }
+        (None, Ok(_)) => {
+            output::line("unavailable: no thermal zone reports a temperature above 0 °C")?;
             return Ok(ExitCode::FAILURE);
         }
     }

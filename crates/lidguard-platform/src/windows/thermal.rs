@@ -1,0 +1,66 @@
+//! Temperatures from WMI.
+//!
+//! Facts (Microsoft's WMI class references): `Win32_PerfFormattedData_Counters_ThermalZoneInformation`
+//! (namespace `ROOT\CIMV2`, readable by users) has `Temperature` in kelvin;
+//! `MSAcpi_ThermalZoneTemperature` (namespace `ROOT\WMI`, usually administrators only) has
+//! `CurrentTemperature` in tenths of a kelvin. Many machines expose neither.
+
+use serde::Deserialize;
+use wmi::WMIConnection;
+
+use crate::sources::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
+
+const PERF_QUERY: &str =
+    "SELECT Temperature FROM Win32_PerfFormattedData_Counters_ThermalZoneInformation";
+const ACPI_QUERY: &str = "SELECT CurrentTemperature FROM MSAcpi_ThermalZoneTemperature";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct PerfZone {
+    temperature: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct AcpiZone {
+    current_temperature: u32,
+}
+
+/// Every thermal zone WMI reports, in millidegrees Celsius; an error saying why when none can be
+/// read.
+pub(crate) fn zones() -> Result<Vec<i64>, String> {
+    // A WMI connection belongs to the thread that made it (COM): query on a thread of its own.
+    std::thread::spawn(query)
+        .join()
+        .map_err(|_| "the WMI query panicked".to_owned())?
+}
+
+fn query() -> Result<Vec<i64>, String> {
+    let perf = WMIConnection::new().and_then(|c| c.raw_query::<PerfZone>(PERF_QUERY));
+    let perf_error = match perf {
+        Ok(zones) if !zones.is_empty() => {
+            return Ok(zones
+                .iter()
+                .map(|z| kelvin_to_millidegrees(z.temperature))
+                .collect());
+        }
+        Ok(_) => "no zone".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    let acpi = WMIConnection::with_namespace_path("ROOT\\WMI")
+        .and_then(|c| c.raw_query::<AcpiZone>(ACPI_QUERY));
+    let acpi_error = match acpi {
+        Ok(zones) if !zones.is_empty() => {
+            return Ok(zones
+                .iter()
+                .map(|z| decikelvin_to_millidegrees(z.current_temperature))
+                .collect());
+        }
+        Ok(_) => "no zone".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    Err(format!(
+        "WMI reports no readable thermal zone (ThermalZoneInformation: {perf_error}; \
+         MSAcpi_ThermalZoneTemperature: {acpi_error})"
+    ))
+}
