@@ -47,6 +47,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 #[cfg(unix)]
 pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
     use std::os::unix::fs::PermissionsExt;
+    check_socket_path(path)?;
     match std::fs::remove_file(path) {
         Ok(()) => tracing::info!(socket = %path.display(), "removed a stale socket"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -55,6 +56,31 @@ pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
     let listener = tokio::net::UnixListener::bind(path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
+}
+
+/// The longest socket path the OS takes (`sun_path` less its terminating NUL): 107 bytes on
+/// Linux, 103 on macOS and the BSDs.
+#[cfg(unix)]
+const MAX_SOCKET_PATH: usize = if cfg!(any(target_os = "linux", target_os = "android")) {
+    107
+} else {
+    103
+};
+
+/// Refuses, with what to do, a socket path the OS would reject with a bare "invalid argument".
+#[cfg(unix)]
+fn check_socket_path(path: &Path) -> std::io::Result<()> {
+    let len = path.as_os_str().len();
+    if len > MAX_SOCKET_PATH {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "the socket path is {len} bytes, longer than the {MAX_SOCKET_PATH} this system \
+                 allows; point LIDGUARD_HOME (or XDG_RUNTIME_DIR) at a shorter directory"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Creates the named pipe, open to the current user alone.
@@ -259,6 +285,20 @@ fn parse_request(line: &[u8]) -> Result<Request, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_socket_path_too_long_for_the_os_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join("d".repeat(120)).join("lidguard.sock");
+        let err = bind(&long).map(drop).unwrap_err();
+        assert!(err.to_string().contains("point LIDGUARD_HOME"), "{err}");
+        // At the limit it binds.
+        let base = dir.path().as_os_str().len() + 1;
+        let fits = dir.path().join("s".repeat(MAX_SOCKET_PATH - base));
+        assert_eq!(fits.as_os_str().len(), MAX_SOCKET_PATH);
+        bind(&fits).unwrap();
+    }
 
     #[test]
     fn parse_rejects_garbage_and_other_versions_clearly() {

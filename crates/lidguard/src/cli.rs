@@ -65,18 +65,21 @@ pub(crate) enum Command {
     )]
     HookStatus(HookStatusArgs),
     /// Remove lidguard's hooks from an agent's config, leaving everything else as it was.
+    #[command(alias = "hook-uninstall")]
     HookRemove(HookConfigArgs),
     /// Register lidguard's MCP server with an agent, next to the user's own servers.
     McpInstall(McpConfigArgs),
     /// Check lidguard's MCP server entry in an agent's MCP config.
     McpStatus(McpStatusArgs),
     /// Remove lidguard's MCP server entry from an agent's MCP config.
+    #[command(alias = "mcp-uninstall")]
     McpRemove(McpConfigArgs),
     /// Add a Provider MCP server entry (`provider-mcp-server`) to any JSON MCP config.
     ProviderMcpInstall(ProviderMcpArgs),
     /// Check a Provider MCP server entry in a JSON MCP config.
     ProviderMcpStatus(ProviderMcpArgs),
     /// Remove a Provider MCP server entry from a JSON MCP config.
+    #[command(alias = "provider-mcp-uninstall")]
     ProviderMcpRemove(ProviderMcpArgs),
     /// Turn the PreSuspend webhook off (same as `settings --pre-suspend-webhook-url off`).
     RemovePreSuspendWebhook,
@@ -171,6 +174,17 @@ pub(crate) enum Command {
     ProviderMcpServer(ProviderMcpServerArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(
+        long_about = "Print a shell completion script (bash, zsh, fish, powershell, elvish).\n\n\
+        bash: `lidguard completions bash > ~/.local/share/bash-completion/completions/lidguard`; \
+        zsh: into a directory on $fpath as `_lidguard`; fish: \
+        `lidguard completions fish > ~/.config/fish/completions/lidguard.fish`; PowerShell: \
+        `lidguard completions powershell | Out-String | Invoke-Expression` in $PROFILE."
+    )]
+    Completions(CompletionsArgs),
+    /// Print lidguard's manual page (roff), e.g. `lidguard man | man -l -`.
+    Man,
     /// Show the command overview, or help for one command.
     Help {
         /// The command to explain.
@@ -467,10 +481,20 @@ pub(crate) struct PermissionArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct TemperatureArgs {
     /// How thermal zones are combined: default (the setting), low, average or high.
     #[arg(long, value_name = "MODE")]
     pub(crate) temperature_mode: Option<String>,
+    /// The same as --temperature-mode, as the reference spells it (`current-temperature high`).
+    #[arg(value_name = "MODE", conflicts_with = "temperature_mode")]
+    pub(crate) mode: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,

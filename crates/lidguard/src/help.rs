@@ -59,7 +59,7 @@ const FIXED: &[(&str, &[&str])] = &[
             "provider-mcp-server",
         ],
     ),
-    ("Internal", &["run-server", "help"]),
+    ("Internal", &["run-server", "completions", "man", "help"]),
 ];
 
 /// Commands shown on some systems only (hidden elsewhere), with the category they join.

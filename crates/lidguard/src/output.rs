@@ -27,6 +27,14 @@ pub(crate) fn line(text: &str) -> std::io::Result<()> {
         .map_err(stdout_error)
 }
 
+/// Writes bytes to stdout as they are (generated scripts and pages).
+pub(crate) fn raw(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
 /// Writes `value` as pretty JSON to stdout.
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;

@@ -288,3 +288,81 @@ fn settings_and_status_show_whether_ask_before_sleep_is_on() {
     );
     home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
 }
+
+#[test]
+fn completions_man_page_and_the_reference_spellings() {
+    let home = Home::new();
+    // bash: the real bash parses the script, and completing `lidguard hook-` offers the hook
+    // commands (the completion function run as bash runs it on Tab).
+    let script = home.ok(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lidguard.bash");
+    std::fs::write(&file, &script).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(
+            "source \"$1\" && complete -p lidguard && COMP_WORDS=(lidguard hook-) && \
+             COMP_CWORD=1 && COMP_LINE='lidguard hook-' && COMP_POINT=${#COMP_LINE} && \
+             _lidguard lidguard hook- lidguard && printf '%s\\n' \"${COMPREPLY[@]}\"",
+        )
+        .arg("bash")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("complete -o bashdefault"), "{shown}");
+    for offered in ["hook-install", "hook-status", "hook-remove", "hook-events"] {
+        assert!(
+            shown.lines().any(|l| l == offered),
+            "{offered} not offered: {shown}"
+        );
+    }
+    for (shell, marker) in [
+        ("zsh", "#compdef lidguard"),
+        ("fish", "complete -c lidguard"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let text = home.ok(&["completions", shell]);
+        assert!(text.contains(marker), "{shell}: {text}");
+        assert!(
+            text.contains("hook-install"),
+            "{shell} lacks the subcommands"
+        );
+    }
+
+    let page = home.ok(&["man"]);
+    assert!(page.contains(".TH lidguard 1"), "{page}");
+    assert!(
+        page.contains("hook\\-install"),
+        "the page lists the subcommands"
+    );
+
+    // The reference's spellings.
+    for alias in ["hook-uninstall", "mcp-uninstall", "provider-mcp-uninstall"] {
+        let out = home.run(&[alias, "--help"]);
+        assert!(out.status.success(), "{alias}");
+    }
+    let sys = home.path().join("sys");
+    for (zone, milli) in [(0, "41000\n"), (1, "79000\n")] {
+        let dir = sys.join(format!("class/thermal/thermal_zone{zone}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("temp"), milli).unwrap();
+    }
+    let t = home
+        .cmd(&["current-temperature", "high"])
+        .env("LIDGUARD_SYS_ROOT", &sys)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&t.stdout),
+        "79 °C (high of 2 zone(s))\n"
+    );
+    let bad = home.run(&["current-temperature", "hot"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown temperature mode"));
+}

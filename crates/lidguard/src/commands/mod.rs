@@ -97,9 +97,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::WebhookHistory(args) => machine::webhook_history(&places, args.count, args.json),
         Command::CurrentLidState(args) => machine::lid_state(args.json),
         Command::CurrentMonitorCount(args) => machine::monitor_count(args.json),
-        Command::CurrentTemperature(args) => {
-            machine::temperature(&places, args.temperature_mode.as_deref(), args.json)
-        }
+        Command::CurrentTemperature(args) => machine::temperature(
+            &places,
+            args.temperature_mode.as_deref().or(args.mode.as_deref()),
+            args.json,
+        ),
         Command::PreviewSystemSound(args) => machine::preview_system_sound(&args.name, args.volume),
         Command::PreviewCurrentSound => machine::preview_current_sound(&places),
         Command::LinuxPermission(args) => permission::run(&args),
@@ -136,6 +138,18 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::RunServer => server::run(places),
+        Command::Completions(args) => {
+            let mut out = Vec::new();
+            clap_complete::generate(args.shell, &mut crate::cli::command(), "lidguard", &mut out);
+            crate::output::raw(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(crate::cli::command()).render(&mut out)?;
+            crate::output::raw(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Help { .. } | Command::Hook { .. } => unreachable!("handled above"),
     }
 }
