@@ -172,6 +172,9 @@ pub(crate) enum Command {
         ask-before-sleep continuation is not available here."
     )]
     ProviderMcpServer(ProviderMcpServerArgs),
+    /// Keep the machine awake while a command runs, as a lidguard session: `run -- CMD ARGS…`.
+    #[command(long_about = RUN_ABOUT)]
+    Run(RunArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
@@ -478,6 +481,31 @@ pub(crate) struct PermissionArgs {
     /// Status and check: print JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+const RUN_ABOUT: &str = "Keep the machine awake while a command runs, as a lidguard session: \
+`lidguard run [--reason TEXT] -- CMD [ARGS…]`.\n\n\
+Like systemd-inhibit or caffeinate, but the command is a session (provider custom, named by \
+--reason or the command's name, its process watched), so the closed-lid policy, status, the \
+webhooks and the suspend once it ends apply as they do to agents. Its stdin, stdout and stderr \
+are left alone; lidguard exits with its exit code (128 + N after signal N). SIGTERM and SIGHUP \
+are passed on to the command, and SIGINT and SIGQUIT too unless lidguard runs in the \
+terminal's foreground (the terminal sends those to the command itself). If the daemon cannot \
+be reached, the command still runs, with a warning.";
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// What the session is called in `status` (default: the command's name).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) reason: Option<String>,
+    /// The command and its arguments, after `--`.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub(crate) command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

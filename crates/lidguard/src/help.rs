@@ -15,6 +15,7 @@ const FIXED: &[(&str, &[&str])] = &[
         &[
             "start",
             "stop",
+            "run",
             "remove-session",
             "status",
             "cleanup-orphans",

@@ -339,3 +339,36 @@ fn linux_permission_check_and_status_against_the_real_logind() {
         Some(true)
     );
 }
+
+#[test]
+fn run_holds_the_inhibitor_while_the_command_runs() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let release = home.path().join("release");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; exit 3",
+        release.display()
+    );
+    let mut run = home
+        .cmd(&["run", "--reason", "build", "--", "sh", "-c", &script])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = logind.wait_block_inhibited(WAIT, |held| held.contains("sleep"));
+    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
+    let ours: Vec<_> = logind
+        .list_inhibitors()
+        .into_iter()
+        .filter(|i| i.1 == "lidguard")
+        .collect();
+    assert!(
+        ours.iter().any(|i| i.0 == "sleep:idle" && i.3 == "block"),
+        "{ours:?}"
+    );
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(3));
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+}

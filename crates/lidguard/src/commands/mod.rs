@@ -8,6 +8,7 @@ mod macos_permission;
 mod mcp;
 mod mcp_config;
 mod permission;
+mod run;
 mod server;
 mod session;
 mod settings;
@@ -137,6 +138,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
+        Command::Run(args) => run::run(&places, args),
         Command::RunServer => server::run(places),
         Command::Completions(args) => {
             let mut out = Vec::new();

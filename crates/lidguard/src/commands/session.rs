@@ -17,7 +17,7 @@ use crate::{output, prompt};
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long `start` waits for a freshly launched daemon to listen.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode> {
     let (session, cwd) = session_ref(&args.session, "start")?;
