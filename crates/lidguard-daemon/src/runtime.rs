@@ -66,14 +66,15 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         }
     };
     let (store, store_error, store_moved_aside) = open_store(&places);
-    // Only Windows changes OS policy that needs a backup (the lid-close action).
-    let backups = if cfg!(windows) {
+    // Windows (the lid-close action) and macOS (SleepDisabled, hibernatemode) change OS policy
+    // that needs a durable backup; Linux's locks end with the daemon.
+    let backups = if cfg!(any(windows, target_os = "macos")) {
         match crate::StoreBackups::open(&places) {
             Ok(backups) => {
                 Some(Arc::new(backups) as Arc<dyn lidguard_platform::lid_action::PolicyBackups>)
             }
             Err(e) => {
-                tracing::error!(error = %e, "no durable place for policy backups; the lid-close action stays as it is");
+                tracing::error!(error = %e, "no durable place for policy backups; the lid-close policy stays as it is");
                 None
             }
         }
