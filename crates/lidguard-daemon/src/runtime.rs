@@ -87,7 +87,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         Err(e) => tracing::warn!(reason = %e, "keep-awake protection unavailable"),
     }
 
-    let listener = server::bind(&places.socket()).map_err(|e| {
+    let (listener, socket_activated) = server::listen(&places.socket()).map_err(|e| {
         DaemonError::Setup(format!(
             "cannot listen on {}: {e}",
             places.socket().display()
@@ -245,8 +245,10 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         }
     });
     let _ = drained.await;
-    let socket = rt.places.socket();
-    let _ = std::fs::remove_file(&socket);
+    // A socket systemd passed stays systemd's: it starts the daemon again on the next request.
+    if !socket_activated {
+        let _ = std::fs::remove_file(rt.places.socket());
+    }
     let sending = std::mem::take(&mut rt.webhooks);
     let _ = tokio::time::timeout(crate::webhook::TIMEOUT + Duration::from_secs(1), async {
         for task in sending {

@@ -42,6 +42,53 @@ const WAIT_GRACE: Duration = Duration::from_secs(5);
 /// How long a client may take to send its request line.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The listening socket: the one systemd passed (socket activation; `true`, and the socket file
+/// is systemd's to keep), else a fresh one bound at `path` (`false`).
+#[cfg(unix)]
+pub(crate) fn listen(path: &Path) -> std::io::Result<(Listener, bool)> {
+    if let Some(listener) = activated() {
+        listener.set_nonblocking(true)?;
+        tracing::info!(socket = %path.display(), "listening on the socket systemd passed");
+        return Ok((tokio::net::UnixListener::from_std(listener)?, true));
+    }
+    bind(path).map(|listener| (listener, false))
+}
+
+/// The named pipe (Windows has no socket activation).
+#[cfg(windows)]
+pub(crate) fn listen(path: &Path) -> std::io::Result<(Listener, bool)> {
+    bind(path).map(|listener| (listener, false))
+}
+
+/// The first descriptor systemd passed, when this process was socket-activated (systemd's
+/// `sd_listen_fds` protocol: `LISTEN_PID` is this process, `LISTEN_FDS` at least 1, the
+/// descriptors start at 3) and it is a listening Unix stream socket.
+#[cfg(unix)]
+fn activated() -> Option<std::os::unix::net::UnixListener> {
+    use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+
+    const FIRST_FD: i32 = 3;
+    let pid: u32 = std::env::var("LISTEN_PID").ok()?.trim().parse().ok()?;
+    let count: u32 = std::env::var("LISTEN_FDS").ok()?.trim().parse().ok()?;
+    if pid != std::process::id() || count == 0 {
+        return None;
+    }
+    // SAFETY: descriptor 3 was passed to this very process (LISTEN_PID) and stays open for the
+    // duration of this borrow; nothing else in lidguard uses it.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(FIRST_FD) };
+    let stream = rustix::net::sockopt::socket_type(borrowed)
+        .is_ok_and(|t| t == rustix::net::SocketType::STREAM);
+    let unix = rustix::net::getsockname(borrowed)
+        .is_ok_and(|a| a.address_family() == rustix::net::AddressFamily::UNIX);
+    if !(stream && unix) {
+        tracing::warn!("LISTEN_FDS names no Unix stream socket; binding our own");
+        return None;
+    }
+    // SAFETY: as above; from here on this listener owns the descriptor.
+    let owned = unsafe { OwnedFd::from_raw_fd(FIRST_FD) };
+    Some(std::os::unix::net::UnixListener::from(owned))
+}
+
 /// Binds the socket, replacing a stale one. Only the lock holder calls this, so a socket file
 /// that exists is left over from a daemon that died.
 #[cfg(unix)]

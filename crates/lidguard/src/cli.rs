@@ -175,6 +175,9 @@ pub(crate) enum Command {
     /// Keep the machine awake while a command runs, as a lidguard session: `run -- CMD ARGS…`.
     #[command(long_about = RUN_ABOUT)]
     Run(RunArgs),
+    /// Linux: run the daemon as a systemd user service, started through socket activation.
+    #[command(long_about = SERVICE_ABOUT)]
+    Service(ServiceArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
     RunServer,
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
@@ -506,6 +509,36 @@ pub(crate) struct RunArgs {
         value_name = "CMD"
     )]
     pub(crate) command: Vec<std::ffi::OsString>,
+}
+
+const SERVICE_ABOUT: &str = "Linux: run the daemon as a systemd user service, started through \
+socket activation.\n\n\
+install: writes lidguard.socket (lidguard's socket, mode 0600 in a 0700 directory) and \
+lidguard.service (`lidguard run-server`, with the LIDGUARD_HOME and XDG_* values of the \
+installing shell) to ~/.config/systemd/user/, then enables the socket with `systemctl --user`: \
+systemd starts the daemon on the first request and again after its idle exit. status: the \
+units and what systemd says of the socket. remove: disables and deletes them. Without the \
+service lidguard starts its daemon on demand, as before. Files lidguard did not write are \
+never overwritten or deleted.";
+
+#[derive(Debug, Args)]
+pub(crate) struct ServiceArgs {
+    /// install, status or remove.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub(crate) action: ServiceAction,
+    /// Install and remove: print what would be written or deleted, change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum ServiceAction {
+    /// Write and enable the units.
+    Install,
+    /// The units' state.
+    Status,
+    /// Disable and delete the units.
+    Remove,
 }
 
 #[derive(Debug, Args)]

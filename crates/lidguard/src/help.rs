@@ -60,7 +60,10 @@ const FIXED: &[(&str, &[&str])] = &[
             "provider-mcp-server",
         ],
     ),
-    ("Internal", &["run-server", "completions", "man", "help"]),
+    (
+        "Internal",
+        &["service", "run-server", "completions", "man", "help"],
+    ),
 ];
 
 /// Commands shown on some systems only (hidden elsewhere), with the category they join.

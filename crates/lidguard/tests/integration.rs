@@ -27,6 +27,8 @@ mod robustness;
 mod watchers;
 // The WSL bridge commands with a stand-in for wsl.exe.
 mod wsl;
+// `lidguard service`: the user units verified, and socket activation.
+mod service;
 // `lidguard run -- CMD`: exit code, output and signals pass through; a session meanwhile.
 mod run;
 // macOS's plain parts: macos-permission's files, SleepDisabled put back after a dead daemon.

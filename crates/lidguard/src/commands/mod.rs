@@ -10,6 +10,7 @@ mod mcp_config;
 mod permission;
 mod run;
 mod server;
+mod service;
 mod session;
 mod settings;
 mod status;
@@ -139,6 +140,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::Run(args) => run::run(&places, args),
+        Command::Service(args) => service::run(&places, &args),
         Command::RunServer => server::run(places),
         Command::Completions(args) => {
             let mut out = Vec::new();
