@@ -6,7 +6,7 @@
 //! durable backup ([`crate::sleep_disabled`]), and sleep is enabled again before lidguard asks
 //! the Mac to sleep. Assertions belong to the process: a killed daemon releases them.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 
@@ -24,8 +24,8 @@ pub(super) struct MacPower {
     setting: Arc<dyn Setting<bool>>,
     hibernate: Arc<dyn Setting<u32>>,
     backups: Option<Arc<dyn PolicyBackups>>,
-    /// The `SleepDisabled` change shared by every guard that wants it, as on Windows.
-    lid_hold: Mutex<Weak<SleepHold>>,
+    /// The `SleepDisabled` change, shared by every guard that wants it.
+    lid_hold: super::SharedChange<SleepHold>,
 }
 
 pub(super) async fn connect(
@@ -50,7 +50,7 @@ pub(super) async fn connect(
         setting,
         hibernate,
         backups,
-        lid_hold: Mutex::new(Weak::new()),
+        lid_hold: super::SharedChange::new(),
     }))
 }
 
@@ -206,37 +206,28 @@ fn pmset_sleepnow() -> Result<(), String> {
 
 impl MacPower {
     fn sleep_hold(&self) -> Result<Arc<SleepHold>, PowerError> {
-        let refused = |message: String| PowerError::Refused {
-            backend: BACKEND.to_owned(),
-            what: Inhibit::HandleLidSwitch.as_str().to_owned(),
-            message,
-        };
-        let mut current = self
-            .lid_hold
-            .lock()
-            .map_err(|_| refused("internal lock poisoned".into()))?;
-        if let Some(hold) = current.upgrade() {
-            return Ok(hold);
-        }
-        let Some(backups) = self.backups.clone() else {
-            return Err(refused(
-                "there is no durable place to back up SleepDisabled".into(),
-            ));
-        };
-        let saved =
-            sleep_disabled::change(self.setting.as_ref(), backups.as_ref()).map_err(refused)?;
-        // SleepDisabled outlives a dead daemon: a watcher restores it if this one dies.
-        backups.changed(sleep_disabled::BACKUP_KIND);
-        tracing::info!(
-            previous = saved,
-            "sleep disabled for the closed lid; the user's value is backed up"
-        );
-        let hold = Arc::new(SleepHold {
-            setting: self.setting.clone(),
-            backups,
-        });
-        *current = Arc::downgrade(&hold);
-        Ok(hold)
+        self.lid_hold
+            .get_or_make(|| {
+                let Some(backups) = self.backups.clone() else {
+                    return Err("there is no durable place to back up SleepDisabled".into());
+                };
+                let saved = sleep_disabled::change(self.setting.as_ref(), backups.as_ref())?;
+                // SleepDisabled outlives a dead daemon: a watcher restores it if this one dies.
+                backups.changed(sleep_disabled::BACKUP_KIND);
+                tracing::info!(
+                    previous = saved,
+                    "sleep disabled for the closed lid; the user's value is backed up"
+                );
+                Ok(SleepHold {
+                    setting: self.setting.clone(),
+                    backups,
+                })
+            })
+            .map_err(|message| PowerError::Refused {
+                backend: BACKEND.to_owned(),
+                what: Inhibit::HandleLidSwitch.as_str().to_owned(),
+                message,
+            })
     }
 }
 

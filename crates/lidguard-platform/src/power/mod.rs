@@ -223,6 +223,39 @@ pub async fn logind_lid_closed() -> Option<bool> {
     imp::logind_lid_closed().await
 }
 
+/// One OS policy change (the Windows lid-close action, macOS's `SleepDisabled`) shared by every
+/// guard that wants it: the daemon takes a new plan before it drops the old, so the change stays
+/// in place across the swap, and the last guard's drop undoes it.
+#[cfg_attr(
+    not(any(windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Windows and macOS backends")
+)]
+struct SharedChange<T>(std::sync::Mutex<std::sync::Weak<T>>);
+
+#[cfg_attr(
+    not(any(windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Windows and macOS backends")
+)]
+impl<T> SharedChange<T> {
+    fn new() -> SharedChange<T> {
+        SharedChange(std::sync::Mutex::new(std::sync::Weak::new()))
+    }
+
+    /// The change in place, or a new one from `make`.
+    fn get_or_make(&self, make: impl FnOnce() -> Result<T, String>) -> Result<Arc<T>, String> {
+        let mut current = self
+            .0
+            .lock()
+            .map_err(|_| "internal lock poisoned".to_owned())?;
+        if let Some(change) = current.upgrade() {
+            return Ok(change);
+        }
+        let change = Arc::new(make()?);
+        *current = Arc::downgrade(&change);
+        Ok(change)
+    }
+}
+
 /// The keep-awake lock group of `plan`: its distinct non-lid locks in a stable order.
 #[cfg_attr(
     not(any(target_os = "linux", windows, target_os = "macos")),

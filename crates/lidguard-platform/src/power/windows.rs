@@ -14,7 +14,7 @@
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 use tokio::sync::mpsc::UnboundedSender;
@@ -63,9 +63,8 @@ pub(super) struct WindowsPower {
     lid_policy: Option<Arc<dyn LidActionPolicy>>,
     lid_policy_error: String,
     backups: Option<Arc<dyn PolicyBackups>>,
-    /// The lid-action change shared by every guard that wants it: replacing one guard by the
-    /// next (the daemon takes the new plan before it drops the old) keeps the change in place.
-    lid_hold: Mutex<Weak<LidHold>>,
+    /// The lid-action change, shared by every guard that wants it.
+    lid_hold: super::SharedChange<LidHold>,
 }
 
 pub(super) async fn connect(
@@ -112,7 +111,7 @@ pub(super) async fn connect(
         lid_policy,
         lid_policy_error,
         backups,
-        lid_hold: Mutex::new(Weak::new()),
+        lid_hold: super::SharedChange::new(),
     }))
 }
 
@@ -262,34 +261,26 @@ impl WindowsPower {
     }
 
     fn lid_hold(&self) -> Result<Arc<LidHold>, PowerError> {
-        let refused = |message: String| PowerError::Refused {
-            backend: BACKEND.to_owned(),
-            what: Inhibit::HandleLidSwitch.as_str().to_owned(),
-            message,
-        };
-        let mut current = self
-            .lid_hold
-            .lock()
-            .map_err(|_| refused("internal lock poisoned".into()))?;
-        if let Some(hold) = current.upgrade() {
-            return Ok(hold);
-        }
-        let Some(policy) = self.lid_policy.clone() else {
-            return Err(refused(format!(
-                "the lid-close action cannot be read or changed here: {}",
-                self.lid_policy_error
-            )));
-        };
-        let Some(backups) = self.backups.clone() else {
-            return Err(refused(
-                "there is no durable place to back up the lid-close action".into(),
-            ));
-        };
-        let saved = lid_action::change(policy.as_ref(), backups.as_ref()).map_err(refused)?;
-        tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
-        let hold = Arc::new(LidHold { policy, backups });
-        *current = Arc::downgrade(&hold);
-        Ok(hold)
+        self.lid_hold
+            .get_or_make(|| {
+                let Some(policy) = self.lid_policy.clone() else {
+                    return Err(format!(
+                        "the lid-close action cannot be read or changed here: {}",
+                        self.lid_policy_error
+                    ));
+                };
+                let Some(backups) = self.backups.clone() else {
+                    return Err("there is no durable place to back up the lid-close action".into());
+                };
+                let saved = lid_action::change(policy.as_ref(), backups.as_ref())?;
+                tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
+                Ok(LidHold { policy, backups })
+            })
+            .map_err(|message| PowerError::Refused {
+                backend: BACKEND.to_owned(),
+                what: Inhibit::HandleLidSwitch.as_str().to_owned(),
+                message,
+            })
     }
 }
 
