@@ -949,7 +949,6 @@ mod tests {
 
     #[cfg(unix)]
     mod with_programs {
-        use std::os::unix::fs::PermissionsExt;
 
         use super::*;
 
@@ -1001,8 +1000,18 @@ mod tests {
                     "#!/bin/sh\necho \"{name} $*\" >> '{}'\n{body}\n",
                     self.log().display()
                 );
-                fs::write(&file, script).unwrap();
-                fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+                // Written by a child process: a write descriptor of ours could be inherited by
+                // a program another test thread is starting, and exec would then fail with
+                // ETXTBSY ("Text file busy").
+                let mut writer = std::process::Command::new("sh")
+                    .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+                    .arg(&file)
+                    .stdin(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                std::io::Write::write_all(&mut writer.stdin.take().unwrap(), script.as_bytes())
+                    .unwrap();
+                assert!(writer.wait().unwrap().success());
                 file
             }
 

@@ -395,7 +395,7 @@ fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
     // An "agent" process named `claude` (a copy of sh) runs the hook, as Claude Code does
     // through `sh -c`.
     let agent = home.path().join("claude");
-    std::fs::copy("/bin/sh", &agent).unwrap();
+    crate::util::write_executable(&agent, &std::fs::read("/bin/sh").unwrap());
     let payload = home.path().join("prompt.json");
     std::fs::write(&payload, CLAUDE_PROMPT).unwrap();
     let script = format!("{} claude-hook < {}", crate::util::BIN, payload.display());

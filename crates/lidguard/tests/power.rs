@@ -125,13 +125,10 @@ fn the_sound_plays_before_the_suspend_request_is_recorded() {
     std::fs::create_dir_all(&bin).unwrap();
     let log = home.path().join("played.log");
     let player = bin.join("paplay");
-    std::fs::write(
+    crate::util::write_executable(
         &player,
-        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()).as_bytes(),
+    );
     let wav = home.path().join("done.wav");
     std::fs::write(&wav, b"RIFF").unwrap();
     home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);

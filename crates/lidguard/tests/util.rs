@@ -270,6 +270,18 @@ pub(crate) fn pipe(mut cmd: Command, stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Writes an executable file from a child process. Written in this process, the file's
+/// write descriptor could be inherited by a program another test thread is just starting,
+/// and exec of the new file would fail with ETXTBSY ("Text file busy") until that program
+/// has exec'd; a child process's descriptor is never inherited by ours.
+pub(crate) fn write_executable(path: &Path, contents: &[u8]) {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path);
+    let out = pipe(cmd, contents);
+    assert!(out.status.success(), "writing {}: {out:?}", path.display());
+}
+
 /// A fake `/proc` and `/sys` under `home`: the lid in `state` (`open`, `closed`, ...) and only
 /// the internal panel connected. Returns `(proc_root, sys_root)` for `LIDGUARD_PROC_ROOT` and
 /// `LIDGUARD_SYS_ROOT`.
