@@ -14,7 +14,9 @@ import getpass
 import json
 import os
 import shutil
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -111,6 +113,51 @@ def daemon_over_the_named_pipe():
     check(out.returncode == 0 and out.stdout == b"", "a malformed payload fails open")
     e.run("stop", "--provider", "claude", "--session", "h1")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+
+
+def event_stream_over_the_pipe():
+    print("the event stream over the named pipe")
+    e = Env("events")
+    e.run("settings", "--server-runtime-cleanup-delay-minutes", "0")
+    follower = subprocess.Popen(
+        [wine, str(e.exe / "lidguard.exe"), "events", "--follow", "--json", "--since", "all"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        env=e.env, cwd="/",
+    )
+    lines = []
+    threading.Thread(
+        target=lambda: [lines.append(line) for line in follower.stdout], daemon=True
+    ).start()
+    try:
+        check(e.wait_until(lambda: e.daemon_unix_pids(), "daemon"),
+              "`events --follow` starts the daemon")
+        prompt = b'{"hook_event_name":"UserPromptSubmit","session_id":"ev1","cwd":"C:\\\\x","prompt":"p"}'
+        out = e.run("claude-hook", stdin=prompt)
+        check(out.returncode == 0 and out.stdout == b"", "a hook while someone follows", out.stderr)
+
+        def seen(kind):
+            for line in list(lines):
+                event = json.loads(line)
+                if event["observation"]["kind"] == kind and event["observation"]["sessionId"] == "ev1":
+                    return event
+            return None
+
+        check(e.wait_until(lambda: seen("session-started"), "seen"),
+              "the follower receives the hook event and its consequence", lines)
+        event = seen("prompt-submitted")
+        check(event["observation"]["source"] == "hook"
+              and event["observation"]["payloadDigest"].startswith("sha256:")
+              and event["observation"]["cwd"] == "C:\\x",
+              "the hook event's observation: source, payload digest, Windows cwd", event)
+        e.run("stop", "--provider", "claude", "--session", "ev1")
+        check(e.wait_until(lambda: seen("session-stopped"), "seen"), "the stop reaches the follower too")
+        time.sleep(1)
+        check(e.daemon_unix_pids(), "no idle exit while someone follows (cleanup delay 0)")
+    finally:
+        follower.kill()
+        follower.wait()
+    check(e.wait_until(lambda: not e.daemon_unix_pids(), "exit"),
+          "the follower gone, the postponed idle exit happens")
 
 
 def write_lid_action(sys_root: Path, ac: int, dc: int):
@@ -261,6 +308,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     daemon_over_the_named_pipe()
+    event_stream_over_the_pipe()
     lid_action_backup_and_restore()
     installers_round_trip()
     print(f"Windows suite under Wine: {passed} checks passed in {time.monotonic() - started:.0f} s")

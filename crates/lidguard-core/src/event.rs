@@ -194,6 +194,9 @@ pub struct AgentEvent {
     /// The start of the raw payload, at most [`RAW_EXCERPT_BYTES`], for the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
+    /// `sha256:<hex>` of the whole payload, set by the hook (the event stream shows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_digest: Option<String>,
 }
 
 impl AgentEvent {
@@ -217,6 +220,7 @@ impl AgentEvent {
             last_assistant_message: None,
             reason: None,
             raw: None,
+            payload_digest: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod instance;
 mod machine_watch;
 mod runtime;
 mod server;
+mod stream;
 mod suspend;
 mod watch;
 mod webhook;

@@ -22,12 +22,15 @@ use lidguard_ipc::protocol::{
     CleanupStatus, MovedAside, Outcome, ProtectionStatus, Request, Response, SessionRef,
     SessionStatus, Status, StoreStatus,
 };
+use lidguard_ipc::stream::{
+    Authority, Observation, Provenance, STREAM_VERSION, Source, StreamEvent, Verdict, Visibility,
+};
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 use lidguard_platform::sources::{LidState, Roots};
 use lidguard_store::{EventRow, SessionRowKey, Store, StoreWrite};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::server::{self, Answer, Job};
+use crate::server::{self, Answer, Job, Then};
 use crate::{DaemonError, InstanceLock};
 
 /// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
@@ -99,6 +102,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let (records_tx, mut records) = mpsc::unbounded_channel::<Attempt>();
     let (gone_tx, mut hooks_gone) = mpsc::unbounded_channel::<(SessionKey, u64)>();
     let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<crate::watch::FsChange>();
+    let (left_tx, mut followers_left) = mpsc::unbounded_channel::<()>();
     let watchers = crate::watch::Watchers::new(internal_tx.clone(), fs_tx);
     let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
     transcript_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -147,6 +151,9 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         hooks_gone: gone_tx,
         records: records_tx,
         writes: Vec::new(),
+        stream: crate::stream::Hub::new(left_tx),
+        held_back: None,
+        exit_deferred: false,
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -179,6 +186,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             Some(input) = internal.recv() => { rt.apply(input).await; }
             Some(attempt) = records.recv() => rt.record_attempt(&attempt),
             Some((key, wait)) = hooks_gone.recv() => rt.hook_left(key, wait).await,
+            Some(()) = followers_left.recv() => rt.follower_left(),
             Some(change) = fs_events.recv() => {
                 rt.watchers.changed(change);
                 if rt.watchers.needs_resync() {
@@ -214,6 +222,10 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             }
             why = stop.recv() => { tracing::info!("{why}: shutting down"); break; }
         }
+        if rt.registry.sessions().next().is_some() {
+            // Work came back: the idle exit is the registry's to schedule again.
+            rt.exit_deferred = false;
+        }
         let watching = rt.watching_machine();
         rt.machine_watch.set_active(watching);
         if watching && !was_watching {
@@ -233,6 +245,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     // queued are told the daemon is shutting down), then give everything back. Stop hooks
     // waiting for ask before sleep are let go first (their connections answer "no reply").
     rt.waiting_hooks.clear();
+    rt.stream.close();
     if let Some((_, canceled)) = rt.asking.take() {
         canceled.store(true, Ordering::Relaxed);
     }
@@ -333,6 +346,13 @@ struct Runtime {
     records: mpsc::UnboundedSender<Attempt>,
     /// Database writes waiting for the end of the current step ([`Runtime::flush_writes`]).
     writes: Vec<StoreWrite>,
+    /// The event stream (`lidguard events`).
+    stream: crate::stream::Hub,
+    /// While a hook event is applied, the daemon events it causes wait here, so the stream
+    /// shows the observation before its consequences.
+    held_back: Option<Vec<StreamEvent>>,
+    /// The idle exit came while someone follows the stream: it happens when they leave.
+    exit_deferred: bool,
 }
 
 impl Runtime {
@@ -394,10 +414,22 @@ impl Runtime {
     }
 
     async fn handle(&mut self, request: Request) -> Answer {
-        if let Request::Hook { events } = request {
-            return self.hook(events).await;
+        match request {
+            Request::Hook { events } => self.hook(events).await,
+            Request::Events {
+                filter,
+                replay,
+                follow,
+            } => {
+                let following = self.stream.follow(filter, &replay, follow);
+                let message = if follow { "following" } else { "replay" };
+                (
+                    Response::ok(Outcome::Done, message),
+                    Some(Then::Follow(following)),
+                )
+            }
+            request => (self.handle_plain(request).await, None),
         }
-        (self.handle_plain(request).await, None)
     }
 
     /// Every request but a hook's: one answer, given with everything written first (readers of
@@ -522,7 +554,9 @@ impl Runtime {
                 answer.sessions = gone.iter().map(session_ref).collect();
                 answer
             }
-            Request::Hook { .. } => Response::error("hook requests are handled above"),
+            Request::Hook { .. } | Request::Events { .. } => {
+                Response::error("hook and events requests are handled above")
+            }
             Request::Settings { settings } => {
                 let mut settings = *settings;
                 settings.normalize(Os::current());
@@ -550,6 +584,11 @@ impl Runtime {
         let mut decision = None;
         let mut last = Reply::Done;
         let mut wait = None;
+        // The event the hook renders a decision for (as the hook itself picks it).
+        let decision_event = events
+            .iter()
+            .find(|e| e.kind.wants_decision())
+            .map(|e| e.hook_event.clone());
         for event in events {
             let now = Timestamp::now();
             self.write(StoreWrite::HookReceipt {
@@ -571,6 +610,9 @@ impl Runtime {
             } else {
                 (Lid::Unknown, None)
             };
+            let key = event.key();
+            let locked_before = self.soft_lock_reason(&key);
+            self.held_back = Some(Vec::new());
             let applied = self
                 .apply_outcome(Input::Agent {
                     event: Box::new(event.clone()),
@@ -578,7 +620,50 @@ impl Runtime {
                     external_displays,
                 })
                 .await;
+            let consequences = self.held_back.take().unwrap_or_default();
             self.log_hook_event(&event, &applied.reply, applied.decision.as_ref(), now);
+            // What the hook prints: the first decision, rendered for the event it belongs to.
+            let stdout = match (&decision, &applied.decision, &decision_event) {
+                (None, Some(d), Some(name)) => lidguard_providers::render(event.provider, name, d),
+                _ => None,
+            };
+            let locked_after = self.soft_lock_reason(&key);
+            let mut authority = match &applied.decision {
+                Some(d) => Authority::from_decision(d),
+                None => soft_lock_authority(
+                    locked_before.as_deref(),
+                    locked_after.as_deref(),
+                    self.registry.settings(),
+                    (lid, external_displays),
+                ),
+            };
+            authority.outcome = Some(outcome_name(&applied.reply));
+            self.publish(StreamEvent {
+                v: STREAM_VERSION,
+                observation: Observation {
+                    id: 0,
+                    at: now,
+                    source: Source::Hook,
+                    kind: event.kind.name().to_owned(),
+                    provider: Some(event.provider),
+                    provider_name: None,
+                    session_id: Some(event.session_id.clone()),
+                    hook_event: Some(event.hook_event.clone()),
+                    tool: event.tool_name.clone(),
+                    cwd: event.cwd.clone(),
+                    payload_digest: event.payload_digest.clone(),
+                    detail: None,
+                },
+                authority,
+                visibility: Visibility {
+                    stdout,
+                    logged: self.store.is_some(),
+                    webhooks: applied.webhooks,
+                },
+            });
+            for consequence in consequences {
+                self.publish(consequence);
+            }
             decision = decision.or(applied.decision);
             if let Some(until) = applied.hook_waits_until {
                 wait = Some((event.key(), until));
@@ -613,10 +698,10 @@ impl Runtime {
         );
         (
             answer,
-            Some(crate::server::Waiting {
+            Some(Then::Wait(crate::server::Waiting {
                 answer: rx,
                 present,
-            }),
+            })),
         )
     }
 
@@ -648,6 +733,39 @@ impl Runtime {
         )
     }
 
+    /// Sends an event to the stream, or holds it back while a hook event is applied.
+    fn publish(&mut self, event: StreamEvent) {
+        match &mut self.held_back {
+            Some(held) => held.push(event),
+            None => self.stream.publish(event),
+        }
+    }
+
+    /// A daemon event, logged in the database as well when `logged`.
+    fn publish_daemon(&mut self, kind: &str, key: Option<&SessionKey>, detail: String) {
+        let mut event = daemon_event(kind, key, Some(detail));
+        event.visibility.logged = false;
+        self.publish(event);
+    }
+
+    /// A follower went away: an idle exit it postponed happens now, if still due.
+    fn follower_left(&mut self) {
+        if self.exit_deferred
+            && self.stream.followers() == 0
+            && self.registry.sessions().next().is_none()
+            && self.registry.pending_suspend().is_none()
+        {
+            tracing::info!("the last follower left: idle exit");
+            self.exit = true;
+        }
+    }
+
+    fn soft_lock_reason(&self, key: &SessionKey) -> Option<String> {
+        self.registry
+            .session(key)
+            .and_then(|s| s.soft_lock.as_ref().map(|l| l.reason.clone()))
+    }
+
     fn log_hook_event(
         &mut self,
         event: &AgentEvent,
@@ -665,6 +783,7 @@ impl Runtime {
         if let Some(fields) = normalized.as_object_mut() {
             fields.remove("raw");
             fields.remove("ownerPid");
+            fields.remove("payloadDigest");
         }
         let detail = serde_json::json!({
             "hookEvent": event.hook_event,
@@ -674,6 +793,7 @@ impl Runtime {
             "prompt": event.prompt,
             "outcome": reply_outcome(reply).0,
             "decision": decision,
+            "payloadDigest": event.payload_digest,
             "event": normalized,
         });
         let row = EventRow {
@@ -694,12 +814,26 @@ impl Runtime {
     /// Applies one input, carries out its effects, and returns what the registry answered.
     async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
+        let mut webhooks = Vec::new();
         for effect in outcome.effects {
+            match &effect {
+                Effect::Webhook { payload, .. } => {
+                    if let Some(t) = payload.event_type {
+                        webhooks.push(webhook_name(t));
+                    }
+                }
+                Effect::Ask { .. } => webhooks.push(webhook_name(EventType::StopFollowUp)),
+                _ => {}
+            }
             match effect {
                 Effect::Protection(plan) => self.set_protection(plan).await,
                 Effect::SaveSession(session) => self.save_session(&session),
                 Effect::DeleteSession(key) => self.delete_session(&key),
                 Effect::Log(event) => self.log(&event),
+                Effect::Exit if self.stream.followers() > 0 => {
+                    tracing::info!("idle exit postponed: the event stream has followers");
+                    self.exit_deferred = true;
+                }
                 Effect::Exit => self.exit = true,
                 Effect::PlaySound {
                     id,
@@ -738,6 +872,7 @@ impl Runtime {
             reply: outcome.reply,
             decision: outcome.decision,
             hook_waits_until: outcome.hook_waits_until,
+            webhooks,
         }
     }
 
@@ -835,6 +970,22 @@ impl Runtime {
             tracing::debug!(session = %key, "no hook waits for this ask-before-sleep outcome");
             return;
         };
+        let mut line = daemon_event("hook-answered", Some(key), Some(status.as_str().to_owned()));
+        if let Some(reply) = &continuation {
+            line.authority = Authority {
+                decision: Verdict::Continue,
+                provenance: Some(Provenance {
+                    setting: Some("closedLidStopFollowUpWebhookUrl".to_owned()),
+                    value: None,
+                    lid: None,
+                    external_displays: None,
+                    reason: Some("the user replied to the ask-before-sleep question".to_owned()),
+                }),
+                outcome: None,
+            };
+            line.visibility.stdout = lidguard_providers::render_continuation(key.provider, reply);
+        }
+        self.publish(line);
         let mut answer = Response::ok(
             Outcome::Stopped,
             format!("session {key}: ask before sleep: {}", status.as_str()),
@@ -849,6 +1000,7 @@ impl Runtime {
         let Some(plan) = plan else {
             if self.held.take().is_some() {
                 tracing::info!("protection released");
+                self.publish_daemon("protection-released", None, "no session is working".into());
             }
             self.held_plan = None;
             self.power_error = None;
@@ -857,7 +1009,12 @@ impl Runtime {
         let power = match &self.power {
             Ok(power) => Arc::clone(power),
             Err(reason) => {
-                self.power_error = Some(reason.clone());
+                let reason = reason.clone();
+                if self.power_error.as_ref() != Some(&reason) {
+                    let detail = format!("unavailable: {reason}");
+                    self.publish_daemon("protection-failed", None, detail);
+                }
+                self.power_error = Some(reason);
                 return;
             }
         };
@@ -888,12 +1045,17 @@ impl Runtime {
                 }
                 // The new locks are in place before the old ones go: no gap. The plan recorded
                 // is the one wanted, so a refused lid switch is not retried every time.
+                let detail = format!("{} ({})", what.join(":"), plan.why);
                 self.held = Some(held);
                 self.held_plan = Some(plan);
                 self.power_error = note;
+                self.publish_daemon("protection-taken", None, detail);
             }
             Err(e) => {
                 tracing::error!(error = %e, "cannot hold protection");
+                if self.power_error.as_deref() != Some(&e.to_string()) {
+                    self.publish_daemon("protection-failed", None, e.to_string());
+                }
                 self.power_error = Some(e.to_string());
             }
         }
@@ -929,7 +1091,15 @@ impl Runtime {
             lid,
             external_displays,
         };
-        if machine != self.registry.machine() {
+        let before = self.registry.machine();
+        if machine != before {
+            if machine.external_displays != before.external_displays {
+                let detail = match machine.external_displays {
+                    Some(n) => format!("{n} external"),
+                    None => "unknown".to_owned(),
+                };
+                self.publish_daemon("displays-changed", None, detail);
+            }
             self.apply(Input::Machine(machine)).await;
         }
     }
@@ -1035,6 +1205,11 @@ impl Runtime {
     async fn suspend(&mut self, request: &lidguard_core::suspend::SuspendRequest) {
         if self.held.take().is_some() {
             tracing::info!("protection released for the suspend request");
+            self.publish_daemon(
+                "protection-released",
+                None,
+                "released for the suspend request".into(),
+            );
         }
         self.held_plan = None;
         let entries = crate::suspend::request(self.power.as_ref(), request).await;
@@ -1118,6 +1293,26 @@ impl Runtime {
     /// Records one webhook attempt in the event log (`lidguard webhook-history` reads them):
     /// the receiver's host only, never the URL (its path may hold a secret).
     fn record_attempt(&mut self, attempt: &Attempt) {
+        let kind = if attempt.ok {
+            "webhook-sent"
+        } else {
+            "webhook-failed"
+        };
+        let key = attempt.session_id.as_ref().and_then(|id| {
+            let provider = attempt.provider.as_deref()?.parse().ok()?;
+            Some(SessionKey::new(provider, id.clone(), ""))
+        });
+        let mut line = daemon_event(
+            kind,
+            key.as_ref(),
+            Some(format!(
+                "{} to {}: {}",
+                attempt.event_type, attempt.host, attempt.result
+            )),
+        );
+        line.visibility.logged = self.store.is_some();
+        line.visibility.webhooks = vec![attempt.event_type.clone()];
+        self.publish(line);
         let row = EventRow {
             at: attempt.started,
             name: WEBHOOK_ATTEMPT.to_owned(),
@@ -1137,6 +1332,9 @@ impl Runtime {
     }
 
     fn log(&mut self, event: &LogEvent) {
+        let mut line = daemon_event(&event.name, event.key.as_ref(), Some(event.detail.clone()));
+        line.visibility.logged = self.store.is_some();
+        self.publish(line);
         let session = event.key.as_ref().map(ToString::to_string);
         tracing::info!(event = %event.name, session = session.as_deref().unwrap_or(""), detail = %event.detail);
         let row = EventRow {
@@ -1270,6 +1468,87 @@ struct Applied {
     reply: Reply,
     decision: Option<Decision>,
     hook_waits_until: Option<Timestamp>,
+    /// The webhooks the input sent, by event type.
+    webhooks: Vec<String>,
+}
+
+/// The wire name of a core reply (`recorded`, `started`, …).
+fn outcome_name(reply: &Reply) -> String {
+    serde_json::to_value(reply_outcome(reply).0)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// A webhook event type as the receiver sees it (`PreSuspend`, …).
+fn webhook_name(event: EventType) -> String {
+    serde_json::to_value(event)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The authority of a hook event that made no closed-lid decision: a soft-lock it caused, with
+/// where it came from (the closed-lid `ask` policy, or the agent saying it waits), else none.
+fn soft_lock_authority(
+    before: Option<&str>,
+    after: Option<&str>,
+    settings: &Settings,
+    (lid, external_displays): (Lid, Option<u32>),
+) -> Authority {
+    let Some(reason) = after.filter(|a| before != Some(*a)) else {
+        return Authority::none();
+    };
+    let provenance = if reason == lidguard_core::event::CLOSED_LID_ASK_REASON {
+        Provenance {
+            setting: Some("closedLidPermissionRequestDecision".to_owned()),
+            value: Some(
+                settings
+                    .closed_lid_permission_request_decision
+                    .as_str()
+                    .to_owned(),
+            ),
+            lid: Some(lid),
+            external_displays,
+            reason: Some(reason.to_owned()),
+        }
+    } else {
+        Provenance {
+            setting: None,
+            value: None,
+            lid: None,
+            external_displays: None,
+            reason: Some(reason.to_owned()),
+        }
+    };
+    Authority {
+        decision: Verdict::SoftLock,
+        provenance: Some(provenance),
+        outcome: None,
+    }
+}
+
+/// A daemon event for the stream.
+fn daemon_event(kind: &str, key: Option<&SessionKey>, detail: Option<String>) -> StreamEvent {
+    StreamEvent {
+        v: STREAM_VERSION,
+        observation: Observation {
+            id: 0,
+            at: Timestamp::now(),
+            source: Source::Daemon,
+            kind: kind.to_owned(),
+            provider: key.map(|k| k.provider),
+            provider_name: key.and_then(|k| k.provider_name().map(str::to_owned)),
+            session_id: key.map(|k| k.session_id.clone()),
+            hook_event: None,
+            tool: None,
+            cwd: None,
+            payload_digest: None,
+            detail: detail.filter(|d| !d.is_empty()),
+        },
+        authority: Authority::none(),
+        visibility: Visibility::default(),
+    }
 }
 
 /// The name the event log uses for hook events (`lidguard hook-events` reads them).

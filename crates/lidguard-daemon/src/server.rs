@@ -25,8 +25,16 @@ pub(crate) type Listener = pipe::Listener;
 /// A request on its way to the runtime, with the channel for its answer.
 pub(crate) type Job = (Request, oneshot::Sender<Answer>);
 
-/// The runtime's answer: a response, and for a waiting hook the channel of the second one.
-pub(crate) type Answer = (Response, Option<Waiting>);
+/// The runtime's answer: a response, and what follows it on the same connection.
+pub(crate) type Answer = (Response, Option<Then>);
+
+/// What follows the first answer on a connection.
+pub(crate) enum Then {
+    /// A Stop hook waits for its second answer (ask before sleep).
+    Wait(Waiting),
+    /// A follower reads the event stream.
+    Follow(crate::stream::Following),
+}
 
 /// A hook that waits for a second answer (ask before sleep).
 pub(crate) struct Waiting {
@@ -265,7 +273,10 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     let mut bytes = serde_json::to_vec(&answer).unwrap_or_default();
     bytes.push(b'\n');
     write_half.write_all(&bytes).await?;
-    if let (Some(then), Some(until)) = (then, wait_until) {
+    if let Some(Then::Follow(following)) = then {
+        return follow(following, reader.get_mut(), write_half).await;
+    }
+    if let (Some(Then::Wait(then)), Some(until)) = (then, wait_until) {
         let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs();
         let mut probe = [0_u8; 1];
         let _present = then.present;
@@ -287,6 +298,63 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         write_half.write_all(&bytes).await?;
     }
     write_half.shutdown().await
+}
+
+/// Writes the replay, then every new event the follower admits, until it closes its end or
+/// the daemon stops. Events waiting together go out in one write.
+async fn follow<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    following: crate::stream::Following,
+    reader: &mut R,
+    mut writer: W,
+) -> std::io::Result<()> {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+    let crate::stream::Following {
+        replay,
+        live,
+        filter,
+        _present,
+    } = following;
+    let mut out = String::new();
+    for item in &replay {
+        out.push_str(&item.line);
+    }
+    writer.write_all(out.as_bytes()).await?;
+    let Some(mut live) = live else {
+        return writer.shutdown().await;
+    };
+    let mut probe = [0_u8; 1];
+    loop {
+        out.clear();
+        let first = tokio::select! {
+            received = live.recv() => received,
+            // The follower closed its end (or wrote something, which it must not).
+            _ = reader.read(&mut probe) => return Ok(()),
+        };
+        let mut next = Ok(first);
+        loop {
+            match next {
+                Ok(Ok(item)) => {
+                    if item.admitted_by(&filter) {
+                        out.push_str(&item.line);
+                    }
+                }
+                Ok(Err(RecvError::Lagged(missed))) | Err(TryRecvError::Lagged(missed)) => {
+                    out.push_str(&crate::stream::lost_line(missed));
+                }
+                Ok(Err(RecvError::Closed)) | Err(TryRecvError::Closed) => {
+                    writer.write_all(out.as_bytes()).await?;
+                    return writer.shutdown().await;
+                }
+                Err(TryRecvError::Empty) => break,
+            }
+            if out.len() > 64 * 1024 {
+                break;
+            }
+            next = live.try_recv().map(Ok);
+        }
+        writer.write_all(out.as_bytes()).await?;
+    }
 }
 
 async fn dispatch(request: Request, jobs: &mpsc::Sender<Job>) -> Answer {

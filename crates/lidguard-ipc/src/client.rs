@@ -288,6 +288,112 @@ fn classify(socket: &Path, source: io::Error, timeout: Duration) -> ClientError 
     }
 }
 
+/// The event stream's lines after the daemon's first answer, as they arrive
+/// ([`crate::stream::StreamEvent`] JSON, newline removed). Dropping it closes the connection.
+pub struct EventLines {
+    reader: Box<dyn io::BufRead + Send>,
+}
+
+impl Iterator for EventLines {
+    type Item = io::Result<String>;
+
+    fn next(&mut self) -> Option<io::Result<String>> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => {
+                line.truncate(line.trim_end_matches(['\r', '\n']).len());
+                Some(Ok(line))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Sends an `events` request and returns the daemon's first answer and the stream that follows.
+/// Connecting and the first answer take at most `timeout`; the stream then waits as long as
+/// it must (it ends when the daemon stops or, without `follow`, after the replay).
+#[cfg(any(unix, windows))]
+pub fn follow(
+    places: &Places,
+    request: &Request,
+    timeout: Duration,
+) -> Result<(Response, EventLines), ClientError> {
+    use std::io::{BufRead, BufReader, Write};
+
+    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
+
+    let socket = places.socket();
+    let deadline = Instant::now() + timeout;
+    let io_err = |source: io::Error| classify(&socket, source, timeout);
+    let envelope = RequestEnvelope {
+        v: PROTOCOL_VERSION,
+        request: request.clone(),
+    };
+    let mut line =
+        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push(b'\n');
+    #[cfg(unix)]
+    let (mut writer, mut reader) = {
+        let stream = connect_by(&socket, deadline).map_err(io_err)?;
+        stream.set_read_timeout(Some(timeout)).map_err(io_err)?;
+        (stream.try_clone().map_err(io_err)?, BufReader::new(stream))
+    };
+    #[cfg(windows)]
+    let (mut writer, mut reader) = {
+        let pipe = open_pipe(&socket, deadline).map_err(io_err)?;
+        (pipe.try_clone().map_err(io_err)?, BufReader::new(pipe))
+    };
+    writer.write_all(&line).map_err(io_err)?;
+    let mut answer = String::new();
+    reader.read_line(&mut answer).map_err(io_err)?;
+    if answer.is_empty() {
+        return Err(ClientError::Protocol(
+            "the daemon closed the connection without answering".into(),
+        ));
+    }
+    let first: Response = serde_json::from_str(&answer)
+        .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))?;
+    #[cfg(unix)]
+    reader.get_ref().set_read_timeout(None).map_err(io_err)?;
+    // Our write half stays open (closing it would tell the daemon we left).
+    let reader = KeepOpen {
+        reader,
+        _writer: writer,
+    };
+    Ok((
+        first,
+        EventLines {
+            reader: Box::new(reader),
+        },
+    ))
+}
+
+/// A reader that keeps the connection's write half alive with it.
+#[cfg(any(unix, windows))]
+struct KeepOpen<R, W> {
+    reader: R,
+    _writer: W,
+}
+
+#[cfg(any(unix, windows))]
+impl<R: io::Read, W> io::Read for KeepOpen<R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+#[cfg(any(unix, windows))]
+impl<R: io::BufRead, W> io::BufRead for KeepOpen<R, W> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.reader.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.reader.consume(amount);
+    }
+}
+
 /// Sends `request`, starting the daemon first (`exe run-server`, detached) when none answers;
 /// everything, the daemon's start included, by `deadline`.
 pub fn request_starting_daemon(

@@ -9,6 +9,7 @@ pub mod client;
 pub mod places;
 pub mod protocol;
 pub mod settings_file;
+pub mod stream;
 
 pub use places::Places;
 pub use protocol::{PROTOCOL_VERSION, Request, Response};

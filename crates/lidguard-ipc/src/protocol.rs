@@ -123,6 +123,20 @@ pub enum Request {
         /// The events, in order.
         events: Vec<AgentEvent>,
     },
+    /// Follow the event stream: the answer is one line, then the replayed events, then (with
+    /// `follow`) every new event as it happens, one JSON line each ([`crate::stream`]), until
+    /// either side closes.
+    Events {
+        /// Which events.
+        #[serde(flatten)]
+        filter: crate::stream::StreamFilter,
+        /// Which recent events come first.
+        #[serde(default)]
+        replay: crate::stream::Replay,
+        /// Keep the connection open for new events.
+        #[serde(default)]
+        follow: bool,
+    },
     /// Apply new settings (already saved to disk by the caller).
     Settings {
         /// The settings.

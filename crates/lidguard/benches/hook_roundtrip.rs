@@ -6,7 +6,8 @@
 //! with spawning `/bin/true` with the same stdin as the baseline (the floor: process creation).
 //! Then the cold case: the first hook after the daemon exited, which starts it (and, with a
 //! private `systemd-logind` when run as root, until logind shows lidguard's inhibitor). Then 8
-//! concurrent hook streams for a while, checking that every event was counted.
+//! concurrent hook streams for a while, checking that every event was counted by the daemon and
+//! received by a follower of the event stream (`lidguard events --follow`).
 //!
 //! Run: `cargo bench -p lidguard --bench hook_roundtrip` (options after `--`:
 //! `--runs N`, default 1000; `--seconds S` for the concurrent part, default 10; `--cold N`,
@@ -110,7 +111,39 @@ fn main() {
 
     cold(&home_for_cold(), cold_runs);
 
-    // Concurrent streams: every event must be received.
+    // Concurrent streams: every event must be received, by the daemon and by a follower of
+    // the event stream attached meanwhile.
+    let mut follower = Command::new(BIN)
+        .args(["events", "--follow", "--json", "--since", "now"])
+        .env("LIDGUARD_HOME", home.path())
+        .env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let followed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reader = {
+        let followed = std::sync::Arc::clone(&followed);
+        let stdout = follower.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                assert!(
+                    !line.contains("\"events-lost\""),
+                    "the follower lost events"
+                );
+                if line.contains("\"kind\":\"tool-finished\"") {
+                    followed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    // The follower is attached once a hook event reaches it.
+    while followed.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        time(hook(&payload));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let followed_before = followed.load(std::sync::atomic::Ordering::Relaxed);
     let before = receipts(home.path());
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let sent: usize = std::thread::scope(|scope| {
@@ -137,6 +170,25 @@ fn main() {
             "EVENTS LOST"
         }
     );
+
+    let wait = Instant::now() + Duration::from_secs(30);
+    let got = || followed.load(std::sync::atomic::Ordering::Relaxed) - followed_before;
+    while got() < sent && Instant::now() < wait {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!(
+        "  the `events --follow` follower received {} of them ({})",
+        got(),
+        if got() == sent {
+            "none lost"
+        } else {
+            "EVENTS LOST"
+        }
+    );
+    let _ = follower.kill();
+    let _ = follower.wait();
+    let _ = reader.join();
+    assert_eq!(got(), sent, "the follower must receive every event");
 
     if let Ok(text) = std::fs::read_to_string(home.path().join("run/lidguard.lock"))
         && let Ok(pid) = text.trim().parse::<i32>()

@@ -53,6 +53,14 @@ pub(crate) enum Command {
     Settings(SettingsArgs),
     /// Show the hook events lidguard received, newest last, in local time.
     HookEvents(HookEventsArgs),
+    /// The event stream: what agents reported, what lidguard decided and who was told, as it
+    /// happens (`--follow`), after a replay of recent events.
+    #[command(long_about = EVENTS_ABOUT)]
+    Events(EventsArgs),
+    /// A terminal dashboard: sessions, protection, lid and displays, a pending suspend with
+    /// its countdown, ask before sleep and the last events, redrawn as events happen.
+    #[command(long_about = LIVE_STATUS_ABOUT)]
+    LiveStatus,
     /// Add lidguard's hooks to an agent's config, next to the user's own entries.
     HookInstall(HookConfigArgs),
     /// Check lidguard's hooks in an agent's config and which events have arrived.
@@ -495,6 +503,50 @@ are left alone; lidguard exits with its exit code (128 + N after signal N). SIGT
 are passed on to the command, and SIGINT and SIGQUIT too unless lidguard runs in the \
 terminal's foreground (the terminal sends those to the command itself). If the daemon cannot \
 be reached, the command still runs, with a warning.";
+
+const LIVE_STATUS_ABOUT: &str = "A terminal dashboard: sessions with their state and reasons, \
+protection and why, the lid and displays, a pending suspend with its countdown and phase, ask \
+before sleep, and the last events.\n\n\
+Fed by the event stream (`lidguard events`): it redraws when something happens, and once a \
+second only while a suspend countdown is shown. Starts the daemon when it is not running. Keys: \
+q or Esc quits, ↑/↓ (or k/j) select a session, d (or Delete) removes the selected session, r \
+reconnects after the daemon stopped. Needs a terminal; scripts use `lidguard events --follow \
+--json`.";
+
+const EVENTS_ABOUT: &str = "The event stream: what agents reported, what lidguard decided and who \
+was told, as it happens.\n\n\
+Prints recent events (the last 20, or those since --since), then with --follow every new one \
+as the daemon sees it — no polling; the stream ends when the daemon stops. With --follow the \
+daemon is started when it is not running, and it does not exit for idleness while someone \
+follows. --json prints one object per line with three parts: observation (id, time, source, \
+kind, provider, session, hook event, tool, cwd, payload digest), authority (none, allow, deny, \
+cancel, soft-lock or continue, and the setting, lid and displays it was decided from) and \
+visibility (what the agent was told on stdout, whether it was logged, which webhooks went \
+out); the schema is schema/events.schema.json in lidguard's repository. Hook events and \
+daemon events (sessions, protection taken and released, suspend scheduled, canceled and \
+requested, ask before sleep, lid and display changes, webhooks) share one numbering. \
+--provider and --session keep only that provider's or session's events; events about no \
+session (the lid, protection, a suspend) are always shown.";
+
+#[derive(Debug, Args)]
+pub(crate) struct EventsArgs {
+    /// Keep printing new events as they happen.
+    #[arg(long, short = 'f')]
+    pub(crate) follow: bool,
+    /// One JSON object per line (schema/events.schema.json).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Only this provider's sessions.
+    #[arg(long, value_name = "PROVIDER", value_parser = any_provider())]
+    pub(crate) provider: Option<Provider>,
+    /// Only this session id.
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Replay from: `now` (nothing), `all` (the last 1,000 kept), a duration back (90s, 10m,
+    /// 2h, 1d) or a time (2026-12-02T10:00:00Z). Default: the last 20 events.
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = false)]
+    pub(crate) since: Option<String>,
+}
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {

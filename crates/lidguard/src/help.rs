@@ -18,6 +18,8 @@ const FIXED: &[(&str, &[&str])] = &[
             "run",
             "remove-session",
             "status",
+            "events",
+            "live-status",
             "cleanup-orphans",
         ],
     ),

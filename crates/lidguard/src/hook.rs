@@ -80,6 +80,10 @@ fn handle(
         process_cwd: cwd.as_deref(),
     };
     let mut events = lidguard_providers::parse(provider, &input).map_err(|e| e.to_string())?;
+    let digest = payload_digest(&stdin);
+    for event in &mut events {
+        event.payload_digest = Some(digest.clone());
+    }
     let starts = events.iter().any(|e| e.kind.starts_session());
     if starts {
         let owner = find_owner(provider);
@@ -134,6 +138,18 @@ fn handle(
             .map_err(|e| format!("cannot write the hook output: {e}"))?;
     }
     Ok(())
+}
+
+/// `sha256:<hex>` of the payload as the agent sent it (the event stream's payload digest).
+fn payload_digest(payload: &[u8]) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(payload);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in hash {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
 }
 
 /// Reads the payload: up to [`MAX_STDIN`] bytes kept, the rest read and dropped, until the

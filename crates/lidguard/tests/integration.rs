@@ -11,6 +11,10 @@ mod conformance;
 mod daemon;
 // hook-install / hook-status / hook-remove and the snippets.
 mod hook_config;
+// `lidguard events`: the stream, checked against its schema, under load.
+mod events;
+// `lidguard live-status` under tmux.
+mod live_status;
 // Hooks: fail open, launch rules, closed-lid decisions, concurrency.
 mod hooks;
 // The MCP servers over stdio: tools/list snapshots, protocol errors, a Provider MCP session.

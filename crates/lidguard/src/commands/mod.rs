@@ -1,8 +1,10 @@
 //! One module per command family; [`run`] dispatches.
 
 mod config_edit;
+mod events;
 mod hook_config;
 mod hook_events;
+mod live_status;
 mod machine;
 mod macos_permission;
 mod mcp;
@@ -79,6 +81,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => status::run(&places, args.json),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
+        Command::Events(args) => events::run(&places, &args),
+        Command::LiveStatus => live_status::run(&places),
         Command::HookInstall(args) => hook_config::apply(&places, &args, false),
         Command::HookRemove(args) => {
             if args.trust_codex_hooks {
