@@ -1528,27 +1528,15 @@ fn soft_lock_authority(
     }
 }
 
-/// A daemon event for the stream.
+/// A daemon event for the stream, about the session `key` if any.
 fn daemon_event(kind: &str, key: Option<&SessionKey>, detail: Option<String>) -> StreamEvent {
-    StreamEvent {
-        v: STREAM_VERSION,
-        observation: Observation {
-            id: 0,
-            at: Timestamp::now(),
-            source: Source::Daemon,
-            kind: kind.to_owned(),
-            provider: key.map(|k| k.provider),
-            provider_name: key.and_then(|k| k.provider_name().map(str::to_owned)),
-            session_id: key.map(|k| k.session_id.clone()),
-            hook_event: None,
-            tool: None,
-            cwd: None,
-            payload_digest: None,
-            detail: detail.filter(|d| !d.is_empty()),
-        },
-        authority: Authority::none(),
-        visibility: Visibility::default(),
+    let mut event = StreamEvent::daemon(kind, detail);
+    if let Some(key) = key {
+        event.observation.provider = Some(key.provider);
+        event.observation.provider_name = key.provider_name().map(str::to_owned);
+        event.observation.session_id = Some(key.session_id.clone());
     }
+    event
 }
 
 /// The name the event log uses for hook events (`lidguard hook-events` reads them).

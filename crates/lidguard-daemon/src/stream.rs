@@ -129,29 +129,14 @@ impl Hub {
 
 /// The line a follower gets in place of `missed` events it read too slowly to receive.
 pub(crate) fn lost_line(missed: u64) -> String {
-    use lidguard_ipc::stream::{Authority, Observation, STREAM_VERSION, Source, Visibility};
-    let event = StreamEvent {
-        v: STREAM_VERSION,
-        observation: Observation {
-            // Stream notices are not daemon events and take no number.
-            id: 0,
-            at: Timestamp::now(),
-            source: Source::Stream,
-            kind: "events-lost".to_owned(),
-            provider: None,
-            provider_name: None,
-            session_id: None,
-            hook_event: None,
-            tool: None,
-            cwd: None,
-            payload_digest: None,
-            detail: Some(format!(
-                "{missed} events were not delivered: this follower read more slowly than they came"
-            )),
-        },
-        authority: Authority::none(),
-        visibility: Visibility::default(),
-    };
+    let mut event = StreamEvent::daemon(
+        "events-lost",
+        Some(format!(
+            "{missed} events were not delivered: this follower read more slowly than they came"
+        )),
+    );
+    // Stream notices are not daemon events and take no number.
+    event.observation.source = lidguard_ipc::stream::Source::Stream;
     let mut line = serde_json::to_string(&event).unwrap_or_default();
     line.push('\n');
     line
@@ -159,30 +144,13 @@ pub(crate) fn lost_line(missed: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use lidguard_ipc::stream::{Authority, Observation, STREAM_VERSION, Source, Visibility};
-
     use super::*;
 
     fn event(session: Option<&str>) -> StreamEvent {
-        StreamEvent {
-            v: STREAM_VERSION,
-            observation: Observation {
-                id: 0,
-                at: Timestamp::now(),
-                source: Source::Daemon,
-                kind: "k".into(),
-                provider: session.map(|_| Provider::Claude),
-                provider_name: None,
-                session_id: session.map(str::to_owned),
-                hook_event: None,
-                tool: None,
-                cwd: None,
-                payload_digest: None,
-                detail: None,
-            },
-            authority: Authority::none(),
-            visibility: Visibility::default(),
-        }
+        let mut event = StreamEvent::daemon("k", None);
+        event.observation.provider = session.map(|_| Provider::Claude);
+        event.observation.session_id = session.map(str::to_owned);
+        event
     }
 
     fn ids(items: &[Arc<Item>]) -> Vec<u64> {

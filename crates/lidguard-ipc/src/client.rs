@@ -61,8 +61,6 @@ pub fn request_by(
 ) -> Result<Response, ClientError> {
     use std::io::{BufRead, BufReader, Write};
 
-    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
-
     let socket = places.socket();
     let timeout = deadline.saturating_duration_since(Instant::now());
     let io_err = |source: io::Error| classify(&socket, source, timeout);
@@ -73,13 +71,7 @@ pub fn request_by(
             .max(Duration::from_millis(1))
     };
     stream.set_write_timeout(Some(left())).map_err(io_err)?;
-    let envelope = RequestEnvelope {
-        v: PROTOCOL_VERSION,
-        request: request.clone(),
-    };
-    let mut line =
-        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    line.push(b'\n');
+    let line = request_line(request)?;
     // A daemon that refuses us (another user's, say) answers and closes without reading: the
     // write then fails, but its explanation is waiting to be read.
     let written = stream.write_all(&line);
@@ -123,6 +115,19 @@ pub fn request_by(
     }
     serde_json::from_str(&answer)
         .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))
+}
+
+/// `request` as the line a client writes: the versioned envelope, then a newline.
+fn request_line(request: &Request) -> Result<Vec<u8>, ClientError> {
+    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
+    let envelope = RequestEnvelope {
+        v: PROTOCOL_VERSION,
+        request: request.clone(),
+    };
+    let mut line =
+        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Connects to `socket` without waiting past `deadline`: the socket is non-blocking while it
@@ -182,17 +187,9 @@ pub fn request_by(
     use std::io::{BufRead, BufReader, Write};
     use std::sync::mpsc;
 
-    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
-
     let pipe = places.socket();
     let timeout = deadline.saturating_duration_since(Instant::now());
-    let envelope = RequestEnvelope {
-        v: PROTOCOL_VERSION,
-        request: request.clone(),
-    };
-    let mut line =
-        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    line.push(b'\n');
+    let line = request_line(request)?;
     let (tx, rx) = mpsc::channel::<io::Result<String>>();
     let path = pipe.clone();
     std::thread::spawn(move || {
@@ -321,18 +318,10 @@ pub fn follow(
 ) -> Result<(Response, EventLines), ClientError> {
     use std::io::{BufRead, BufReader, Write};
 
-    use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
-
     let socket = places.socket();
     let deadline = Instant::now() + timeout;
     let io_err = |source: io::Error| classify(&socket, source, timeout);
-    let envelope = RequestEnvelope {
-        v: PROTOCOL_VERSION,
-        request: request.clone(),
-    };
-    let mut line =
-        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    line.push(b'\n');
+    let line = request_line(request)?;
     #[cfg(unix)]
     let (mut writer, mut reader) = {
         let stream = connect_by(&socket, deadline).map_err(io_err)?;

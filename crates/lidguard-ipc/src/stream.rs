@@ -32,6 +32,31 @@ pub struct StreamEvent {
     pub visibility: Visibility,
 }
 
+impl StreamEvent {
+    /// An event of the daemon's own (numbered when published), about no session yet.
+    pub fn daemon(kind: &str, detail: Option<String>) -> StreamEvent {
+        StreamEvent {
+            v: STREAM_VERSION,
+            observation: Observation {
+                id: 0,
+                at: Timestamp::now(),
+                source: Source::Daemon,
+                kind: kind.to_owned(),
+                provider: None,
+                provider_name: None,
+                session_id: None,
+                hook_event: None,
+                tool: None,
+                cwd: None,
+                payload_digest: None,
+                detail: detail.filter(|d| !d.is_empty()),
+            },
+            authority: Authority::none(),
+            visibility: Visibility::default(),
+        }
+    }
+}
+
 /// Where an observation comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

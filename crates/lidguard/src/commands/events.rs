@@ -56,7 +56,7 @@ pub(crate) fn run(places: &Places, args: &EventsArgs) -> anyhow::Result<ExitCode
 
 /// Opens the stream; a follower starts the daemon when none runs (it then sees everything
 /// from the first event on).
-fn open(
+pub(crate) fn open(
     places: &Places,
     request: &Request,
     start: bool,

@@ -5,12 +5,12 @@
 use std::collections::VecDeque;
 use std::process::ExitCode;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::client;
 use lidguard_ipc::protocol::{Request, SessionState, Status};
 use lidguard_ipc::stream::{Replay, StreamEvent, StreamFilter};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -19,7 +19,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Row, Table, TableState};
 
-use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT, daemon_error};
+use super::session::{REQUEST_TIMEOUT, daemon_error};
 
 /// How many recent events the dashboard keeps.
 const EVENTS_KEPT: usize = 200;
@@ -124,24 +124,7 @@ fn connect(places: &Places, tx: &mpsc::Sender<Wake>) -> anyhow::Result<()> {
         replay: Replay::Last(EVENTS_KEPT),
         follow: true,
     };
-    let lines = match client::follow(places, &request, REQUEST_TIMEOUT) {
-        Ok((_, lines)) => lines,
-        Err(ClientError::NotRunning { .. }) => {
-            let exe = std::env::current_exe()?;
-            let _ = places.ensure_runtime_dir();
-            client::request_starting_daemon(
-                places,
-                &Request::Ping,
-                Instant::now() + STARTUP_TIMEOUT,
-                &exe,
-            )
-            .map_err(daemon_error)?;
-            client::follow(places, &request, REQUEST_TIMEOUT)
-                .map_err(daemon_error)?
-                .1
-        }
-        Err(e) => return Err(daemon_error(e)),
-    };
+    let lines = super::events::open(places, &request, true).map_err(daemon_error)?;
     let tx = tx.clone();
     std::thread::spawn(move || {
         for line in lines {
