@@ -46,6 +46,12 @@ pub struct ProtectionPlan {
     /// S3 machine enter away mode instead of sleeping.
     #[serde(default)]
     pub away_mode: bool,
+    /// Let an explicit suspend by the user through: logind holds `sleep` in delay mode (it
+    /// tells lidguard and waits a moment) instead of refusing the suspend. Set while the lid is
+    /// not closed; idle handling and the lid switch stay blocked. Linux only: power requests
+    /// and assertions never refuse a user's sleep.
+    #[serde(default)]
+    pub sleep_gives_way: bool,
     /// Windows: keep the display on too (the `prevent-display-sleep` setting); logind has no
     /// such lock, so Linux holds `idle` for it.
     #[serde(default)]

@@ -1609,6 +1609,7 @@ impl Registry {
             reason: power.reason.clone(),
             away_mode: power.prevent_system_sleep && power.prevent_away_mode_sleep == Some(true),
             display: power.prevent_display_sleep,
+            sleep_gives_way: self.machine.lid != Lid::Closed,
             why: match (count, &self.pending_suspend) {
                 (0, Some(p)) if p.ask.is_some() => {
                     "asking before sleep: an agent may go on".to_owned()

@@ -78,6 +78,9 @@ pub enum SuspendReason {
     SoftLocked,
     /// The machine was too hot with the lid closed.
     EmergencyHibernation,
+    /// Not lidguard's request: the user (or another program) suspended the machine while
+    /// sessions worked, which lidguard let through (see `ProtectionPlan::sleep_gives_way`).
+    UserRequested,
 }
 
 impl SuspendReason {
@@ -87,6 +90,7 @@ impl SuspendReason {
             SuspendReason::Completed => "Completed",
             SuspendReason::SoftLocked => "SoftLocked",
             SuspendReason::EmergencyHibernation => "EmergencyHibernation",
+            SuspendReason::UserRequested => "UserRequested",
         }
     }
 }

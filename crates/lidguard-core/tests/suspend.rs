@@ -363,3 +363,36 @@ fn no_emergency_with_the_lid_open_a_display_no_protection_or_the_feature_off() {
     sim.apply(Input::Temperature { celsius: Some(105) });
     assert!(sim.requests().is_empty());
 }
+
+/// Sleep gives way to an explicit suspend while the lid is open (or there is none); closing
+/// the lid asks for a plan that refuses it, opening it again gives way again.
+#[test]
+fn sleep_gives_way_exactly_while_the_lid_is_not_closed() {
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    sim.start("a");
+    assert!(sim.reg.protection().unwrap().sleep_gives_way);
+    let plans = |sim: &mut sim::Sim| -> Vec<bool> {
+        sim.take()
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Protection(Some(p)) => Some(p.sleep_gives_way),
+                _ => None,
+            })
+            .collect()
+    };
+    plans(&mut sim);
+    sim.apply(Input::Machine(CLOSED));
+    assert_eq!(plans(&mut sim), [false]);
+    sim.apply(Input::Machine(Machine::UNKNOWN));
+    assert_eq!(
+        plans(&mut sim),
+        [true],
+        "no lid known: an explicit suspend goes through"
+    );
+    sim.apply(Input::Machine(OPEN));
+    assert_eq!(
+        plans(&mut sim),
+        Vec::<bool>::new(),
+        "no change, no new plan"
+    );
+}

@@ -51,6 +51,9 @@ const MACHINE_FALLBACK_POLL: Duration = Duration::from_secs(15);
 /// before it reads the database) writes them first.
 const WRITE_DELAY: Duration = Duration::from_millis(20);
 
+/// How long after its own suspend request the OS's sleep announcement is taken as lidguard's.
+const OWN_SUSPEND_WINDOW: Duration = Duration::from_secs(60);
+
 /// The longest the post-stop (or follow-up) sound may play.
 pub(crate) const SOUND_LIMIT: Duration = Duration::from_secs(60);
 
@@ -117,6 +120,11 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     temperature_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let roots = Roots::from_env();
     let (machine_tx, mut machine_changes) = mpsc::unbounded_channel::<()>();
+    let (sleep_tx, mut sleeps) = mpsc::unbounded_channel::<bool>();
+    if let Ok(power) = &power {
+        let watched = power.watch_sleep(sleep_tx).await;
+        tracing::debug!(watched, "the OS's sleep announcements");
+    }
     let machine_watch =
         crate::machine_watch::MachineWatch::start(&roots, power.as_ref().ok(), machine_tx).await;
     tracing::info!(
@@ -154,6 +162,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         stream: crate::stream::Hub::new(left_tx),
         held_back: None,
         exit_deferred: false,
+        own_suspend_at: None,
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -187,6 +196,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             Some(attempt) = records.recv() => rt.record_attempt(&attempt),
             Some((key, wait)) = hooks_gone.recv() => rt.hook_left(key, wait).await,
             Some(()) = followers_left.recv() => rt.follower_left(),
+            Some(starting) = sleeps.recv() => rt.os_sleep(starting).await,
             Some(change) = fs_events.recv() => {
                 rt.watchers.changed(change);
                 if rt.watchers.needs_resync() {
@@ -353,6 +363,9 @@ struct Runtime {
     held_back: Option<Vec<StreamEvent>>,
     /// The idle exit came while someone follows the stream: it happens when they leave.
     exit_deferred: bool,
+    /// When lidguard last asked the OS to suspend (its own sleep announcements are not a
+    /// user's suspend).
+    own_suspend_at: Option<std::time::Instant>,
 }
 
 impl Runtime {
@@ -748,6 +761,71 @@ impl Runtime {
         self.publish(event);
     }
 
+    /// The OS announced a sleep (`starting`) or a wake-up. A sleep lidguard did not ask for
+    /// while it held protection is an explicit suspend it let through (the `sleep` lock gives
+    /// way while the lid is open): everything is released at once so the OS need not wait
+    /// for it, and the suspend is recorded. After the wake-up protection is taken again.
+    async fn os_sleep(&mut self, starting: bool) {
+        if !starting {
+            tracing::info!("the machine woke up (or did not sleep)");
+            self.publish_daemon("resumed", None, String::new());
+            let wanted = self.registry.protection().cloned();
+            if wanted.is_some() && self.held.is_none() {
+                self.set_protection(wanted).await;
+            }
+            return;
+        }
+        // lidguard's own request: the OS announces it too (before answering the request).
+        if self
+            .own_suspend_at
+            .is_some_and(|at| at.elapsed() < OWN_SUSPEND_WINDOW)
+        {
+            return;
+        }
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        self.held_plan = None;
+        let gave_way = held.giving_way();
+        drop(held);
+        let working = self
+            .registry
+            .sessions()
+            .filter(|s| s.needs_protection())
+            .count();
+        tracing::info!(
+            working,
+            ?gave_way,
+            "a suspend lidguard did not ask for: protection released for it"
+        );
+        self.publish_daemon(
+            "protection-released",
+            None,
+            "released for a suspend lidguard did not ask for".into(),
+        );
+        let entry = lidguard_ipc::protocol::SuspendHistoryEntry {
+            recorded_at: Timestamp::now(),
+            suspend_mode: lidguard_core::settings::SuspendMode::Sleep
+                .name()
+                .to_owned(),
+            reason: lidguard_core::suspend::SuspendReason::UserRequested,
+            succeeded: true,
+            error: None,
+            active_session_count: working,
+            trigger_session_count: 0,
+            temperature_celsius: None,
+            threshold_celsius: None,
+            temperature_mode: None,
+        };
+        let keep = self.registry.settings().suspend_history_entry_count;
+        crate::suspend::record(self.store.as_ref(), std::slice::from_ref(&entry), keep);
+        self.log(&LogEvent {
+            name: "suspend-by-user".to_owned(),
+            key: None,
+            detail: format!("{working} sessions working; lidguard let it through"),
+        });
+    }
+
     /// A follower went away: an idle exit it postponed happens now, if still due.
     fn follower_left(&mut self) {
         if self.exit_deferred
@@ -1034,6 +1112,20 @@ impl Runtime {
                 );
                 power.hold(&smaller).await.map(|held| (held, Some(note)))
             }
+            // Allowed to block sleep but not to delay it (an older polkit rule, say): keep the
+            // machine awake as before, and say that a suspend the user asks for is refused.
+            Err(PowerError::Refused { what, message, .. })
+                if plan.sleep_gives_way && what == Inhibit::Sleep.as_str() =>
+            {
+                let blocking = ProtectionPlan {
+                    sleep_gives_way: false,
+                    ..plan.clone()
+                };
+                let note = format!(
+                    "holding sleep in delay mode was refused ({message}), so it is blocked: a                      suspend you ask for is refused while agents work (`sudo lidguard                      linux-permission install` allows delay mode)"
+                );
+                power.hold(&blocking).await.map(|held| (held, Some(note)))
+            }
             other => other.map(|held| (held, None)),
         };
         match result {
@@ -1203,6 +1295,7 @@ impl Runtime {
     /// registry wants (emergency hibernation leaves working sessions; after a failed or
     /// finished suspend they need their protection back).
     async fn suspend(&mut self, request: &lidguard_core::suspend::SuspendRequest) {
+        self.own_suspend_at = Some(std::time::Instant::now());
         if self.held.take().is_some() {
             tracing::info!("protection released for the suspend request");
             self.publish_daemon(
@@ -1361,6 +1454,11 @@ impl Runtime {
             .collect();
         let wanted = self.registry.protection();
         let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();
+        let giving_way = self
+            .held
+            .as_ref()
+            .map(|h| h.giving_way())
+            .unwrap_or_default();
         let unavailable_reason = match &self.power {
             Err(reason) => Some(reason.clone()),
             Ok(_) => self.power_error.clone(),
@@ -1372,6 +1470,7 @@ impl Runtime {
             protection: ProtectionStatus {
                 held: self.held.is_some(),
                 inhibitors: held.iter().map(|i| i.as_str().to_owned()).collect(),
+                delay_inhibitors: giving_way.iter().map(|i| i.as_str().to_owned()).collect(),
                 unavailable_reason,
                 wanted: wanted.is_some(),
                 why: self.held_plan.as_ref().map(|p| p.why.clone()),

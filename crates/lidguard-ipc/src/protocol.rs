@@ -331,6 +331,10 @@ pub struct ProtectionStatus {
     pub held: bool,
     /// What is held (`sleep`, `idle`, `handle-lid-switch`).
     pub inhibitors: Vec<String>,
+    /// Those of `inhibitors` that let an explicit suspend by the user through (logind's delay
+    /// mode, while the lid is open); the others refuse it.
+    #[serde(default)]
+    pub delay_inhibitors: Vec<String>,
     /// Why protection cannot be had at all, or why the last attempt failed; `null` when fine.
     pub unavailable_reason: Option<String>,
     /// Whether sessions want protection now.

@@ -1,17 +1,19 @@
 //! The polkit rules file behind `lidguard linux-permission install|remove|status`.
 //!
-//! lidguard keeps a laptop awake through systemd-logind's *block* inhibitors and suspends it
+//! lidguard keeps a laptop awake through systemd-logind's inhibitors and suspends it
 //! when the agents are done. logind asks polkit before it hands out those locks or suspends
 //! the machine, and by default polkit only allows that, without a password, to the user of an
 //! active local session. lidguard runs as a background per-user service, which is not such a
 //! session, so logind often refuses it (or would need a password nobody is there to type).
 //!
 //! This module manages one rules file, [`RULE_FILE`] in [`RULES_DIR`], that says yes to one
-//! named user for exactly the seven logind actions in [`ACTIONS`]:
+//! named user for exactly the eight logind actions in [`ACTIONS`]:
 //!
 //! - `suspend`, `hibernate` and their `-multiple-sessions` variants: put the machine to sleep
 //!   once the work is done, also while other users are logged in;
 //! - `inhibit-block-sleep` and `inhibit-block-idle`: keep the machine awake while agents work;
+//! - `inhibit-delay-sleep`: hold sleep while the lid is open so that a suspend the user asks
+//!   for still goes through (after lidguard let go);
 //! - `inhibit-handle-lid-switch`: keep it awake with the lid closed.
 //!
 //! Nothing else is granted: no power-off or reboot, no `*-ignore-inhibit` actions (lidguard
@@ -42,13 +44,14 @@ pub const RULES_DIR: &str = "/etc/polkit-1/rules.d";
 pub const RULE_FILE: &str = "49-lidguard.rules";
 
 /// The logind polkit actions the rule allows the chosen user, and nothing more.
-pub const ACTIONS: [&str; 7] = [
+pub const ACTIONS: [&str; 8] = [
     "org.freedesktop.login1.suspend",
     "org.freedesktop.login1.suspend-multiple-sessions",
     "org.freedesktop.login1.hibernate",
     "org.freedesktop.login1.hibernate-multiple-sessions",
     "org.freedesktop.login1.inhibit-block-sleep",
     "org.freedesktop.login1.inhibit-block-idle",
+    "org.freedesktop.login1.inhibit-delay-sleep",
     "org.freedesktop.login1.inhibit-handle-lid-switch",
 ];
 
@@ -945,7 +948,7 @@ if (calls !== 1 || typeof rule !== "function") {
 }
 const users = [want, want + "x", want.slice(0, -1), "root", "", undefined];
 const others = ["org.freedesktop.login1.reboot", "org.freedesktop.login1.power-off",
-    "org.freedesktop.login1.suspend-ignore-inhibit", "org.freedesktop.login1.inhibit-delay-sleep",
+    "org.freedesktop.login1.suspend-ignore-inhibit", "org.freedesktop.login1.inhibit-delay-shutdown",
     "org.freedesktop.login1.suspendx", "org.freedesktop.login1", "", undefined];
 let failures = 0;
 let checked = 0;
@@ -991,7 +994,9 @@ process.exit(failures === 0 ? 0 : 1);
                 "user {user:?}: node failed ({}):\n{stderr}\n{stdout}",
                 output.status
             );
-            assert_eq!(stdout.trim(), "checked 90", "user {user:?}");
+            // 6 users × (the actions + 8 others).
+            let checked = format!("checked {}", 6 * (ACTIONS.len() + 8));
+            assert_eq!(stdout.trim(), checked, "user {user:?}");
         }
     }
 }

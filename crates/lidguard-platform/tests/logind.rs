@@ -308,3 +308,50 @@ fn production_connect_settles_within_the_timeout() {
         }
     }
 }
+
+#[test]
+fn sleep_gives_way_in_delay_mode_while_idle_and_the_lid_switch_stay_blocked() {
+    let _serial = serial();
+    let Some(logind) = logind_or_skip() else {
+        return;
+    };
+    let rt = runtime();
+    let power = connect(&rt, &logind);
+    let mut giving_way = plan(&[Inhibit::Sleep, Inhibit::Idle], true);
+    giving_way.sleep_gives_way = true;
+    let held = block_on(&rt, power.hold(&giving_way)).expect("hold");
+    assert_eq!(
+        held.inhibits(),
+        vec![Inhibit::Sleep, Inhibit::Idle, Inhibit::HandleLidSwitch]
+    );
+    assert_eq!(held.giving_way(), vec![Inhibit::Sleep]);
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    assert_eq!(logind.delay_inhibited(), "sleep");
+    let mut modes: Vec<(String, String)> = logind
+        .list_inhibitors()
+        .into_iter()
+        .map(|i| (i.0, i.3))
+        .collect();
+    modes.sort();
+    assert_eq!(
+        modes,
+        [
+            ("handle-lid-switch".into(), "block".into()),
+            ("idle".into(), "block".into()),
+            ("sleep".into(), "delay".into()),
+        ]
+    );
+    drop(held);
+    assert_released(&logind);
+    assert_eq!(logind.delay_inhibited(), "");
+
+    // Without sleep in the plan there is nothing to give way.
+    let mut idle_only = plan(&[Inhibit::Idle], false);
+    idle_only.sleep_gives_way = true;
+    let held = block_on(&rt, power.hold(&idle_only)).expect("hold");
+    assert!(held.giving_way().is_empty());
+    assert_eq!(logind.block_inhibited(), "idle");
+    assert_eq!(logind.delay_inhibited(), "");
+    drop(held);
+    assert_released(&logind);
+}

@@ -32,6 +32,9 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+#[cfg(unix)]
+mod stand_in_systemd;
+
 /// Where Debian and most distributions install logind.
 pub const LOGIND_PATH: &str = "/lib/systemd/systemd-logind";
 
@@ -184,6 +187,10 @@ pub struct PrivateLogind {
     bus: PrivateBus,
     /// Held while this logind runs; released when the struct drops.
     _machine_lock: File,
+    /// The stand-in for PID 1's manager, when this logind may sleep (see
+    /// [`PrivateLogind::start_able_to_sleep`]).
+    #[cfg(unix)]
+    stand_in: Option<stand_in_systemd::StandInSystemd>,
 }
 
 impl PrivateLogind {
@@ -194,6 +201,34 @@ impl PrivateLogind {
     /// Returns `Err(reason)` when not root, when a binary is missing, or when logind does not
     /// come up. Waits first for any other private logind on this machine to be dropped.
     pub fn start() -> Result<PrivateLogind, String> {
+        PrivateLogind::start_with(false)
+    }
+
+    /// A [`PrivateLogind`] that can carry out a suspend without touching the machine: logind
+    /// runs in a mount namespace of its own where `/sys/power/state` offers `mem` (so its
+    /// `CanSuspend` check passes whatever this machine supports), and the units it starts go
+    /// to a stand-in for PID 1's manager on the private bus, which records them and reports
+    /// their jobs done. logind then goes through the whole sleep sequence — `PrepareForSleep`,
+    /// waiting for delay inhibitors, `StartUnit("suspend.target")`, `PrepareForSleep(false)`.
+    pub fn start_able_to_sleep() -> Result<PrivateLogind, String> {
+        PrivateLogind::start_with(true)
+    }
+
+    /// The units logind asked PID 1 (the stand-in) to start, with when; empty unless started
+    /// with [`PrivateLogind::start_able_to_sleep`].
+    pub fn started_units(&self) -> Vec<(String, Instant)> {
+        self.stand_in
+            .as_ref()
+            .map(|s| {
+                s.started
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone()
+            })
+            .unwrap_or_default()
+    }
+
+    fn start_with(able_to_sleep: bool) -> Result<PrivateLogind, String> {
         if !cfg!(target_os = "linux") {
             return Err("a private systemd-logind needs Linux".to_owned());
         }
@@ -215,7 +250,27 @@ impl PrivateLogind {
         let log_err = log
             .try_clone()
             .map_err(|e| format!("cannot duplicate the log file: {e}"))?;
-        let logind = Command::new(LOGIND_PATH)
+        let stand_in = if able_to_sleep {
+            Some(stand_in_systemd::StandInSystemd::start(bus.address())?)
+        } else {
+            None
+        };
+        let mut command = if able_to_sleep {
+            let state = bus.dir().join("power-state");
+            fs::write(&state, "freeze mem disk\n")
+                .map_err(|e| format!("cannot write {}: {e}", state.display()))?;
+            let mut command = Command::new("unshare");
+            command
+                .args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg("mount --bind \"$1\" /sys/power/state && exec \"$2\"")
+                .arg("sh")
+                .arg(&state)
+                .arg(LOGIND_PATH);
+            command
+        } else {
+            Command::new(LOGIND_PATH)
+        };
+        let logind = command
             .env("DBUS_SYSTEM_BUS_ADDRESS", bus.address())
             .stdin(Stdio::null())
             .stdout(log)
@@ -227,6 +282,7 @@ impl PrivateLogind {
             log_path,
             bus,
             _machine_lock: machine_lock,
+            stand_in,
         };
 
         let deadline = Instant::now() + START_TIMEOUT;
@@ -278,13 +334,27 @@ impl PrivateLogind {
 
     /// logind's `BlockInhibited` property, or why it could not be read.
     pub fn try_block_inhibited(&self) -> Result<String, String> {
+        self.try_inhibited("BlockInhibited")
+    }
+
+    /// logind's `DelayInhibited` property: the locks held in delay mode ("" when none).
+    ///
+    /// # Panics
+    ///
+    /// When logind cannot be asked.
+    pub fn delay_inhibited(&self) -> String {
+        self.try_inhibited("DelayInhibited")
+            .unwrap_or_else(|error| panic!("{error}; logind log: {}", self.log()))
+    }
+
+    fn try_inhibited(&self, property: &str) -> Result<String, String> {
         let json = self.bus.busctl(&[
             "--json=short",
             "get-property",
             "org.freedesktop.login1",
             "/org/freedesktop/login1",
             "org.freedesktop.login1.Manager",
-            "BlockInhibited",
+            property,
         ])?;
         let value: serde_json::Value =
             serde_json::from_str(&json).map_err(|e| format!("busctl printed {json:?}: {e}"))?;
@@ -409,7 +479,21 @@ pub fn serial() -> MutexGuard<'static, ()> {
     reason = "a skipped test says why on the test's stderr"
 )]
 pub fn logind_or_skip() -> Option<PrivateLogind> {
-    match PrivateLogind::start() {
+    or_skip(PrivateLogind::start())
+}
+
+/// [`logind_or_skip`] for a logind that can carry out a suspend against the stand-in for PID 1
+/// ([`PrivateLogind::start_able_to_sleep`]).
+pub fn logind_able_to_sleep_or_skip() -> Option<PrivateLogind> {
+    or_skip(PrivateLogind::start_able_to_sleep())
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "a skipped test says why on the test's stderr"
+)]
+fn or_skip(started: Result<PrivateLogind, String>) -> Option<PrivateLogind> {
+    match started {
         Ok(logind) => Some(logind),
         Err(reason) => {
             if std::env::var_os("CI").is_some_and(|value| !value.is_empty()) {

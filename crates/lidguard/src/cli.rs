@@ -118,7 +118,7 @@ pub(crate) enum Command {
         status: the rule's state and logind's CanSuspend/CanHibernate. check: takes and releases \
         a test inhibitor for sleep, idle and the lid switch (never suspends); exits 1 when \
         refused. install: writes /etc/polkit-1/rules.d/49-lidguard.rules for --user (default: \
-        the user who ran sudo), allowing only suspend, hibernate and the three block inhibitors; \
+        the user who ran sudo), allowing only suspend, hibernate, the three block inhibitors and the sleep delay inhibitor; \
         needs root. remove: deletes it. A file of that name that lidguard did not write is never \
         overwritten or deleted."
     )]

@@ -17,25 +17,33 @@ fn start_holds_logind_inhibitors_and_stop_releases_them() {
     assert_eq!(logind.block_inhibited(), "");
 
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
-    let held = logind.block_inhibited();
-    for what in ["sleep", "idle", "handle-lid-switch"] {
-        assert!(
-            held.split(':').any(|w| w == what),
-            "{what} missing from {held:?}"
-        );
-    }
+    // No lid is closed here: idle handling and the lid switch are blocked, and sleep is held
+    // in delay mode, so a suspend the user asks for goes through.
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    assert_eq!(logind.delay_inhibited(), "sleep");
     let daemon = home.daemon_pid().unwrap();
-    let ours: Vec<_> = logind
+    let mut ours: Vec<_> = logind
         .list_inhibitors()
         .into_iter()
         .filter(|i| i.1 == "lidguard")
+        .map(|i| {
+            assert_eq!(i.5, daemon);
+            (i.0, i.3, i.2)
+        })
         .collect();
-    assert_eq!(ours.len(), 2, "{ours:?}");
-    assert!(ours.iter().all(|i| i.3 == "block" && i.5 == daemon));
-    assert!(
-        ours.iter()
-            .any(|i| i.0 == "sleep:idle" && i.2 == "1 agent session working"),
-        "{ours:?}"
+    ours.sort();
+    let working = "1 agent session working".to_owned();
+    assert_eq!(
+        ours,
+        [
+            (
+                "handle-lid-switch".into(),
+                "block".into(),
+                ours[0].2.clone()
+            ),
+            ("idle".into(), "block".into(), working.clone()),
+            ("sleep".into(), "delay".into(), working),
+        ],
     );
 
     let status = home.status();
@@ -43,6 +51,10 @@ fn start_holds_logind_inhibitors_and_stop_releases_them() {
     assert_eq!(
         status["protection"]["inhibitors"],
         serde_json::json!(["sleep", "idle", "handle-lid-switch"])
+    );
+    assert_eq!(
+        status["protection"]["delayInhibitors"],
+        serde_json::json!(["sleep"])
     );
     assert_eq!(
         status["protection"]["unavailableReason"],
@@ -57,10 +69,11 @@ fn start_holds_logind_inhibitors_and_stop_releases_them() {
         "{whys:?}"
     );
     home.ok(&["stop", "--provider", "codex", "--session", "s2"]);
-    assert!(logind.block_inhibited().contains("sleep"));
+    assert_eq!(logind.delay_inhibited(), "sleep");
 
     home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    assert_eq!(logind.delay_inhibited(), "");
     assert_eq!(home.status()["protection"]["held"], false);
 }
 
@@ -91,9 +104,10 @@ fn a_soft_locked_session_releases_and_activity_reacquires() {
     });
     assert!(
         logind
-            .wait_block_inhibited(WAIT, |s| s.contains("sleep"))
+            .wait_block_inhibited(WAIT, |s| s.contains("idle"))
             .contains("idle")
     );
+    assert_eq!(logind.delay_inhibited(), "sleep");
 }
 
 #[test]
@@ -105,7 +119,8 @@ fn lid_switch_is_held_only_when_change_lid_action_is_on() {
     let home = Home::with_bus(logind.address());
     home.write_settings(r#"{ "changeLidAction": false }"#);
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
-    assert_eq!(logind.block_inhibited(), "sleep:idle");
+    assert_eq!(logind.block_inhibited(), "idle");
+    assert_eq!(logind.delay_inhibited(), "sleep");
 
     // Turning it on takes effect on the running daemon at once.
     home.ok(&["settings", "--change-lid-action", "on"]);
@@ -220,9 +235,11 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(logind.block_inhibited().contains("sleep"));
-    // The daemon sees the closed lid on its next machine reading.
+    // The daemon sees the closed lid on its next machine reading; with the lid closed sleep
+    // is blocked outright.
     assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
+    logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    assert_eq!(logind.delay_inhibited(), "");
     std::thread::sleep(Duration::from_millis(2500));
 
     home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
@@ -357,18 +374,174 @@ fn run_holds_the_inhibitor_while_the_command_runs() {
         .stdin(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let held = logind.wait_block_inhibited(WAIT, |held| held.contains("sleep"));
-    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
+    let held = logind.wait_block_inhibited(WAIT, |held| held.contains("idle"));
+    assert!(held.split(':').any(|w| w == "idle"), "{held:?}");
     let ours: Vec<_> = logind
         .list_inhibitors()
         .into_iter()
         .filter(|i| i.1 == "lidguard")
         .collect();
     assert!(
-        ours.iter().any(|i| i.0 == "sleep:idle" && i.3 == "block"),
+        ours.iter().any(|i| i.0 == "idle" && i.3 == "block"),
+        "{ours:?}"
+    );
+    assert!(
+        ours.iter().any(|i| i.0 == "sleep" && i.3 == "delay"),
         "{ours:?}"
     );
     std::fs::write(&release, "").unwrap();
     assert_eq!(run.wait().unwrap().code(), Some(3));
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+}
+
+/// `systemctl --check-inhibitors=yes suspend` against the private logind, as a user on a
+/// terminal runs it (the flag makes systemctl check inhibitors as it does for them). systemctl
+/// refuses to run unless `/run/systemd/system` exists, so it runs in a mount namespace of its
+/// own where a private tmpfs provides that directory; it reaches logind through
+/// `DBUS_SYSTEM_BUS_ADDRESS`. Returns its exit status and what it printed.
+fn systemctl_suspend(logind: &lidguard_testbus::PrivateLogind) -> (bool, String) {
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs none /run/systemd && mkdir /run/systemd/system && \
+             exec systemctl --check-inhibitors=yes suspend",
+        )
+        .env("DBUS_SYSTEM_BUS_ADDRESS", logind.address())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn a_users_suspend_goes_through_with_the_lid_open_and_is_refused_with_it_closed() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    // systemctl will ask this logind to suspend: only where it cannot.
+    if !only_where_logind_says_na(&logind, "CanSuspend") {
+        return;
+    }
+    let home = Home::with_bus(logind.address());
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
+    let lidguard = |args: &[&str]| {
+        let out = home
+            .cmd(args)
+            .env("LIDGUARD_PROC_ROOT", &proc_root)
+            .env("LIDGUARD_SYS_ROOT", &sys_root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    lidguard(&["start", "--provider", "claude", "--session", "s1"]);
+    assert!(eventually(WAIT, || home.status()["lid"] == "Open"));
+    // An agent works with the lid open: idle handling and the lid switch are refused, sleep
+    // gives way.
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    assert_eq!(logind.delay_inhibited(), "sleep");
+    let (ok, said) = systemctl_suspend(&logind);
+    eprintln!("lid open, an agent working: systemctl suspend said: {said}");
+    assert!(!ok);
+    assert!(!said.contains("inhibited"), "{said}");
+    // Past the inhibitor check, logind itself answers: this machine cannot sleep at all.
+    assert!(
+        said.contains("Call to Suspend failed: Sleep verb \"suspend\" not supported"),
+        "{said}"
+    );
+
+    // The lid closes (the daemon looks when a session stops): now sleep is refused too.
+    crate::util::set_lid(&proc_root, "closed");
+    lidguard(&["start", "--provider", "custom", "--session", "s2"]);
+    lidguard(&["stop", "--provider", "custom", "--session", "s2"]);
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| s.contains("sleep")),
+        "sleep:idle:handle-lid-switch"
+    );
+    assert_eq!(logind.delay_inhibited(), "");
+    let (ok, said) = systemctl_suspend(&logind);
+    eprintln!("lid closed, an agent working: systemctl suspend said: {said}");
+    assert!(!ok);
+    assert!(
+        said.contains("Operation inhibited by \"lidguard\"")
+            && said.contains("1 agent session working"),
+        "{said}"
+    );
+}
+
+/// The whole sequence with logind able to sleep (a stand-in for PID 1 takes the unit it
+/// starts): the user suspends while an agent works with the lid open; logind announces it,
+/// lidguard lets go at once (logind would otherwise wait `InhibitDelayMaxSec`, 5 s), records
+/// the suspend, and holds protection again once logind says the machine is back.
+#[test]
+fn a_suspend_the_user_asks_for_is_let_through_recorded_and_protection_comes_back() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_able_to_sleep_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    assert_eq!(logind.delay_inhibited(), "sleep");
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    let asked = std::time::Instant::now();
+    let answer = logind.bus().busctl(&[
+        "call",
+        "org.freedesktop.login1",
+        "/org/freedesktop/login1",
+        "org.freedesktop.login1.Manager",
+        "Suspend",
+        "b",
+        "false",
+    ]);
+    eprintln!("logind answered the user's Suspend with {answer:?}");
+    assert!(answer.is_ok(), "{answer:?}; logind log:\n{}", logind.log());
+    assert!(
+        eventually(WAIT, || !logind.started_units().is_empty()),
+        "logind never started the sleep unit; its log:\n{}",
+        logind.log()
+    );
+    let (unit, at) = logind.started_units()[0].clone();
+    assert_eq!(unit, "suspend.target");
+    let waited = at.duration_since(asked);
+    eprintln!("suspend.target started {waited:?} after the user's Suspend");
+    assert!(
+        waited < Duration::from_secs(2),
+        "logind waited {waited:?}: lidguard did not let go of its delay lock"
+    );
+    let history = || -> serde_json::Value {
+        serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
+    };
+    assert!(eventually(WAIT, || history()
+        .as_array()
+        .is_some_and(|h| !h.is_empty())));
+    let entry = &history()[0];
+    assert_eq!(entry["reason"], "UserRequested", "{entry}");
+    assert_eq!(entry["succeeded"], true);
+    assert_eq!(entry["activeSessionCount"], 1);
+    // Back from sleep (the job is done): the session still works, protection is held again.
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| !s.is_empty()),
+        "idle:handle-lid-switch"
+    );
+    assert_eq!(logind.delay_inhibited(), "sleep");
+    let events = home.ok(&["events", "--since", "all"]);
+    let order: Vec<usize> = ["suspend-by-user", "resumed", "protection-taken"]
+        .iter()
+        .map(|k| {
+            events
+                .rfind(&format!("  {k}"))
+                .unwrap_or_else(|| panic!("{k} missing:\n{events}"))
+        })
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{events}");
+    let text = home.ok(&["suspend-history"]);
+    assert!(text.contains("UserRequested"), "{text}");
 }

@@ -1,8 +1,13 @@
 //! Linux keep-awake: systemd-logind inhibitors over the system D-Bus.
 //!
-//! Each lock group is one `Inhibit(what, who, why, "block")` call. logind answers with the
+//! Each lock group is one `Inhibit(what, who, why, mode)` call. logind answers with the
 //! write end of a FIFO; the inhibitor lasts exactly as long as that file descriptor is open in
 //! some process, so the guard only has to own the descriptors, and a crash releases them too.
+//!
+//! `sleep` is held in delay mode while the plan lets an explicit suspend through (the lid is
+//! open): logind then suspends when the user asks, after telling lidguard (`PrepareForSleep`),
+//! instead of refusing; `systemctl suspend` only refuses over block-mode locks. Idle handling
+//! and the lid switch stay in block mode.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -58,6 +63,10 @@ trait LoginManager {
     /// The colon-joined block-mode locks currently held by anyone, e.g. "sleep:idle".
     #[zbus(property)]
     fn block_inhibited(&self) -> zbus::Result<String>;
+
+    /// `true` right before the machine sleeps, `false` after it woke up (or failed to sleep).
+    #[zbus(signal)]
+    fn prepare_for_sleep(&self, start: bool) -> zbus::Result<()>;
 }
 
 /// Keep-awake through logind.
@@ -69,18 +78,44 @@ struct LogindPower {
     bus: String,
 }
 
+/// logind's inhibitor modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The operation is refused while the lock is held.
+    Block,
+    /// The operation waits (at most `InhibitDelayMaxSec`) until the lock is released.
+    Delay,
+}
+
+impl Mode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Mode::Block => "block",
+            Mode::Delay => "delay",
+        }
+    }
+}
+
 /// Inhibitor descriptors held for one plan.
 #[derive(Debug)]
 struct LogindHold {
-    /// One descriptor per lock group, with the locks it stands for.
-    locks: Vec<(Vec<Inhibit>, OwnedFd)>,
+    /// One descriptor per lock group, with the locks it stands for and its mode.
+    locks: Vec<(Vec<Inhibit>, Mode, OwnedFd)>,
 }
 
 impl HeldProtection for LogindHold {
     fn inhibits(&self) -> Vec<Inhibit> {
         self.locks
             .iter()
-            .flat_map(|(group, _)| group.iter().copied())
+            .flat_map(|(group, _, _)| group.iter().copied())
+            .collect()
+    }
+
+    fn giving_way(&self) -> Vec<Inhibit> {
+        self.locks
+            .iter()
+            .filter(|(_, mode, _)| *mode == Mode::Delay)
+            .flat_map(|(group, _, _)| group.iter().copied())
             .collect()
     }
 }
@@ -98,14 +133,15 @@ impl LogindPower {
     async fn inhibit(
         &self,
         group: Vec<Inhibit>,
+        mode: Mode,
         who: &str,
         why: &str,
-    ) -> Result<(Vec<Inhibit>, OwnedFd), PowerError> {
+    ) -> Result<(Vec<Inhibit>, Mode, OwnedFd), PowerError> {
         let what = what_of(&group);
-        match self.proxy.inhibit(&what, who, why, "block").await {
+        match self.proxy.inhibit(&what, who, why, mode.as_str()).await {
             Ok(fd) => {
-                tracing::debug!(%what, %who, %why, "took logind inhibitor");
-                Ok((group, OwnedFd::from(fd)))
+                tracing::debug!(%what, mode = mode.as_str(), %who, %why, "took logind inhibitor");
+                Ok((group, mode, OwnedFd::from(fd)))
             }
             Err(error) => Err(hold_error(what, &error)),
         }
@@ -124,15 +160,33 @@ impl PowerControl for LogindPower {
                 plan.who.as_str()
             };
             let mut locks = Vec::new();
-            let keep_awake = keep_awake_group(plan);
+            let mut keep_awake = keep_awake_group(plan);
+            let gives_way = plan.sleep_gives_way && keep_awake.contains(&Inhibit::Sleep);
+            if gives_way {
+                keep_awake.retain(|i| *i != Inhibit::Sleep);
+            }
+            if gives_way {
+                locks.push(
+                    self.inhibit(vec![Inhibit::Sleep], Mode::Delay, who, &plan.why)
+                        .await?,
+                );
+            }
             if !keep_awake.is_empty() {
-                locks.push(self.inhibit(keep_awake, who, &plan.why).await?);
+                // On error `locks` drops here, releasing what was taken: all or nothing.
+                locks.push(
+                    self.inhibit(keep_awake, Mode::Block, who, &plan.why)
+                        .await?,
+                );
             }
             if wants_lid_switch(plan) {
-                // On error `locks` drops here, releasing the keep-awake lock: all or nothing.
                 locks.push(
-                    self.inhibit(vec![Inhibit::HandleLidSwitch], who, LID_SWITCH_WHY)
-                        .await?,
+                    self.inhibit(
+                        vec![Inhibit::HandleLidSwitch],
+                        Mode::Block,
+                        who,
+                        LID_SWITCH_WHY,
+                    )
+                    .await?,
                 );
             }
             Ok(Box::new(LogindHold { locks }) as Box<dyn HeldProtection>)
@@ -214,6 +268,31 @@ impl PowerControl for LogindPower {
                     let about_lid = args.changed_properties().contains_key("LidClosed")
                         || args.invalidated_properties().contains(&"LidClosed");
                     if about_lid && changed.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+            true
+        })
+    }
+
+    fn watch_sleep(
+        &self,
+        changed: tokio::sync::mpsc::UnboundedSender<bool>,
+    ) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            use futures_util::StreamExt;
+            let mut signals = match self.proxy.receive_prepare_for_sleep().await {
+                Ok(signals) => signals,
+                Err(error) => {
+                    tracing::debug!(%error, "cannot subscribe to logind's PrepareForSleep");
+                    return false;
+                }
+            };
+            tokio::spawn(async move {
+                while let Some(signal) = signals.next().await {
+                    let Ok(args) = signal.args() else { continue };
+                    if changed.send(args.start).is_err() {
                         break;
                     }
                 }

@@ -90,6 +90,16 @@ pub trait PowerControl: Send + Sync {
         Box::pin(async { (None, None) })
     }
 
+    /// Sends `true` on `changed` when the machine is about to sleep (whoever asked) and
+    /// `false` when it woke up or the sleep failed; `false` when there is no such signal.
+    fn watch_sleep(
+        &self,
+        changed: tokio::sync::mpsc::UnboundedSender<bool>,
+    ) -> BoxFuture<'_, bool> {
+        let _ = changed;
+        Box::pin(async { false })
+    }
+
     /// Asks the OS to suspend (`hibernate`: to disk) now, after checking that it can. Returns
     /// when the request was accepted (on a real suspend, after the machine wakes up) or with
     /// an error that says why it was not.
@@ -103,6 +113,12 @@ pub trait PowerControl: Send + Sync {
 pub trait HeldProtection: Send + Sync + std::fmt::Debug {
     /// The locks held, in a stable order (keep-awake locks first, then the lid switch).
     fn inhibits(&self) -> Vec<Inhibit>;
+
+    /// Those of [`HeldProtection::inhibits`] that give way to an explicit suspend (logind's
+    /// delay mode); the rest refuse it.
+    fn giving_way(&self) -> Vec<Inhibit> {
+        Vec::new()
+    }
 }
 
 /// Why a [`PowerControl::hold`] failed.

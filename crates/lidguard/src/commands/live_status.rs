@@ -319,8 +319,16 @@ impl View {
         };
         let p = &s.protection;
         let protection = if p.held {
+            let gives_way = if p.delay_inhibitors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({} gives way to your suspend)",
+                    p.delay_inhibitors.join(", ")
+                )
+            };
             format!(
-                "Protection: held ({}) — {}",
+                "Protection: held ({}){gives_way} — {}",
                 p.inhibitors.join(", "),
                 p.why.as_deref().unwrap_or("")
             )

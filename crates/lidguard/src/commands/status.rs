@@ -85,8 +85,16 @@ fn render(s: &Status) -> String {
     ));
     let p = &s.protection;
     let protection = if p.held {
+        let gives_way = if p.delay_inhibitors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} gives way to a suspend you ask for",
+                p.delay_inhibitors.join(", ")
+            )
+        };
         format!(
-            "held: {} (\"{}\") via {}",
+            "held: {} (\"{}\") via {}{gives_way}",
             p.inhibitors.join(", "),
             p.why.as_deref().unwrap_or(""),
             p.backend.as_deref().unwrap_or("?")
