@@ -32,7 +32,7 @@ use crate::provider::Provider;
 use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
 use crate::settings::{FollowUpState, Settings, SuspendMode};
 use crate::suspend::{
-    EMERGENCY_RETRY, Machine, PendingSuspend, SOUND_TIMEOUT, SuspendPhase, SuspendReason,
+    Battery, EMERGENCY_RETRY, Machine, PendingSuspend, SOUND_TIMEOUT, SuspendPhase, SuspendReason,
     SuspendRequest, TemperatureReading, WEBHOOK_TIMEOUT, clamped_threshold,
 };
 use crate::webhook::{EventType, Payload, prompt_preview, with_session};
@@ -143,6 +143,10 @@ pub enum Input {
     /// What the daemon observed of the lid and displays (polled while sessions exist, and right
     /// before a due suspend). The lid opening cancels a pending suspend.
     Machine(Machine),
+    /// What the daemon read of the battery (`None`: no battery, or it cannot be read). On
+    /// battery below `batteryFloorPercent`, protection is released until the charge is back
+    /// above the floor or AC power returns.
+    Battery(Option<Battery>),
     /// The post-stop sound of pending suspend `id` finished (or could not be played).
     SoundFinished {
         /// The pending suspend's id.
@@ -334,6 +338,7 @@ pub struct Registry {
     protection: Option<ProtectionPlan>,
     exit_at: Option<Timestamp>,
     machine: Machine,
+    battery: Option<Battery>,
     pending_suspend: Option<PendingSuspend>,
     next_suspend_id: u64,
     last_emergency_at: Option<Timestamp>,
@@ -377,6 +382,7 @@ impl Registry {
             protection: None,
             exit_at: None,
             machine: Machine::UNKNOWN,
+            battery: None,
             pending_suspend: None,
             next_suspend_id: 1,
             last_emergency_at: None,
@@ -390,6 +396,22 @@ impl Registry {
     /// What the daemon last observed of the lid and displays.
     pub fn machine(&self) -> Machine {
         self.machine
+    }
+
+    /// The battery as last read.
+    pub fn battery(&self) -> Option<Battery> {
+        self.battery
+    }
+
+    /// Why protection is released for the battery, or `None` when it is not.
+    pub fn battery_floor_reached(&self) -> Option<String> {
+        let floor = self.settings.battery_floor_percent;
+        let battery = self.battery.filter(|b| b.below(floor))?;
+        Some(format!(
+            "on battery at {}%, below the battery floor of {}%",
+            battery.percent,
+            floor.unwrap_or_default()
+        ))
     }
 
     /// The suspend waiting for its moment, if any.
@@ -507,6 +529,12 @@ impl Registry {
                 self.observe(machine, &mut fx);
                 Reply::Done
             }
+            Input::Battery(battery) => {
+                let was = self.battery_floor_reached();
+                self.battery = battery;
+                self.battery_floor_changed(was, &mut fx);
+                Reply::Done
+            }
             Input::SoundFinished { id } => {
                 if self
                     .pending_suspend
@@ -554,8 +582,10 @@ impl Registry {
                 Reply::Done
             }
             Input::Settings(settings) => {
+                let was = self.battery_floor_reached();
                 self.settings = *settings;
                 log(&mut fx, "settings-updated", None, "");
+                self.battery_floor_changed(was, &mut fx);
                 Reply::Done
             }
             Input::Agent {
@@ -1515,6 +1545,25 @@ impl Registry {
         }));
     }
 
+    /// Logs the battery floor being reached or left (`was`: the state before the change).
+    fn battery_floor_changed(&self, was: Option<String>, fx: &mut Vec<Effect>) {
+        match (was, self.battery_floor_reached()) {
+            (None, Some(why)) => log(fx, "battery-floor-reached", None, &why),
+            (Some(_), None) => {
+                let detail = match self.battery {
+                    _ if self.settings.battery_floor_percent.is_none() => {
+                        "the battery floor was turned off".to_owned()
+                    }
+                    Some(b) if b.on_battery => format!("back at {}%", b.percent),
+                    Some(b) => format!("on AC power at {}%", b.percent),
+                    None => "no battery reading".to_owned(),
+                };
+                log(fx, "battery-floor-cleared", None, &detail);
+            }
+            _ => {}
+        }
+    }
+
     fn observe(&mut self, machine: Machine, fx: &mut Vec<Effect>) {
         let before = self.machine;
         self.machine = machine;
@@ -1586,6 +1635,11 @@ impl Registry {
     /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
     /// released right before the OS request (README, Sleeping when the work is done).
     fn wanted_protection(&self) -> Option<ProtectionPlan> {
+        // On battery below the floor the OS gets the machine back: it may sleep or hibernate
+        // as it would. Sessions go on being tracked; protection returns with the charge.
+        if self.battery_floor_reached().is_some() {
+            return None;
+        }
         let count = self
             .sessions
             .values()

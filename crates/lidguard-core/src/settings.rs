@@ -217,6 +217,8 @@ pub struct Settings {
     pub closed_lid_stop_follow_up_sound_volume_override_percent: Option<u8>,
     /// How many suspend-history entries to keep; `None` = do not record.
     pub suspend_history_entry_count: Option<u32>,
+    /// On battery below this charge (percent), protection is released; `None` = never.
+    pub battery_floor_percent: Option<u8>,
     /// Webhook called before suspending; empty = off.
     pub pre_suspend_webhook_url: String,
     /// Webhook called after a session ends normally; empty = off.
@@ -262,6 +264,7 @@ impl Default for Settings {
             closed_lid_stop_follow_up_sound: String::new(),
             closed_lid_stop_follow_up_sound_volume_override_percent: None,
             suspend_history_entry_count: Some(10),
+            battery_floor_percent: Some(10),
             pre_suspend_webhook_url: String::new(),
             post_session_end_webhook_url: String::new(),
             closed_lid_stop_follow_up_webhook_url: String::new(),
@@ -772,6 +775,7 @@ impl Settings {
             Field::PowerRequestReason => check_reason(spec, &self.power_request.reason),
             Field::PostStopSuspendDelaySeconds => required(self.post_stop_suspend_delay_seconds),
             Field::SuspendHistoryEntryCount => optional(self.suspend_history_entry_count),
+            Field::BatteryFloorPercent => optional(self.battery_floor_percent.map(u32::from)),
             Field::PostStopSuspendSound => sound(&self.post_stop_suspend_sound),
             Field::PostStopSuspendSoundVolumeOverridePercent => optional(
                 self.post_stop_suspend_sound_volume_override_percent
@@ -856,6 +860,10 @@ impl Settings {
             Field::SuspendHistoryEntryCount => {
                 self.suspend_history_entry_count = parse_number(spec, raw)?;
             }
+            Field::BatteryFloorPercent => {
+                let percent: Option<u32> = parse_number(spec, raw)?;
+                self.battery_floor_percent = percent.and_then(|p| u8::try_from(p).ok());
+            }
             Field::PostStopSuspendSound => self.post_stop_suspend_sound = parse_sound(spec, raw)?,
             Field::PostStopSuspendSoundVolumeOverridePercent => {
                 self.post_stop_suspend_sound_volume_override_percent = volume()?;
@@ -936,6 +944,7 @@ impl Settings {
                 self.skip_suspend_when_lid_close_does_nothing?.to_string()
             }
             Field::SuspendHistoryEntryCount => number_text(self.suspend_history_entry_count),
+            Field::BatteryFloorPercent => number_text(self.battery_floor_percent.map(u32::from)),
             Field::PostStopSuspendSound => off_if_empty(&self.post_stop_suspend_sound),
             Field::PostStopSuspendSoundVolumeOverridePercent => {
                 number_text(self.post_stop_suspend_sound_volume_override_percent)

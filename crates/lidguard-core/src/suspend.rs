@@ -36,6 +36,23 @@ pub const EMERGENCY_RETRY: SignedDuration = SignedDuration::from_mins(5);
 /// How often the daemon reads the temperature while the emergency guard is armed.
 pub const TEMPERATURE_INTERVAL: SignedDuration = SignedDuration::from_secs(10);
 
+/// The battery as the daemon last read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Battery {
+    /// Charge, 0..=100.
+    pub percent: u8,
+    /// Running on the battery (no AC power).
+    pub on_battery: bool,
+}
+
+impl Battery {
+    /// Whether the battery floor (`batteryFloorPercent`) is reached: on battery, below it.
+    pub fn below(&self, floor: Option<u8>) -> bool {
+        self.on_battery && floor.is_some_and(|floor| self.percent < floor)
+    }
+}
+
 /// What the daemon last saw of the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {

@@ -396,3 +396,55 @@ fn sleep_gives_way_exactly_while_the_lid_is_not_closed() {
         "no change, no new plan"
     );
 }
+
+/// On battery below `batteryFloorPercent` protection is released (sessions stay tracked), and
+/// it comes back above the floor or on AC power; `off` never releases.
+#[test]
+fn the_battery_floor_releases_and_retakes_protection() {
+    use lidguard_core::suspend::Battery;
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    sim.start("a");
+    assert!(sim.reg.protection().is_some());
+    let battery = |percent, on_battery| {
+        Input::Battery(Some(Battery {
+            percent,
+            on_battery,
+        }))
+    };
+    sim.apply(battery(50, true));
+    assert!(sim.reg.protection().is_some());
+    sim.apply(battery(9, true));
+    assert!(
+        sim.reg.protection().is_none(),
+        "below the default floor of 10%"
+    );
+    assert_eq!(sim.logged("battery-floor-reached"), 1);
+    assert!(
+        sim.reg
+            .battery_floor_reached()
+            .unwrap()
+            .contains("at 9%, below the battery floor of 10%")
+    );
+    assert!(
+        sim.reg.sessions().next().is_some(),
+        "the session is still tracked"
+    );
+    assert!(
+        sim.reg.pending_suspend().is_none(),
+        "lidguard does not suspend for it"
+    );
+    sim.apply(battery(8, false));
+    assert!(sim.reg.protection().is_some(), "AC power is back");
+    assert_eq!(sim.logged("battery-floor-cleared"), 1);
+    sim.apply(battery(8, true));
+    assert!(sim.reg.protection().is_none());
+    sim.apply(battery(10, true));
+    assert!(sim.reg.protection().is_some(), "at the floor again");
+    let mut settings = Settings::defaults_for(Os::Linux);
+    settings.battery_floor_percent = None;
+    sim.apply(battery(3, true));
+    assert!(sim.reg.protection().is_none());
+    sim.apply(Input::Settings(Box::new(settings)));
+    assert!(sim.reg.protection().is_some(), "off: never released");
+    assert_eq!(sim.logged("battery-floor-cleared"), 3);
+}

@@ -89,7 +89,9 @@ impl MachineWatch {
             Ok(mut events) => {
                 let changed = self.changed.clone();
                 let task = tokio::spawn(async move {
-                    while events.next_of("drm").await.is_ok() {
+                    // Displays (DRM hotplug) and power supplies (the battery's charge and
+                    // status, AC plugged or not) for the battery floor.
+                    while events.next_of_any(&["drm", "power_supply"]).await.is_ok() {
                         if changed.send(()).is_err() {
                             break;
                         }

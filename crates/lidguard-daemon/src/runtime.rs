@@ -1176,8 +1176,12 @@ impl Runtime {
         self.registry.sessions().next().is_some() || self.registry.pending_suspend().is_some()
     }
 
-    /// Reads the lid and displays and tells the registry when they changed.
+    /// Reads the lid, displays and battery and tells the registry when they changed.
     async fn observe_machine(&mut self) {
+        let battery = lidguard_platform::sources::battery(&self.roots);
+        if battery != self.registry.battery() {
+            self.apply(Input::Battery(battery)).await;
+        }
         let (lid, external_displays) = self.closed_lid_state().await;
         let machine = Machine {
             lid,
@@ -1475,8 +1479,10 @@ impl Runtime {
                 wanted: wanted.is_some(),
                 why: self.held_plan.as_ref().map(|p| p.why.clone()),
                 backend: self.power.as_ref().ok().map(|p| p.describe()),
+                battery_floor: self.registry.battery_floor_reached(),
             },
             lid: lid.to_string(),
+            battery: self.registry.battery(),
             visible_displays: Some(lidguard_platform::sources::visible_displays(
                 &self.roots,
                 false,

@@ -343,6 +343,10 @@ pub struct ProtectionStatus {
     pub why: Option<String>,
     /// The backend, e.g. "systemd-logind on the system bus".
     pub backend: Option<String>,
+    /// Why protection is released for the battery (on battery below `batteryFloorPercent`),
+    /// or `null`.
+    #[serde(default)]
+    pub battery_floor: Option<String>,
 }
 
 /// When the daemon exits on its own.
@@ -388,6 +392,9 @@ pub struct Status {
     pub protection: ProtectionStatus,
     /// `Open`, `Closed` or `Unknown`.
     pub lid: String,
+    /// The battery as last read (`null`: none, or not read yet).
+    #[serde(default)]
+    pub battery: Option<lidguard_core::suspend::Battery>,
     /// Connected displays, internal panel included; `null` when unknown.
     pub visible_displays: Option<u32>,
     /// Connected displays other than the internal panel; `null` when unknown.

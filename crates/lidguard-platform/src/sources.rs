@@ -319,6 +319,54 @@ pub fn temperature(roots: &Roots, mode: lidguard_core::settings::TemperatureMode
     lidguard_core::suspend::aggregate_temperature(&thermal_millidegrees(roots), mode)
 }
 
+/// The battery: its charge and whether the machine runs on it, or `None` without a battery
+/// (or when it cannot be read). Linux: the kernel's `power_supply` class below the sys root —
+/// the files UPower reads too: each `type` `Battery` supply's `capacity` (averaged) and
+/// `status`; on battery when a `Mains` supply exists and none is `online`, or, without one, when
+/// a battery reports `Discharging`. Windows: `GetSystemPowerStatus` (fake roots on Windows have
+/// no battery).
+pub fn battery(roots: &Roots) -> Option<lidguard_core::suspend::Battery> {
+    #[cfg(windows)]
+    if !roots.overridden {
+        return crate::windows::battery();
+    }
+    let dir = roots.sys_root.join("class/power_supply");
+    let entries = std::fs::read_dir(dir).ok()?;
+    let read = |path: std::path::PathBuf| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|text| text.trim().to_owned())
+    };
+    let (mut capacities, mut discharging, mut mains, mut mains_online) =
+        (Vec::new(), false, false, false);
+    for entry in entries.flatten() {
+        let supply = entry.path();
+        match read(supply.join("type")).as_deref() {
+            Some("Battery") => {
+                if let Some(percent) =
+                    read(supply.join("capacity")).and_then(|c| c.parse::<u32>().ok())
+                {
+                    capacities.push(percent.min(100));
+                }
+                discharging |= read(supply.join("status")).as_deref() == Some("Discharging");
+            }
+            Some("Mains") => {
+                mains = true;
+                mains_online |= read(supply.join("online")).as_deref() == Some("1");
+            }
+            _ => {}
+        }
+    }
+    if capacities.is_empty() {
+        return None;
+    }
+    let average = capacities.iter().sum::<u32>() / u32::try_from(capacities.len()).ok()?;
+    Some(lidguard_core::suspend::Battery {
+        percent: u8::try_from(average).unwrap_or(100),
+        on_battery: if mains { !mains_online } else { discharging },
+    })
+}
+
 /// The lid, by the best source: logind's `LidClosed` (system bus) when the machine has a lid
 /// switch and the roots are not overridden, else (or when logind cannot tell) the ACPI files.
 pub async fn lid_state(roots: &Roots) -> LidState {

@@ -39,12 +39,18 @@ impl Uevents {
 
     /// Waits for the next event of `subsystem` (others are read and dropped).
     pub async fn next_of(&mut self, subsystem: &str) -> io::Result<()> {
+        self.next_of_any(&[subsystem]).await
+    }
+
+    /// Waits for the next event of any of `subsystems` (others are read and dropped).
+    pub async fn next_of_any(&mut self, subsystems: &[&str]) -> io::Result<()> {
         let mut buf = vec![0u8; 8192];
         loop {
             let mut guard = self.fd.readable().await?;
             match rustix::net::recv(guard.get_inner(), &mut buf[..], RecvFlags::empty()) {
                 Ok((n, _)) => {
-                    if in_subsystem(&buf[..n.min(buf.len())], subsystem) {
+                    let message = &buf[..n.min(buf.len())];
+                    if subsystems.iter().any(|s| in_subsystem(message, s)) {
                         return Ok(());
                     }
                 }

@@ -545,3 +545,93 @@ fn a_suspend_the_user_asks_for_is_let_through_recorded_and_protection_comes_back
     let text = home.ok(&["suspend-history"]);
     assert!(text.contains("UserRequested"), "{text}");
 }
+
+/// A simulated battery (the kernel's `power_supply` files below a fake sys root): `percent`
+/// charge, AC plugged in or not.
+fn set_battery(sys_root: &std::path::Path, percent: u32, ac_online: bool) {
+    let supplies = sys_root.join("class/power_supply");
+    let battery = supplies.join("BAT0");
+    let ac = supplies.join("AC");
+    std::fs::create_dir_all(&battery).unwrap();
+    std::fs::create_dir_all(&ac).unwrap();
+    std::fs::write(battery.join("type"), "Battery\n").unwrap();
+    std::fs::write(battery.join("capacity"), format!("{percent}\n")).unwrap();
+    let status = if ac_online { "Charging" } else { "Discharging" };
+    std::fs::write(battery.join("status"), format!("{status}\n")).unwrap();
+    std::fs::write(ac.join("type"), "Mains\n").unwrap();
+    std::fs::write(ac.join("online"), if ac_online { "1\n" } else { "0\n" }).unwrap();
+}
+
+#[test]
+fn the_battery_floor_releases_and_retakes_protection_from_a_simulated_battery() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
+    set_battery(&sys_root, 50, false);
+    let lidguard = |args: &[&str]| {
+        let out = home
+            .cmd(args)
+            .env("LIDGUARD_PROC_ROOT", &proc_root)
+            .env("LIDGUARD_SYS_ROOT", &sys_root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // The daemon reads the machine when a session stops.
+    let look = || {
+        lidguard(&["start", "--provider", "custom", "--session", "look"]);
+        lidguard(&["stop", "--provider", "custom", "--session", "look"]);
+    };
+    lidguard(&["start", "--provider", "claude", "--session", "s1"]);
+    look();
+    assert_eq!(
+        home.status()["battery"],
+        serde_json::json!({"percent": 50, "onBattery": true})
+    );
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+
+    // Below the default floor of 10%: everything is released, the session stays tracked.
+    set_battery(&sys_root, 8, false);
+    look();
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    assert_eq!(logind.delay_inhibited(), "");
+    let status = home.status();
+    assert_eq!(status["protection"]["held"], false);
+    let why = status["protection"]["batteryFloor"].as_str().unwrap();
+    assert_eq!(why, "on battery at 8%, below the battery floor of 10%");
+    assert_eq!(status["sessions"][0]["sessionId"], "s1");
+    let text = lidguard(&["status"]);
+    assert!(text.contains("released for the battery"), "{text}");
+    assert!(text.contains("battery 8% (on battery)"), "{text}");
+
+    // AC power comes back: protection too.
+    set_battery(&sys_root, 8, true);
+    look();
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| !s.is_empty()),
+        "idle:handle-lid-switch"
+    );
+    assert_eq!(logind.delay_inhibited(), "sleep");
+    assert_eq!(
+        home.status()["protection"]["batteryFloor"],
+        serde_json::Value::Null
+    );
+    let events = lidguard(&["events", "--since", "all"]);
+    for line in [
+        "battery-floor-reached  on battery at 8%, below the battery floor of 10%",
+        "protection-released",
+        "battery-floor-cleared  on AC power at 8%",
+    ] {
+        assert!(events.contains(line), "{line} missing:\n{events}");
+    }
+    // `off`: never released.
+    set_battery(&sys_root, 3, false);
+    lidguard(&["settings", "--battery-floor-percent", "off"]);
+    look();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+}

@@ -9,6 +9,8 @@ use super::Os;
 const ALL_OSES: &[Os] = &[Os::Linux, Os::MacOs, Os::Windows];
 /// Windows only.
 const WINDOWS_ONLY: &[Os] = &[Os::Windows];
+/// Where lidguard reads the battery.
+const LINUX_AND_WINDOWS: &[Os] = &[Os::Linux, Os::Windows];
 
 /// Seconds in a day: the upper bound of the delay settings.
 pub const MAX_DELAY_SECONDS: u32 = 86_400;
@@ -43,6 +45,8 @@ pub enum Field {
     SkipSuspendWhenLidCloseDoesNothing,
     /// `suspendHistoryEntryCount`.
     SuspendHistoryEntryCount,
+    /// `batteryFloorPercent`.
+    BatteryFloorPercent,
     /// `postStopSuspendSound`.
     PostStopSuspendSound,
     /// `postStopSuspendSoundVolumeOverridePercent`.
@@ -217,6 +221,7 @@ impl FieldSpec {
                 | Field::EmergencyHibernationOnHighTemperature
                 | Field::EmergencyHibernationTemperatureMode
                 | Field::EmergencyHibernationTemperatureCelsius
+                | Field::BatteryFloorPercent
         )
     }
 
@@ -446,6 +451,18 @@ pub const FIELDS: &[FieldSpec] = &[
         platforms: ALL_OSES,
         category: Category::Power,
         kind: FieldKind::Bool,
+    },
+    FieldSpec {
+        field: Field::BatteryFloorPercent,
+        flag: "battery-floor-percent",
+        aliases: &[],
+        json_key: "batteryFloorPercent",
+        value_hint: "<1-99|off>",
+        help: "On battery below this charge, stop keeping the machine awake (it may sleep as \
+               it would); above it again or on AC, keep it awake again (off = never).",
+        platforms: LINUX_AND_WINDOWS,
+        category: Category::Power,
+        kind: number(1, 99, true, "%"),
     },
     // Suspend
     FieldSpec {

@@ -34,6 +34,7 @@ fn sample(spec: &FieldSpec, defaults: &Settings) -> (&'static str, &'static str)
         Field::PostStopSuspendSoundVolumeOverridePercent => ("1", "1"),
         Field::ClosedLidStopFollowUpSoundVolumeOverridePercent => ("100", "100"),
         Field::SuspendHistoryEntryCount => ("off", "off"),
+        Field::BatteryFloorPercent => ("25", "25"),
         Field::SessionTimeoutMinutes => ("10080", "10080"),
         Field::ServerRuntimeCleanupDelayMinutes => ("0", "0"),
         Field::PostStopSuspendDelaySeconds => ("86400", "86400"),
@@ -91,7 +92,7 @@ fn field_table_is_consistent() {
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
         assert!(!spec.platforms.is_empty());
     }
-    assert_eq!(FIELDS.len(), 27);
+    assert_eq!(FIELDS.len(), 28);
     // Grouped: each category's fields are contiguous and categories appear in display order.
     let mut seen: Vec<Category> = FIELDS.iter().map(|s| s.category).collect();
     seen.dedup();
@@ -144,8 +145,12 @@ fn reference_flag_names_and_aliases_exist() {
         spec("skip-suspend-when-lid-close-does-nothing").platforms,
         &[Os::Windows]
     );
-    assert_eq!(fields_for(Os::Linux).count(), 25);
-    assert_eq!(fields_for(Os::Windows).count(), 27);
+    assert_eq!(fields_for(Os::Linux).count(), 26);
+    assert_eq!(fields_for(Os::Windows).count(), 28);
+    assert_eq!(
+        spec("battery-floor-percent").platforms,
+        &[Os::Linux, Os::Windows]
+    );
 }
 
 #[test]
@@ -333,7 +338,7 @@ fn get_field_renders_defaults_as_typed() {
 #[test]
 fn rows_follow_the_table_for_the_os() {
     let linux = Settings::defaults_for(Os::Linux).rows(Os::Linux);
-    assert_eq!(linux.len(), 25);
+    assert_eq!(linux.len(), 26);
     assert!(linux.iter().all(|r| r.flag != "prevent-away-mode-sleep"));
     assert_eq!(linux[0].category, Category::Power);
     assert_eq!(linux[0].flag, "prevent-system-sleep");
@@ -341,7 +346,7 @@ fn rows_follow_the_table_for_the_os() {
     assert_eq!(linux[0].value, "true");
     assert_eq!(linux.last().unwrap().category, Category::Interface);
     let windows = Settings::defaults_for(Os::Windows).rows(Os::Windows);
-    assert_eq!(windows.len(), 27);
+    assert_eq!(windows.len(), 28);
     let row = windows
         .iter()
         .find(|r| r.flag == "skip-suspend-when-lid-close-does-nothing")
@@ -1242,6 +1247,7 @@ fn reset_for_a_model_keeps_every_user_only_field() {
     assert_eq!(
         user_only,
         [
+            "battery-floor-percent",
             "pre-suspend-webhook-url",
             "post-session-end-webhook-url",
             "webhook-secret",

@@ -332,6 +332,8 @@ impl View {
                 p.inhibitors.join(", "),
                 p.why.as_deref().unwrap_or("")
             )
+        } else if let Some(why) = &p.battery_floor {
+            format!("Protection: released for the battery — {why}")
         } else if p.wanted {
             format!(
                 "Protection: WANTED BUT NOT HELD — {}",
@@ -342,10 +344,11 @@ impl View {
         };
         lines.push(Line::raw(protection));
         lines.push(Line::raw(format!(
-            "Lid: {} · displays: {} connected, {} external",
+            "Lid: {} · displays: {} connected, {} external{}",
             s.lid,
             s.visible_displays.map_or("?".into(), |n| n.to_string()),
             s.external_displays.map_or("?".into(), |n| n.to_string()),
+            super::status::battery_text(s.battery.as_ref()),
         )));
         let suspend = match &s.pending_suspend {
             Some(pending) => {

@@ -99,6 +99,8 @@ fn render(s: &Status) -> String {
             p.why.as_deref().unwrap_or(""),
             p.backend.as_deref().unwrap_or("?")
         )
+    } else if let Some(why) = &p.battery_floor {
+        format!("released for the battery: {why} (it comes back above the floor or on AC)")
     } else if p.wanted {
         format!(
             "WANTED BUT NOT HELD: {}",
@@ -114,10 +116,11 @@ fn render(s: &Status) -> String {
     };
     line(format!("Protection: {protection}"));
     line(format!(
-        "Lid: {} · displays: {} connected, {} external",
+        "Lid: {} · displays: {} connected, {} external{}",
         s.lid,
         s.visible_displays.map_or("?".into(), |n| n.to_string()),
         s.external_displays.map_or("?".into(), |n| n.to_string()),
+        battery_text(s.battery.as_ref())
     ));
     if let Some(pending) = &s.pending_suspend {
         line(format!(
@@ -226,4 +229,13 @@ fn render(s: &Status) -> String {
         ));
     }
     out
+}
+
+/// ` · battery 55% (on battery)` for the machine line; empty without a battery reading.
+pub(crate) fn battery_text(battery: Option<&lidguard_core::suspend::Battery>) -> String {
+    match battery {
+        Some(b) if b.on_battery => format!(" · battery {}% (on battery)", b.percent),
+        Some(b) => format!(" · battery {}% (on AC)", b.percent),
+        None => String::new(),
+    }
 }
