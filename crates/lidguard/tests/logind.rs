@@ -335,6 +335,7 @@ fn linux_permission_check_and_status_against_the_real_logind() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true);
     assert_eq!(v["inhibitors"], "sleep:idle:handle-lid-switch");
+    assert_eq!(v["delayInhibitors"], "sleep", "{v}");
     assert!(v["canSuspend"].is_string(), "{v}");
     // The test inhibitor is gone again.
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");

@@ -168,17 +168,43 @@ fn check(as_json: bool) -> anyhow::Result<ExitCode> {
         let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
         let locks = locks.join(":");
         drop(held);
+        // Sleep in delay mode, as held while the lid is open (a refusal is not fatal: the
+        // daemon then blocks sleep instead).
+        let giving_way = ProtectionPlan {
+            keep_awake: vec![Inhibit::Sleep],
+            sleep_gives_way: true,
+            ..plan.clone()
+        };
+        let delay = match power.hold(&giving_way).await {
+            Ok(held) => Ok(held
+                .giving_way()
+                .iter()
+                .map(|i| i.as_str())
+                .collect::<Vec<_>>()
+                .join(":")),
+            Err(e) => Err(e.to_string()),
+        };
         let (s, h) = power.capabilities().await;
-        Ok::<_, String>((power.describe(), locks, s, h))
+        Ok::<_, String>((power.describe(), locks, delay, s, h))
     });
     match result {
-        Ok((backend, locks, can_suspend, can_hibernate)) => {
+        Ok((backend, locks, delay, can_suspend, can_hibernate)) => {
             if as_json {
-                output::json(
-                    &json!({"ok": true, "backend": backend, "inhibitors": locks, "canSuspend": can_suspend, "canHibernate": can_hibernate}),
-                )?;
+                output::json(&json!({"ok": true, "backend": backend, "inhibitors": locks,
+                        "delayInhibitors": delay.as_ref().ok(), "delayError": delay.as_ref().err(),
+                        "canSuspend": can_suspend, "canHibernate": can_hibernate}))?;
             } else {
                 output::line(&format!("ok: {backend} granted and released {locks}"))?;
+                match &delay {
+                    Ok(delayed) => output::line(&format!(
+                        "ok: {delayed} in delay mode too (with the lid open a suspend you ask for \
+                         goes through)"
+                    ))?,
+                    Err(why) => output::line(&format!(
+                        "sleep in delay mode was refused ({why}): the daemon blocks sleep \
+                         instead, so a suspend you ask for is refused while agents work"
+                    ))?,
+                }
                 output::line(&format!(
                     "CanSuspend: {} · CanHibernate: {}",
                     can_suspend.as_deref().unwrap_or("?"),
