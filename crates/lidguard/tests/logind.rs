@@ -1,6 +1,7 @@
 //! These run the real systemd-logind on a private system bus (see lidguard-testbus). As root
 //! (CI) they always run; elsewhere they are skipped with a message.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::util::{Home, alive, eventually, signal};
@@ -224,16 +225,10 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
     let home = Home::with_bus(logind.address());
     home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
-    let out = home
-        .cmd(&["start", "--provider", "claude", "--session", "s1"])
-        .env("LIDGUARD_PROC_ROOT", &proc_root)
-        .env("LIDGUARD_SYS_ROOT", &sys_root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ok_with_roots(
+        &home,
+        (&proc_root, &sys_root),
+        &["start", "--provider", "claude", "--session", "s1"],
     );
     // The daemon sees the closed lid on its next machine reading; with the lid closed sleep
     // is blocked outright.
@@ -285,13 +280,11 @@ fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
     let zone = sys_root.join("class/thermal/thermal_zone0");
     std::fs::create_dir_all(&zone).unwrap();
     std::fs::write(zone.join("temp"), "95000\n").unwrap();
-    let out = home
-        .cmd(&["start", "--provider", "codex", "--session", "hot"])
-        .env("LIDGUARD_PROC_ROOT", &proc_root)
-        .env("LIDGUARD_SYS_ROOT", &sys_root)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    ok_with_roots(
+        &home,
+        (&proc_root, &sys_root),
+        &["start", "--provider", "codex", "--session", "hot"],
+    );
     let history = || -> serde_json::Value {
         serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
     };
@@ -395,6 +388,24 @@ fn run_holds_the_inhibitor_while_the_command_runs() {
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
 }
 
+/// `lidguard <args>` with the fake `/proc` and `/sys` roots (the daemon it starts reads the lid,
+/// displays and battery there); must succeed; returns stdout.
+#[track_caller]
+fn ok_with_roots(home: &Home, (proc_root, sys_root): (&Path, &Path), args: &[&str]) -> String {
+    let out = home
+        .cmd(args)
+        .env("LIDGUARD_PROC_ROOT", proc_root)
+        .env("LIDGUARD_SYS_ROOT", sys_root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// `systemctl --check-inhibitors=yes suspend` against the private logind, as a user on a
 /// terminal runs it (the flag makes systemctl check inhibitors as it does for them). systemctl
 /// refuses to run unless `/run/systemd/system` exists, so it runs in a mount namespace of its
@@ -430,19 +441,7 @@ fn a_users_suspend_goes_through_with_the_lid_open_and_is_refused_with_it_closed(
     }
     let home = Home::with_bus(logind.address());
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
-    let lidguard = |args: &[&str]| {
-        let out = home
-            .cmd(args)
-            .env("LIDGUARD_PROC_ROOT", &proc_root)
-            .env("LIDGUARD_SYS_ROOT", &sys_root)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let lidguard = |args: &[&str]| ok_with_roots(&home, (&proc_root, &sys_root), args);
     lidguard(&["start", "--provider", "claude", "--session", "s1"]);
     assert!(eventually(WAIT, || home.status()["lid"] == "Open"));
     // An agent works with the lid open: idle handling and the lid switch are refused, sleep
@@ -572,16 +571,7 @@ fn the_battery_floor_releases_and_retakes_protection_from_a_simulated_battery() 
     let home = Home::with_bus(logind.address());
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
     set_battery(&sys_root, 50, false);
-    let lidguard = |args: &[&str]| {
-        let out = home
-            .cmd(args)
-            .env("LIDGUARD_PROC_ROOT", &proc_root)
-            .env("LIDGUARD_SYS_ROOT", &sys_root)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let lidguard = |args: &[&str]| ok_with_roots(&home, (&proc_root, &sys_root), args);
     // The daemon reads the machine when a session stops.
     let look = || {
         lidguard(&["start", "--provider", "custom", "--session", "look"]);

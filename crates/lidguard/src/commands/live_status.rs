@@ -317,32 +317,8 @@ impl View {
             )));
             return lines;
         };
-        let p = &s.protection;
-        let protection = if p.held {
-            let gives_way = if p.delay_inhibitors.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({} gives way to your suspend)",
-                    p.delay_inhibitors.join(", ")
-                )
-            };
-            format!(
-                "Protection: held ({}){gives_way} — {}",
-                p.inhibitors.join(", "),
-                p.why.as_deref().unwrap_or("")
-            )
-        } else if let Some(why) = &p.battery_floor {
-            format!("Protection: released for the battery — {why}")
-        } else if p.wanted {
-            format!(
-                "Protection: WANTED BUT NOT HELD — {}",
-                p.unavailable_reason.as_deref().unwrap_or("unknown reason")
-            )
-        } else {
-            "Protection: not held (no session is working)".to_owned()
-        };
-        lines.push(Line::raw(protection));
+        let protection = super::status::protection_text(&s.protection);
+        lines.push(Line::raw(format!("Protection: {protection}")));
         lines.push(Line::raw(format!(
             "Lid: {} · displays: {} connected, {} external{}",
             s.lid,

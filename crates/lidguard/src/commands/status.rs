@@ -83,38 +83,7 @@ fn render(s: &Status) -> String {
         s.daemon_pid,
         local(s.daemon_started_at)
     ));
-    let p = &s.protection;
-    let protection = if p.held {
-        let gives_way = if p.delay_inhibitors.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} gives way to a suspend you ask for",
-                p.delay_inhibitors.join(", ")
-            )
-        };
-        format!(
-            "held: {} (\"{}\") via {}{gives_way}",
-            p.inhibitors.join(", "),
-            p.why.as_deref().unwrap_or(""),
-            p.backend.as_deref().unwrap_or("?")
-        )
-    } else if let Some(why) = &p.battery_floor {
-        format!("released for the battery: {why} (it comes back above the floor or on AC)")
-    } else if p.wanted {
-        format!(
-            "WANTED BUT NOT HELD: {}",
-            p.unavailable_reason.as_deref().unwrap_or("unknown reason")
-        )
-    } else {
-        match &p.unavailable_reason {
-            Some(reason) => {
-                format!("not needed (no session is working); unavailable anyway: {reason}")
-            }
-            None => "not held: no session is working".to_owned(),
-        }
-    };
-    line(format!("Protection: {protection}"));
+    line(format!("Protection: {}", protection_text(&s.protection)));
     line(format!(
         "Lid: {} · displays: {} connected, {} external{}",
         s.lid,
@@ -237,5 +206,39 @@ pub(crate) fn battery_text(battery: Option<&lidguard_core::suspend::Battery>) ->
         Some(b) if b.on_battery => format!(" · battery {}% (on battery)", b.percent),
         Some(b) => format!(" · battery {}% (on AC)", b.percent),
         None => String::new(),
+    }
+}
+
+/// Protection in words: what is held and why, or why nothing is (status and live-status).
+pub(crate) fn protection_text(p: &lidguard_ipc::protocol::ProtectionStatus) -> String {
+    if p.held {
+        let gives_way = if p.delay_inhibitors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} gives way to a suspend you ask for",
+                p.delay_inhibitors.join(", ")
+            )
+        };
+        format!(
+            "held: {} (\"{}\") via {}{gives_way}",
+            p.inhibitors.join(", "),
+            p.why.as_deref().unwrap_or(""),
+            p.backend.as_deref().unwrap_or("?")
+        )
+    } else if let Some(why) = &p.battery_floor {
+        format!("released for the battery: {why} (it comes back above the floor or on AC)")
+    } else if p.wanted {
+        format!(
+            "WANTED BUT NOT HELD: {}",
+            p.unavailable_reason.as_deref().unwrap_or("unknown reason")
+        )
+    } else {
+        match &p.unavailable_reason {
+            Some(reason) => {
+                format!("not needed (no session is working); unavailable anyway: {reason}")
+            }
+            None => "not held: no session is working".to_owned(),
+        }
     }
 }
