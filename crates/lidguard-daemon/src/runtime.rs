@@ -754,11 +754,9 @@ impl Runtime {
         }
     }
 
-    /// A daemon event, logged in the database as well when `logged`.
+    /// A daemon event that only the stream carries (not the database's event log).
     fn publish_daemon(&mut self, kind: &str, key: Option<&SessionKey>, detail: String) {
-        let mut event = daemon_event(kind, key, Some(detail));
-        event.visibility.logged = false;
-        self.publish(event);
+        self.publish(daemon_event(kind, key, Some(detail)));
     }
 
     /// The OS announced a sleep (`starting`) or a wake-up. A sleep lidguard did not ask for
@@ -1122,7 +1120,9 @@ impl Runtime {
                     ..plan.clone()
                 };
                 let note = format!(
-                    "holding sleep in delay mode was refused ({message}), so it is blocked: a                      suspend you ask for is refused while agents work (`sudo lidguard                      linux-permission install` allows delay mode)"
+                    "holding sleep in delay mode was refused ({message}), so it is blocked: a \
+                     suspend you ask for is refused while agents work (`sudo lidguard \
+                     linux-permission install` allows delay mode)"
                 );
                 power.hold(&blocking).await.map(|held| (held, Some(note)))
             }
