@@ -59,6 +59,7 @@ def linux_cwd(event):
 class Home:
     def __init__(self, lid: str):
         self.root = work / f"home-{lid}"
+        self.rerun_copies: list = []  # (index, count) of events recorded twice, see hook
         proc = self.root / "proc/acpi/button/lid/LID0"
         proc.mkdir(parents=True, exist_ok=True)
         (proc / "state").write_text(f"state:      {lid}\n")
@@ -81,7 +82,10 @@ class Home:
     def run(self, args, stdin=b""):
         return run_exe(wine, exe_dir / "lidguard.exe", args, self.env, stdin)
 
-    def hook(self, provider: str, event: str, stdin: bytes):
+    def hook(self, provider: str, event: str, stdin: bytes, events_before=None):
+        """Runs one hook. `events_before` (the open-lid home only) is how many events the daemon
+        should hold before this run, so a lost run that had already delivered its event is not
+        counted twice."""
         command, event_on_line = AGENTS[provider]
         args = [command] + (["--event", event] if event_on_line else [])
         out = self.run(args, stdin)
@@ -92,15 +96,35 @@ class Home:
         lost = out.returncode < 0 or (out.returncode != 0 and not out.stdout and not out.stderr)
         if lost and len(SIGNAL_RETRIES) < MAX_SIGNAL_RETRIES:
             how = f"signal {-out.returncode}" if out.returncode < 0 else f"exit {out.returncode}, no output"
+            # Wine may kill the process after its one round trip (seen: at exit), so the daemon
+            # may already hold the event; the run again then records it a second time, right
+            # after: those copies are left out of the comparison.
+            delivered = 0
+            if events_before is not None:
+                held = len(self.raw_events())
+                delivered = held - events_before - self.dropped()
+                if delivered:
+                    self.rerun_copies.append((held, delivered))
+                    how += ", its event already recorded"
             SIGNAL_RETRIES.append(f"{provider} {event} ({how})")
             out = self.run(args, stdin)
         if out.returncode != 0 or out.stderr:
             return None, f"exit {out.returncode}, stderr {out.stderr!r}"
         return out.stdout.decode(), None
 
-    def events(self):
+    def raw_events(self):
         out = self.run(["hook-events", "--json", "--count", "10000"])
         return [linux_cwd(e["event"]) for e in json.loads(out.stdout)]
+
+    def dropped(self):
+        return sum(n for _, n in self.rerun_copies)
+
+    def events(self):
+        """The recorded events without the second copies a run again made (see hook)."""
+        events = self.raw_events()
+        for start, n in reversed(self.rerun_copies):
+            del events[start:start + n]
+        return events
 
     def stop(self):
         self.run(["stop", "--provider", "custom", "--session", "keepalive"])
@@ -122,7 +146,8 @@ def main():
         stdin = fixture["stdin"]
         stdin = (stdin if isinstance(stdin, str) else json.dumps(stdin)).encode()
         for home, key in ((open_home, "stdoutOpenLid"), (closed_home, "stdoutClosedLid")):
-            out, error = home.hook(provider, event, stdin)
+            before = len(expected_events) if home is open_home else None
+            out, error = home.hook(provider, event, stdin, before)
             if error:
                 failures.append(f"{path.name} ({key}): {error}")
             elif out != expect[key]:
