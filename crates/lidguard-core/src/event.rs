@@ -197,6 +197,12 @@ pub struct AgentEvent {
     /// `sha256:<hex>` of the whole payload, set by the hook (the event stream shows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
+    /// Permission requests: what is asked, in a few safe words (see [`crate::remote`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_summary: Option<String>,
+    /// Permission requests: `sha256:<hex>` of the tool's input, which a remote answer binds to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_input_digest: Option<String>,
 }
 
 impl AgentEvent {
@@ -221,6 +227,8 @@ impl AgentEvent {
             reason: None,
             raw: None,
             payload_digest: None,
+            tool_summary: None,
+            tool_input_digest: None,
         }
     }
 
@@ -353,6 +361,7 @@ pub fn closed_lid_decision(
             let decided = match policy {
                 ClosedLidPermissionRequestDecision::Deny
                 | ClosedLidPermissionRequestDecision::Ask
+                | ClosedLidPermissionRequestDecision::Remote
                     if *before_agent_rules =>
                 {
                     return None;
@@ -361,7 +370,9 @@ pub fn closed_lid_decision(
                 ClosedLidPermissionRequestDecision::Deny => DecisionKind::DenyPermission {
                     message: CLOSED_LID_DENY_MESSAGE.to_owned(),
                 },
-                ClosedLidPermissionRequestDecision::Ask => return None,
+                // The prompt stays the agent's, or the phone answers later (the daemon's wait).
+                ClosedLidPermissionRequestDecision::Ask
+                | ClosedLidPermissionRequestDecision::Remote => return None,
             };
             Decision {
                 kind: decided,
@@ -383,6 +394,24 @@ pub fn closed_lid_decision(
         _ => return None,
     };
     Some(decision)
+}
+
+/// Whether a closed-lid permission request goes to the user's phone (policy `Remote`): the
+/// same condition as the other policies, and never before the agent's own rules.
+pub fn closed_lid_remote(
+    kind: &EventKind,
+    policy: ClosedLidPermissionRequestDecision,
+    lid: Lid,
+    external_displays: Option<u32>,
+) -> bool {
+    matches!(
+        kind,
+        EventKind::PermissionRequested {
+            before_agent_rules: false
+        }
+    ) && policy == ClosedLidPermissionRequestDecision::Remote
+        && lid == Lid::Closed
+        && external_displays == Some(0)
 }
 
 /// Whether a closed-lid permission request should soft-lock the session (policy `Ask`).

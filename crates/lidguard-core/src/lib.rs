@@ -24,6 +24,7 @@ pub mod event;
 pub mod protection;
 pub mod provider;
 pub mod registry;
+pub mod remote;
 pub mod session;
 pub mod settings;
 pub mod suspend;

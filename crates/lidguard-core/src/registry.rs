@@ -419,6 +419,12 @@ impl Registry {
         self.pending_suspend.as_ref()
     }
 
+    /// The session whose normal end scheduled the pending suspend (the one ask before sleep
+    /// asks about), as it was when it ended.
+    pub fn pending_origin(&self) -> Option<&Session> {
+        self.pending_origin.as_ref().map(|e| &e.session)
+    }
+
     /// Whether the daemon should read the temperature: the emergency guard is on, protection
     /// is held, and the closed-lid policy applies.
     pub fn temperature_watch_wanted(&self) -> bool {

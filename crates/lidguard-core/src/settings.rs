@@ -25,7 +25,8 @@ mod value;
 pub use fields::{
     Category, FIELDS, Field, FieldKind, FieldSpec, MAX_DELAY_SECONDS,
     MAX_EMERGENCY_TEMPERATURE_CELSIUS, MAX_MINUTES, MAX_POWER_REQUEST_REASON_CHARS,
-    MIN_EMERGENCY_TEMPERATURE_CELSIUS, fields_for, find_field,
+    MAX_REMOTE_DECISION_SECONDS, MIN_EMERGENCY_TEMPERATURE_CELSIUS, MIN_REMOTE_DECISION_SECONDS,
+    fields_for, find_field,
 };
 pub use value::{SoundSetting, SystemSound, parse_bool, parse_webhook_url};
 
@@ -87,6 +88,18 @@ pub enum ClosedLidPermissionRequestDecision {
     /// Allow the request.
     Allow,
     /// Leave the agent's own prompt up and mark the session as waiting for the user.
+    Ask,
+    /// Ask the user's phone through ntfy, wait for the answer, else the fallback.
+    Remote,
+}
+
+/// What a remote permission request gets when the phone does not answer in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum RemoteDecisionFallback {
+    /// Deny it, so the agent moves on.
+    #[default]
+    Deny,
+    /// Leave the agent's own prompt up, as the `ask` policy does.
     Ask,
 }
 
@@ -156,9 +169,12 @@ macro_rules! choice_enum {
 
 choice_enum!(SuspendMode { Sleep => "sleep", Hibernate => "hibernate" }, unknown: None);
 choice_enum!(
-    ClosedLidPermissionRequestDecision { Deny => "deny", Allow => "allow", Ask => "ask" },
+    ClosedLidPermissionRequestDecision {
+        Deny => "deny", Allow => "allow", Ask => "ask", Remote => "remote"
+    },
     unknown: None
 );
+choice_enum!(RemoteDecisionFallback { Deny => "deny", Ask => "ask" }, unknown: None);
 // The reference system reads an unknown temperature mode as `Average`.
 choice_enum!(
     TemperatureMode { Low => "low", Average => "average", High => "high" },
@@ -250,6 +266,20 @@ pub struct Settings {
     /// Windows only: skip suspending when the user's lid-close action is "do nothing".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_suspend_when_lid_close_does_nothing: Option<bool>,
+    /// The ntfy server and topic for phone notifications; empty = off.
+    pub ntfy_url: String,
+    /// Bearer token for a protected ntfy topic; empty = none.
+    pub ntfy_token: String,
+    /// Ask before sleep through ntfy too.
+    pub ntfy_ask_before_sleep: bool,
+    /// Notify when a session waits for the user.
+    pub ntfy_needs_you: bool,
+    /// Notify when such a session works again.
+    pub ntfy_resumed: bool,
+    /// How long a `remote` permission request waits for the phone.
+    pub remote_decision_timeout_seconds: u32,
+    /// What it gets when no answer comes in time.
+    pub remote_decision_fallback: RemoteDecisionFallback,
 }
 
 impl Default for Settings {
@@ -280,6 +310,13 @@ impl Default for Settings {
             emergency_hibernation_temperature_celsius: 93,
             user_interface_culture: "auto".to_owned(),
             skip_suspend_when_lid_close_does_nothing: None,
+            ntfy_url: String::new(),
+            ntfy_token: String::new(),
+            ntfy_ask_before_sleep: true,
+            ntfy_needs_you: true,
+            ntfy_resumed: true,
+            remote_decision_timeout_seconds: 60,
+            remote_decision_fallback: RemoteDecisionFallback::Deny,
         }
     }
 }
@@ -575,6 +612,78 @@ fn check_secret(spec: &FieldSpec, stored: &str) -> Result<(), SettingsError> {
     }
 }
 
+fn parse_secret(spec: &FieldSpec, raw: &str) -> Result<String, SettingsError> {
+    let text = raw.trim();
+    let text = if text.eq_ignore_ascii_case("off") {
+        ""
+    } else {
+        text
+    };
+    check_secret(spec, text)?;
+    Ok(text.to_owned())
+}
+
+fn check_ntfy_url(spec: &FieldSpec, stored: &str) -> Result<(), SettingsError> {
+    if stored.is_empty() || NtfyTopic::parse(stored).is_some() {
+        Ok(())
+    } else {
+        Err(SettingsError::invalid(spec, stored))
+    }
+}
+
+/// An ntfy server and topic, from `ntfyUrl`. Topic names are 1 to 64 of `A-Za-z0-9_-`
+/// (ntfy's docs, "Publishing": topics are created on the fly and may use these characters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NtfyTopic {
+    /// The server's base URL without a trailing slash, e.g. `https://ntfy.sh`.
+    pub server: String,
+    /// The topic lidguard publishes to.
+    pub topic: String,
+}
+
+impl NtfyTopic {
+    /// The longest topic name ntfy accepts.
+    pub const MAX_TOPIC: usize = 64;
+
+    /// Splits `https://host[:port][/prefix]/topic` into server and topic; `None` when it is
+    /// not such a URL (a query, a fragment, credentials in the URL or a bad topic name).
+    pub fn parse(text: &str) -> Option<NtfyTopic> {
+        let url = parse_webhook_url(text)?;
+        if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+            return None;
+        }
+        let path = url.path().trim_end_matches('/');
+        let (prefix, topic) = path.rsplit_once('/')?;
+        let name_ok = !topic.is_empty()
+            && topic.len() <= Self::MAX_TOPIC - Self::REPLY_SUFFIX.len()
+            && topic
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !name_ok {
+            return None;
+        }
+        let mut server = url.clone();
+        server.set_path(prefix);
+        Some(NtfyTopic {
+            server: server.as_str().trim_end_matches('/').to_owned(),
+            topic: topic.to_owned(),
+        })
+    }
+
+    /// What is appended to the topic to name the reply topic.
+    pub const REPLY_SUFFIX: &'static str = "-reply";
+
+    /// The topic the phone's answers go to.
+    pub fn reply_topic(&self) -> String {
+        format!("{}{}", self.topic, Self::REPLY_SUFFIX)
+    }
+
+    /// `<server>/<topic>`.
+    pub fn topic_url(&self, topic: &str) -> String {
+        format!("{}/{topic}", self.server)
+    }
+}
+
 fn parse_reason(spec: &FieldSpec, raw: &str) -> Result<String, SettingsError> {
     let text = raw.trim();
     if text.is_empty() {
@@ -613,6 +722,9 @@ fn off_if_empty(value: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Ask-before-sleep state
 // ---------------------------------------------------------------------------------------------
+
+/// How much longer than the remote-decision wait the managed hook timeout is, in seconds.
+pub const REMOTE_HOOK_MARGIN_SECONDS: u32 = 20;
 
 /// The shortest reply wait that makes ask-before-sleep usable, in seconds.
 pub const MINIMUM_REPLY_WAIT_SECONDS: u32 = 20;
@@ -792,6 +904,9 @@ impl Settings {
                 check_url(spec, &self.closed_lid_stop_follow_up_webhook_url)
             }
             Field::WebhookSecret => check_secret(spec, &self.webhook_secret),
+            Field::NtfyToken => check_secret(spec, &self.ntfy_token),
+            Field::NtfyUrl => check_ntfy_url(spec, &self.ntfy_url),
+            Field::RemoteDecisionTimeoutSeconds => required(self.remote_decision_timeout_seconds),
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 required(self.closed_lid_stop_follow_up_delay_seconds)
             }
@@ -816,7 +931,11 @@ impl Settings {
             | Field::ClosedLidPermissionRequestDecision
             | Field::WatchParentProcess
             | Field::EmergencyHibernationOnHighTemperature
-            | Field::EmergencyHibernationTemperatureMode => Ok(()),
+            | Field::EmergencyHibernationTemperatureMode
+            | Field::NtfyAskBeforeSleep
+            | Field::NtfyNeedsYou
+            | Field::NtfyResumed
+            | Field::RemoteDecisionFallback => Ok(()),
         }
     }
 
@@ -881,15 +1000,27 @@ impl Settings {
             Field::ClosedLidStopFollowUpWebhookUrl => {
                 self.closed_lid_stop_follow_up_webhook_url = parse_url(spec, raw)?;
             }
-            Field::WebhookSecret => {
+            Field::WebhookSecret => self.webhook_secret = parse_secret(spec, raw)?,
+            Field::NtfyToken => self.ntfy_token = parse_secret(spec, raw)?,
+            Field::NtfyUrl => {
                 let text = raw.trim();
                 let text = if text.eq_ignore_ascii_case("off") {
                     ""
                 } else {
                     text
                 };
-                check_secret(spec, text)?;
-                self.webhook_secret = text.to_owned();
+                check_ntfy_url(spec, text)?;
+                self.ntfy_url = text.to_owned();
+            }
+            Field::NtfyAskBeforeSleep => self.ntfy_ask_before_sleep = boolean()?,
+            Field::NtfyNeedsYou => self.ntfy_needs_you = boolean()?,
+            Field::NtfyResumed => self.ntfy_resumed = boolean()?,
+            Field::RemoteDecisionTimeoutSeconds => {
+                self.remote_decision_timeout_seconds = parse_required_number(spec, raw)?;
+            }
+            Field::RemoteDecisionFallback => {
+                self.remote_decision_fallback =
+                    parse_choice(spec, raw, RemoteDecisionFallback::from_name)?;
             }
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 self.closed_lid_stop_follow_up_delay_seconds = parse_required_number(spec, raw)?;
@@ -961,6 +1092,13 @@ impl Settings {
                 off_if_empty(&self.closed_lid_stop_follow_up_webhook_url)
             }
             Field::WebhookSecret => off_if_empty(&self.webhook_secret),
+            Field::NtfyUrl => off_if_empty(&self.ntfy_url),
+            Field::NtfyToken => off_if_empty(&self.ntfy_token),
+            Field::NtfyAskBeforeSleep => self.ntfy_ask_before_sleep.to_string(),
+            Field::NtfyNeedsYou => self.ntfy_needs_you.to_string(),
+            Field::NtfyResumed => self.ntfy_resumed.to_string(),
+            Field::RemoteDecisionTimeoutSeconds => self.remote_decision_timeout_seconds.to_string(),
+            Field::RemoteDecisionFallback => self.remote_decision_fallback.as_str().to_owned(),
             Field::ClosedLidStopFollowUpDelaySeconds => {
                 self.closed_lid_stop_follow_up_delay_seconds.to_string()
             }
@@ -1026,12 +1164,12 @@ impl Settings {
     /// otherwise `On`.
     pub fn follow_up_state(&self) -> FollowUpState {
         let url = self.closed_lid_stop_follow_up_webhook_url.trim();
-        if url.is_empty() {
+        if url.is_empty() && self.ntfy_follow_up().is_none() {
             return FollowUpState::Off;
         }
         let delay = self.closed_lid_stop_follow_up_delay_seconds;
         let mut issues = Vec::new();
-        if parse_webhook_url(url).is_none() {
+        if !url.is_empty() && parse_webhook_url(url).is_none() {
             issues.push(FollowUpIssue::InvalidWebhookUrl);
         }
         if (1..MINIMUM_REPLY_WAIT_SECONDS).contains(&delay) {
@@ -1059,17 +1197,38 @@ impl Settings {
         }
     }
 
+    /// The ntfy topic, when one is set.
+    pub fn ntfy(&self) -> Option<NtfyTopic> {
+        NtfyTopic::parse(&self.ntfy_url)
+    }
+
+    /// The ntfy topic when ask before sleep goes through it too.
+    pub fn ntfy_follow_up(&self) -> Option<NtfyTopic> {
+        self.ntfy().filter(|_| self.ntfy_ask_before_sleep)
+    }
+
+    /// How long a `remote` permission request waits for the phone, when that policy is on.
+    pub fn remote_decision_wait(&self) -> Option<u32> {
+        (self.closed_lid_permission_request_decision == ClosedLidPermissionRequestDecision::Remote)
+            .then_some(self.remote_decision_timeout_seconds)
+    }
+
     /// The timeout, in seconds, written into managed provider hooks: 30 unless ask-before-sleep
     /// is on, else `max(30, post-stop delay + reply wait + 300)` so a blocked stop hook outlives
     /// the longest reply window (defaults with a URL set: 10 + 180 + 300 = 490).
     pub fn managed_hook_timeout_seconds(&self) -> u32 {
+        // A permission hook waiting for the phone must outlive its wait, with room to answer.
+        let remote = self
+            .remote_decision_wait()
+            .map_or(0, |wait| wait.saturating_add(REMOTE_HOOK_MARGIN_SECONDS));
         if self.follow_up_state() != FollowUpState::On {
-            return DEFAULT_HOOK_TIMEOUT_SECONDS;
+            return DEFAULT_HOOK_TIMEOUT_SECONDS.max(remote);
         }
         self.post_stop_suspend_delay_seconds
             .saturating_add(self.closed_lid_stop_follow_up_delay_seconds)
             .saturating_add(MAXIMUM_REPLY_EXTENSION_SECONDS)
             .max(DEFAULT_HOOK_TIMEOUT_SECONDS)
+            .max(remote)
     }
 
     /// Reads settings from the text of a settings file: unknown keys are ignored, missing keys

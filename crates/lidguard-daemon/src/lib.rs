@@ -14,6 +14,8 @@ mod ask;
 mod backups;
 mod instance;
 mod machine_watch;
+mod ntfy;
+mod remote;
 mod runtime;
 mod server;
 mod stream;

@@ -33,6 +33,8 @@ use tokio::sync::{mpsc, oneshot};
 use crate::server::{self, Answer, Job, Then};
 use crate::{DaemonError, InstanceLock};
 
+mod phone;
+
 /// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
 /// that a suspend/resume (which stops the monotonic clock) never delays a timer for long.
 const MAX_SLEEP: Duration = Duration::from_secs(30);
@@ -106,6 +108,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let (gone_tx, mut hooks_gone) = mpsc::unbounded_channel::<(SessionKey, u64)>();
     let (fs_tx, mut fs_events) = mpsc::unbounded_channel::<crate::watch::FsChange>();
     let (left_tx, mut followers_left) = mpsc::unbounded_channel::<()>();
+    let (news_tx, mut phone_news) = mpsc::unbounded_channel::<crate::remote::News>();
     let watchers = crate::watch::Watchers::new(internal_tx.clone(), fs_tx);
     let mut transcript_poll = tokio::time::interval(crate::watch::TRANSCRIPT_POLL);
     transcript_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -163,6 +166,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         held_back: None,
         exit_deferred: false,
         own_suspend_at: None,
+        phone: phone::Phone::new(news_tx),
     };
     let restored = rt.recover_sessions();
     rt.apply(Input::Restore(restored)).await;
@@ -196,6 +200,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             Some(attempt) = records.recv() => rt.record_attempt(&attempt),
             Some((key, wait)) = hooks_gone.recv() => rt.hook_left(key, wait).await,
             Some(()) = followers_left.recv() => rt.follower_left(),
+            Some(news) = phone_news.recv() => rt.phone_news(news).await,
             Some(starting) = sleeps.recv() => rt.os_sleep(starting).await,
             Some(change) = fs_events.recv() => {
                 rt.watchers.changed(change);
@@ -255,6 +260,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     // queued are told the daemon is shutting down), then give everything back. Stop hooks
     // waiting for ask before sleep are let go first (their connections answer "no reply").
     rt.waiting_hooks.clear();
+    rt.phone.let_go();
     rt.stream.close();
     if let Some((_, canceled)) = rt.asking.take() {
         canceled.store(true, Ordering::Relaxed);
@@ -366,6 +372,8 @@ struct Runtime {
     /// When lidguard last asked the OS to suspend (its own sleep announcements are not a
     /// user's suspend).
     own_suspend_at: Option<std::time::Instant>,
+    /// The phone (ntfy): remote decisions, ask before sleep over ntfy, notices.
+    phone: phone::Phone,
 }
 
 impl Runtime {
@@ -597,6 +605,7 @@ impl Runtime {
         let mut decision = None;
         let mut last = Reply::Done;
         let mut wait = None;
+        let mut remote = None;
         // The event the hook renders a decision for (as the hook itself picks it).
         let decision_event = events
             .iter()
@@ -634,7 +643,27 @@ impl Runtime {
                 })
                 .await;
             let consequences = self.held_back.take().unwrap_or_default();
-            self.log_hook_event(&event, &applied.reply, applied.decision.as_ref(), now);
+            // Policy `remote`: the phone decides; the event is logged with that decision.
+            let policy = self
+                .registry
+                .settings()
+                .closed_lid_permission_request_decision;
+            let to_phone = decision.is_none()
+                && applied.decision.is_none()
+                && remote.is_none()
+                && lidguard_core::event::closed_lid_remote(
+                    &event.kind,
+                    policy,
+                    lid,
+                    external_displays,
+                );
+            if to_phone {
+                let outcome = reply_outcome(&applied.reply).0;
+                remote = Some((event.clone(), (lid, external_displays), now, outcome));
+            } else {
+                let outcome = reply_outcome(&applied.reply).0;
+                self.log_hook_event(&event, (outcome, applied.decision.as_ref()), now, None);
+            }
             // What the hook prints: the first decision, rendered for the event it belongs to.
             let stdout = match (&decision, &applied.decision, &decision_event) {
                 (None, Some(d), Some(name)) => lidguard_providers::render(event.provider, name, d),
@@ -686,6 +715,9 @@ impl Runtime {
         let (outcome, message) = reply_outcome(&last);
         let mut answer = Response::ok(outcome, message);
         answer.decision = decision;
+        if let Some((event, machine, at, outcome)) = remote {
+            return self.ask_phone(event, machine, (at, outcome), answer);
+        }
         let Some((key, until)) = wait else {
             return (answer, None);
         };
@@ -842,12 +874,13 @@ impl Runtime {
             .and_then(|s| s.soft_lock.as_ref().map(|l| l.reason.clone()))
     }
 
+    /// Logs a hook event with the decision it got (`remote`: how the phone's wait ended).
     fn log_hook_event(
         &mut self,
         event: &AgentEvent,
-        reply: &Reply,
-        decision: Option<&Decision>,
+        (outcome, decision): (Outcome, Option<&Decision>),
         at: Timestamp,
+        remote: Option<serde_json::Value>,
     ) {
         tracing::debug!(provider = %event.provider, hook = %event.hook_event, kind = event.kind.name(), session = %event.session_id, "hook event");
         if self.store.is_none() {
@@ -860,18 +893,31 @@ impl Runtime {
             fields.remove("raw");
             fields.remove("ownerPid");
             fields.remove("payloadDigest");
+            fields.remove("toolSummary");
+            fields.remove("toolInputDigest");
         }
-        let detail = serde_json::json!({
+        let mut detail = serde_json::json!({
             "hookEvent": event.hook_event,
             "kind": event.kind.name(),
             "tool": event.tool_name,
             "cwd": event.cwd,
             "prompt": event.prompt,
-            "outcome": reply_outcome(reply).0,
+            "outcome": outcome,
             "decision": decision,
             "payloadDigest": event.payload_digest,
             "event": normalized,
         });
+        if let Some(fields) = detail.as_object_mut() {
+            if let Some(summary) = &event.tool_summary {
+                fields.insert("toolSummary".into(), summary.clone().into());
+            }
+            if let Some(digest) = &event.tool_input_digest {
+                fields.insert("toolInputDigest".into(), digest.clone().into());
+            }
+            if let Some(remote) = remote {
+                fields.insert("remote".into(), remote);
+            }
+        }
         let row = EventRow {
             at,
             name: HOOK_EVENT.to_owned(),
@@ -903,8 +949,14 @@ impl Runtime {
             }
             match effect {
                 Effect::Protection(plan) => self.set_protection(plan).await,
-                Effect::SaveSession(session) => self.save_session(&session),
-                Effect::DeleteSession(key) => self.delete_session(&key),
+                Effect::SaveSession(session) => {
+                    self.phone_session_saved(&session);
+                    self.save_session(&session);
+                }
+                Effect::DeleteSession(key) => {
+                    self.phone_session_gone(&key);
+                    self.delete_session(&key);
+                }
                 Effect::Log(event) => self.log(&event),
                 Effect::Exit if self.stream.followers() > 0 => {
                     tracing::info!("idle exit postponed: the event stream has followers");
@@ -963,15 +1015,21 @@ impl Runtime {
         watched_pid: Option<u32>,
     ) {
         let settings = self.registry.settings();
-        let Some(url) = crate::webhook::url_for(settings, EventType::StopFollowUp) else {
+        let url = crate::webhook::url_for(settings, EventType::StopFollowUp);
+        payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+        // Through ntfy too, when it is set: the first reply from either counts.
+        if self.ask_on_phone(id, &payload, reply_deadline, url.is_some()) == 0 {
             let done = self.internal.clone();
             tokio::spawn(async move {
                 let outcome = AskOutcome::WebhookFailed("no follow-up webhook URL".into());
                 let _ = done.send(Input::AskResolved { id, outcome }).await;
             });
             return;
+        }
+        let Some(url) = url else {
+            return;
         };
-        payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+        let settings = self.registry.settings();
         let exchange = crate::ask::Exchange {
             url,
             payload,
@@ -987,6 +1045,7 @@ impl Runtime {
             old.store(true, Ordering::Relaxed);
         }
         let report = self.internal.clone();
+        let news = self.phone_news_sender();
         let records = self.records.clone();
         let mut attempt = Attempt::new(&exchange.payload, &exchange.url);
         tokio::task::spawn_blocking(move || {
@@ -1007,7 +1066,7 @@ impl Runtime {
             attempt.finish(ok, result);
             let _ = records.send(attempt);
             if !stopped {
-                let _ = report.blocking_send(Input::AskResolved { id, outcome });
+                let _ = news.send(crate::remote::News::AskOutcome { id, outcome });
             }
         });
     }
@@ -1036,12 +1095,8 @@ impl Runtime {
         continuation: Option<String>,
         status: AskStatus,
     ) {
-        if let Some((asking, canceled)) = &self.asking
-            && *asking == id
-        {
-            canceled.store(true, Ordering::Relaxed);
-            self.asking = None;
-        }
+        self.end_phone_ask(id);
+        let answered_by = self.phone.answered_by.take();
         let Some((_, hook)) = self.waiting_hooks.remove(key) else {
             tracing::debug!(session = %key, "no hook waits for this ask-before-sleep outcome");
             return;
@@ -1051,7 +1106,13 @@ impl Runtime {
             line.authority = Authority {
                 decision: Verdict::Continue,
                 provenance: Some(Provenance {
-                    setting: Some("closedLidStopFollowUpWebhookUrl".to_owned()),
+                    setting: Some(
+                        match answered_by {
+                            Some(phone::NTFY) => "ntfyUrl",
+                            _ => "closedLidStopFollowUpWebhookUrl",
+                        }
+                        .to_owned(),
+                    ),
                     value: None,
                     lid: None,
                     external_displays: None,

@@ -168,12 +168,12 @@ pub(crate) fn get(url: &str, secret: &str) -> Result<Answer, String> {
     answer(request.call())
 }
 
-const USER_AGENT: &str = concat!("lidguard/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("lidguard/", env!("CARGO_PKG_VERSION"));
 
 /// The largest answer body read (a follow-up answer is a few hundred bytes).
 const MAX_BODY: u64 = 1 << 20;
 
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_global(Some(TIMEOUT))
         .http_status_as_error(false)
@@ -191,7 +191,9 @@ fn signed_headers(secret: &str, body: &[u8]) -> Option<(String, String)> {
     Some((timestamp, signed))
 }
 
-fn answer(sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Answer, String> {
+pub(crate) fn answer(
+    sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<Answer, String> {
     let mut response = sent.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {

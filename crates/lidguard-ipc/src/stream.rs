@@ -188,7 +188,8 @@ pub struct Visibility {
     pub stdout: Option<String>,
     /// Whether it was written to lidguard's database (`hook-events`, the event log).
     pub logged: bool,
-    /// The webhooks this event sent (`PreSuspend`, `PostSessionEnd`, `StopFollowUp`).
+    /// The webhooks this event sent (`PreSuspend`, `PostSessionEnd`, `StopFollowUp`), and
+    /// `ntfy` for a notification published to the ntfy topic.
     pub webhooks: Vec<String>,
 }
 

@@ -108,6 +108,27 @@ pub(crate) fn bounded(text: Option<&str>, max: usize) -> Option<String> {
     text.map(|t| truncate_bytes(t, max).to_owned())
 }
 
+/// Permission requests: what the phone is shown (a safe summary of the command or path) and
+/// the digest a remote answer binds to (`sha256:<hex>` of the tool input as JSON, keys in
+/// order). Nothing of the input besides that summary leaves the machine.
+pub(crate) fn permission_details(event: &mut AgentEvent, input: Option<&serde_json::Value>) {
+    use sha2::Digest;
+    if !matches!(
+        event.kind,
+        lidguard_core::event::EventKind::PermissionRequested { .. }
+    ) {
+        return;
+    }
+    let Some(input) = input else {
+        return;
+    };
+    event.tool_summary = lidguard_core::remote::safe_summary(input);
+    let bytes = serde_json::to_vec(input).unwrap_or_default();
+    let digest = sha2::Sha256::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    event.tool_input_digest = Some(format!("sha256:{hex}"));
+}
+
 /// Parses JSON, naming the provider on failure.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     provider: Provider,

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 mod http;
+pub mod ntfy;
 mod server;
 mod state;
 mod validate;

@@ -22,7 +22,7 @@ fn schema() -> jsonschema::Validator {
 
 /// Asserts every line is valid against the schema; returns them parsed.
 #[track_caller]
-fn validated(lines: &[String]) -> Vec<Value> {
+pub(crate) fn validated(lines: &[String]) -> Vec<Value> {
     let schema = schema();
     lines
         .iter()

@@ -19,6 +19,8 @@ mod live_status;
 mod hooks;
 // The MCP servers over stdio: tools/list snapshots, protocol errors, a Provider MCP session.
 mod mcp;
+// The phone over a loopback ntfy: remote decisions, needs-you notices, ask before sleep.
+mod phone;
 // The closed-lid suspend flow with fake lid, display and thermal trees; the diagnostics.
 mod power;
 // Captured agent sessions replayed through the real hooks, with the state after each step.

@@ -20,6 +20,10 @@ pub const MAX_MINUTES: u32 = 10_080;
 pub const MIN_EMERGENCY_TEMPERATURE_CELSIUS: i32 = 70;
 /// The highest emergency-hibernation threshold, in °C.
 pub const MAX_EMERGENCY_TEMPERATURE_CELSIUS: i32 = 110;
+/// The shortest remote-decision wait, in seconds.
+pub const MIN_REMOTE_DECISION_SECONDS: u32 = 10;
+/// The longest remote-decision wait, in seconds (agents' own hook limits are 10 minutes).
+pub const MAX_REMOTE_DECISION_SECONDS: u32 = 540;
 /// The longest accepted power-request reason, in characters.
 pub const MAX_POWER_REQUEST_REASON_CHARS: usize = 200;
 
@@ -83,6 +87,20 @@ pub enum Field {
     EmergencyHibernationTemperatureCelsius,
     /// `userInterfaceCulture`.
     UserInterfaceCulture,
+    /// `ntfyUrl`.
+    NtfyUrl,
+    /// `ntfyToken`.
+    NtfyToken,
+    /// `ntfyAskBeforeSleep`.
+    NtfyAskBeforeSleep,
+    /// `ntfyNeedsYou`.
+    NtfyNeedsYou,
+    /// `ntfyResumed`.
+    NtfyResumed,
+    /// `remoteDecisionTimeoutSeconds`.
+    RemoteDecisionTimeoutSeconds,
+    /// `remoteDecisionFallback`.
+    RemoteDecisionFallback,
 }
 
 /// A group of related fields, for the interactive editor and the printed table.
@@ -99,6 +117,8 @@ pub enum Category {
     Webhooks,
     /// Asking a remote receiver before sleeping with the lid closed.
     AskBeforeSleep,
+    /// The phone: ntfy push notifications and remote decisions.
+    Phone,
     /// Agent sessions.
     Sessions,
     /// The background daemon.
@@ -111,12 +131,13 @@ pub enum Category {
 
 impl Category {
     /// All categories in display order.
-    pub const ALL: [Category; 9] = [
+    pub const ALL: [Category; 10] = [
         Category::Power,
         Category::Suspend,
         Category::Sounds,
         Category::Webhooks,
         Category::AskBeforeSleep,
+        Category::Phone,
         Category::Sessions,
         Category::Runtime,
         Category::EmergencyHibernation,
@@ -131,6 +152,7 @@ impl Category {
             Category::Sounds => "Sounds",
             Category::Webhooks => "Webhooks",
             Category::AskBeforeSleep => "Ask before sleep",
+            Category::Phone => "Phone (ntfy)",
             Category::Sessions => "Sessions",
             Category::Runtime => "Runtime",
             Category::EmergencyHibernation => "Emergency hibernation",
@@ -168,6 +190,8 @@ pub enum FieldKind {
     Sound,
     /// `off` or an absolute `http`/`https` URL.
     WebhookUrl,
+    /// `off` or an `http`/`https` URL whose path is one ntfy topic name.
+    NtfyUrl,
     /// One line of non-blank text of at most `max_chars` characters; blank restores the default.
     Text {
         /// Longest accepted text, in characters.
@@ -222,6 +246,13 @@ impl FieldSpec {
                 | Field::EmergencyHibernationTemperatureMode
                 | Field::EmergencyHibernationTemperatureCelsius
                 | Field::BatteryFloorPercent
+                | Field::NtfyUrl
+                | Field::NtfyToken
+                | Field::NtfyAskBeforeSleep
+                | Field::NtfyNeedsYou
+                | Field::NtfyResumed
+                | Field::RemoteDecisionTimeoutSeconds
+                | Field::RemoteDecisionFallback
         )
     }
 
@@ -305,6 +336,10 @@ impl FieldSpec {
             FieldKind::WebhookUrl => {
                 "off or an absolute http:// or https:// URL with a host name".to_owned()
             }
+            FieldKind::NtfyUrl => "off or a server and topic such as https://ntfy.sh/<topic> \
+                 (the topic: 1 to 64 letters, digits, - or _; a long random one, as anyone who \
+                 knows it can read it)"
+                .to_owned(),
             FieldKind::Text { max_chars } => {
                 format!(
                     "one line of text of at most {max_chars} characters (empty restores the default)"
@@ -624,17 +659,103 @@ pub const FIELDS: &[FieldSpec] = &[
         category: Category::AskBeforeSleep,
         kind: FieldKind::Bool,
     },
+    // Phone (ntfy)
+    FieldSpec {
+        field: Field::NtfyUrl,
+        flag: "ntfy-url",
+        aliases: &[],
+        json_key: "ntfyUrl",
+        value_hint: "<URL|off>",
+        help: "ntfy server and topic that gets lidguard's notifications, e.g. \
+               https://ntfy.sh/<long-random-topic>; replies are read from <topic>-reply \
+               (off = no phone notifications).",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::NtfyUrl,
+    },
+    FieldSpec {
+        field: Field::NtfyToken,
+        flag: "ntfy-token",
+        aliases: &[],
+        json_key: "ntfyToken",
+        value_hint: "<TOKEN|off>",
+        help: "Access token for a protected ntfy topic (sent as a Bearer token; off = none).",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::Secret { max_chars: 200 },
+    },
+    FieldSpec {
+        field: Field::NtfyAskBeforeSleep,
+        flag: "ntfy-ask-before-sleep",
+        aliases: &[],
+        json_key: "ntfyAskBeforeSleep",
+        value_hint: "<true|false>",
+        help: "Ask before sleep on the phone too (Continue / Sleep now / a typed reply).",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::Bool,
+    },
+    FieldSpec {
+        field: Field::NtfyNeedsYou,
+        flag: "ntfy-needs-you",
+        aliases: &[],
+        json_key: "ntfyNeedsYou",
+        value_hint: "<true|false>",
+        help: "Notify when a session waits for you (a permission prompt, a question).",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::Bool,
+    },
+    FieldSpec {
+        field: Field::NtfyResumed,
+        flag: "ntfy-resumed",
+        aliases: &[],
+        json_key: "ntfyResumed",
+        value_hint: "<true|false>",
+        help: "Notify again when a session that waited for you works again.",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::Bool,
+    },
+    FieldSpec {
+        field: Field::RemoteDecisionTimeoutSeconds,
+        flag: "remote-decision-timeout-seconds",
+        aliases: &[],
+        json_key: "remoteDecisionTimeoutSeconds",
+        value_hint: "<SECONDS>",
+        help: "How long a permission request waits for the phone's answer (policy remote).",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: number(
+            MIN_REMOTE_DECISION_SECONDS,
+            MAX_REMOTE_DECISION_SECONDS,
+            false,
+            "seconds",
+        ),
+    },
+    FieldSpec {
+        field: Field::RemoteDecisionFallback,
+        flag: "remote-decision-fallback",
+        aliases: &[],
+        json_key: "remoteDecisionFallback",
+        value_hint: "<deny|ask>",
+        help: "What a permission request gets when the phone does not answer in time.",
+        platforms: ALL_OSES,
+        category: Category::Phone,
+        kind: FieldKind::Choice(&["deny", "ask"]),
+    },
     // Sessions
     FieldSpec {
         field: Field::ClosedLidPermissionRequestDecision,
         flag: "closed-lid-permission-request-decision",
         aliases: &[],
         json_key: "closedLidPermissionRequestDecision",
-        value_hint: "<deny|allow|ask>",
-        help: "How to answer an agent's permission request while the lid is closed.",
+        value_hint: "<deny|allow|ask|remote>",
+        help: "How to answer an agent's permission request while the lid is closed (remote = \
+               ask on the phone through ntfy, see --ntfy-url).",
         platforms: ALL_OSES,
         category: Category::Sessions,
-        kind: FieldKind::Choice(&["deny", "allow", "ask"]),
+        kind: FieldKind::Choice(&["deny", "allow", "ask", "remote"]),
     },
     FieldSpec {
         field: Field::WatchParentProcess,

@@ -153,6 +153,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         .map(|kind| {
             let mut e = AgentEvent::new(Provider::Claude, id.clone(), event_name.clone(), kind);
             e.tool_name.clone_from(&wire.tool_name);
+            crate::permission_details(&mut e, wire.tool_input.as_ref());
             e.cwd = cwd.map(str::to_owned);
             e.transcript_path.clone_from(&wire.transcript_path);
             e.reason.clone_from(&reason);

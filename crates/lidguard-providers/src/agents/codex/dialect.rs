@@ -28,6 +28,7 @@ struct Wire {
     prompt: Option<String>,
     reason: Option<String>,
     tool_name: Option<String>,
+    tool_input: Option<serde_json::Value>,
     agent_id: Option<String>,
     stop_hook_active: Option<bool>,
     last_assistant_message: Option<String>,
@@ -88,6 +89,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         event_name,
         kind,
     );
+    crate::permission_details(&mut event, wire.tool_input.as_ref());
     event.tool_name = wire.tool_name;
     event.cwd = cwd.map(str::to_owned);
     event.transcript_path = wire.transcript_path;

@@ -1,0 +1,708 @@
+//! The phone, the pure part: remote decisions for closed-lid permission requests, ask before
+//! sleep and "needs you" notices over a push topic (ntfy). The daemon publishes and polls; this
+//! module says what a notification holds, how a reply is read, and whether it answers anything.
+//!
+//! The trust model (README, Phone: security): anyone who knows the topic can read it and post to
+//! the reply topic. So every question carries a reply code lidguard drew for that question
+//! alone (80 random bits); a reply counts only when it carries the code of a question that is
+//! still open, and — from a button — also that question's id, tool and input digest. A code
+//! is used once. Everything else is ignored and reported as such.
+
+use std::collections::{HashMap, VecDeque};
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::truncate_chars;
+use crate::session::SessionKey;
+
+/// Characters in a reply code (16 × 5 bits = 80 bits).
+pub const CODE_CHARS: usize = 16;
+
+/// RFC 4648 base32, lowercase: no characters that look alike in most fonts but 0/o and 1/l,
+/// which it leaves out.
+const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+
+/// The longest command or path shown on the phone, in characters.
+pub const SUMMARY_CHARS: usize = 160;
+
+/// What the agent is told when the user answers "Continue" without words of their own.
+pub const CONTINUE_TEXT: &str = "The user asked from their phone to continue: carry on with \
+    the work where you left off.";
+
+/// What the model is told when the user denies a permission request from the phone.
+pub const REMOTE_DENY_MESSAGE: &str = "The user denied this action from their phone \
+    (lidguard remote decision). Do not retry it; continue without it, or stop and summarize \
+    what is left for the user.";
+
+/// What the model is told when the phone did not answer in time and the fallback denies.
+pub const REMOTE_TIMEOUT_MESSAGE: &str = "The laptop lid is closed and nobody answered this \
+    permission request on the phone in time (lidguard remote decision, fallback: deny). \
+    Continue without this action, or stop and summarize what is left for the user.";
+
+/// The least time between two "needs you" notices for one session.
+pub const NEEDS_YOU_INTERVAL: SignedDuration = SignedDuration::from_mins(5);
+
+/// A reply code from 10 random bytes.
+pub fn reply_code(random: &[u8; 10]) -> String {
+    let mut bits: u128 = 0;
+    for byte in random {
+        bits = (bits << 8) | u128::from(*byte);
+    }
+    (0..CODE_CHARS)
+        .rev()
+        .map(|i| char::from(ALPHABET[((bits >> (i * 5)) & 31) as usize]))
+        .collect()
+}
+
+/// The code in groups of four, as shown to people: `abcd-efgh-ijkl-mnop`.
+pub fn grouped(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    chars
+        .chunks(4)
+        .map(|c| c.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// A typed code as lidguard stores it: dashes dropped, lowercase; `None` unless it has the
+/// code's length and alphabet.
+fn normalize_code(word: &str) -> Option<String> {
+    let code: String = word
+        .chars()
+        .filter(|c| *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    (code.len() == CODE_CHARS && code.bytes().all(|b| ALPHABET.contains(&b))).then_some(code)
+}
+
+/// What a button posts to the reply topic: the code and the exact question it answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ButtonBody {
+    /// The question's reply code.
+    pub code: String,
+    /// The question's id.
+    pub request: String,
+    /// The tool asked about (permission requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The digest of the tool's input (permission requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// `allow`, `deny`, `continue` or `sleep`.
+    pub answer: String,
+}
+
+/// A message read from the reply topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The reply code it carries.
+    pub code: String,
+    /// From a button: the question it names.
+    pub bound: Option<ButtonBody>,
+    /// The answer's words.
+    pub answer: String,
+}
+
+/// Reads a reply: a button's JSON body, or typed text `CODE words…`. `None` when it is neither.
+pub fn parse_reply(text: &str) -> Option<Reply> {
+    let text = text.trim();
+    if text.starts_with('{') {
+        let body: ButtonBody = serde_json::from_str(text).ok()?;
+        return Some(Reply {
+            code: normalize_code(&body.code)?,
+            answer: body.answer.trim().to_owned(),
+            bound: Some(body),
+        });
+    }
+    let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    Some(Reply {
+        code: normalize_code(word)?,
+        bound: None,
+        answer: rest.trim().to_owned(),
+    })
+}
+
+/// What a question asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asked {
+    /// May the agent use this tool on this input?
+    Permission {
+        /// The tool.
+        tool: String,
+        /// `sha256:<hex>` of its input, when the agent sent one.
+        input_digest: Option<String>,
+    },
+    /// The agent's turn ended with the lid closed: continue or sleep?
+    AskBeforeSleep,
+}
+
+/// One open question.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Question {
+    /// lidguard's id for it (unique within a daemon run).
+    pub id: String,
+    /// Its reply code.
+    pub code: String,
+    /// The session it is about.
+    pub key: SessionKey,
+    /// What it asks.
+    pub asked: Asked,
+}
+
+impl Question {
+    /// The body a button with `answer` posts.
+    pub fn button(&self, answer: &str) -> String {
+        let (tool, input) = match &self.asked {
+            Asked::Permission { tool, input_digest } => (Some(tool.clone()), input_digest.clone()),
+            Asked::AskBeforeSleep => (None, None),
+        };
+        let body = ButtonBody {
+            code: self.code.clone(),
+            request: self.id.clone(),
+            tool,
+            input,
+            answer: answer.to_owned(),
+        };
+        serde_json::to_string(&body).unwrap_or_default()
+    }
+}
+
+/// What the user answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Let the tool run.
+    Allow,
+    /// Do not let it run.
+    Deny,
+    /// Go on with the work; the text is the agent's continuation.
+    Continue(String),
+    /// Sleep now.
+    SleepNow,
+}
+
+impl Answer {
+    /// A word for logs and the event stream.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Answer::Allow => "allow",
+            Answer::Deny => "deny",
+            Answer::Continue(_) => "continue",
+            Answer::SleepNow => "sleep",
+        }
+    }
+}
+
+/// The answer `words` give to a question asking `asked`, if they are one.
+pub fn read_answer(asked: &Asked, words: &str) -> Option<Answer> {
+    let word = words.trim();
+    let lower = word.to_ascii_lowercase();
+    match asked {
+        Asked::Permission { .. } => match lower.as_str() {
+            "allow" | "yes" | "approve" => Some(Answer::Allow),
+            "deny" | "no" | "reject" => Some(Answer::Deny),
+            _ => None,
+        },
+        Asked::AskBeforeSleep => match lower.as_str() {
+            "" => None,
+            "continue" => Some(Answer::Continue(CONTINUE_TEXT.to_owned())),
+            "sleep" | "sleep now" => Some(Answer::SleepNow),
+            _ => Some(Answer::Continue(word.to_owned())),
+        },
+    }
+}
+
+/// Why a reply changed nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ignored {
+    /// Not a reply lidguard reads (no code).
+    NotAReply,
+    /// A code lidguard never issued (or long forgotten).
+    UnknownCode,
+    /// The question was answered already.
+    Repeated {
+        /// The question.
+        request: String,
+    },
+    /// The question is closed: its wait ended (timed out, canceled) before this came.
+    Late {
+        /// The question.
+        request: String,
+    },
+    /// A button body naming another question, tool or input than the code's question.
+    Mismatched {
+        /// The question the code belongs to.
+        request: String,
+        /// What differs.
+        what: &'static str,
+    },
+    /// The code is right but the words are no answer to that question.
+    NotAnAnswer {
+        /// The question.
+        request: String,
+    },
+}
+
+impl Ignored {
+    /// Words for logs and the event stream.
+    pub fn describe(&self) -> String {
+        match self {
+            Ignored::NotAReply => "not a lidguard reply (no reply code)".into(),
+            Ignored::UnknownCode => "a reply code lidguard did not issue".into(),
+            Ignored::Repeated { request } => format!("request {request} was answered already"),
+            Ignored::Late { request } => format!("request {request} no longer waits (too late)"),
+            Ignored::Mismatched { request, what } => {
+                format!("the reply names another {what} than request {request}")
+            }
+            Ignored::NotAnAnswer { request } => {
+                format!("the words are no answer to request {request}")
+            }
+        }
+    }
+
+    /// The question concerned, when the code named one.
+    pub fn request(&self) -> Option<&str> {
+        match self {
+            Ignored::NotAReply | Ignored::UnknownCode => None,
+            Ignored::Repeated { request }
+            | Ignored::Late { request }
+            | Ignored::Mismatched { request, .. }
+            | Ignored::NotAnAnswer { request } => Some(request),
+        }
+    }
+}
+
+/// What a reply did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    /// It answered an open question, which is now closed.
+    Answered {
+        /// The question.
+        question: Question,
+        /// The answer.
+        answer: Answer,
+    },
+    /// It changed nothing.
+    Ignored(Ignored),
+}
+
+/// How many closed questions are remembered (to tell repeated and late replies apart from
+/// unknown ones).
+const CLOSED_MEMORY: usize = 256;
+
+/// How a question was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closed {
+    Answered,
+    Ended,
+}
+
+/// The open questions and the recently closed ones.
+#[derive(Debug, Default)]
+pub struct Book {
+    open: Vec<Question>,
+    closed: VecDeque<(String, String, Closed)>,
+}
+
+impl Book {
+    /// Opens a question.
+    pub fn open(&mut self, question: Question) {
+        self.open.push(question);
+    }
+
+    /// Whether any question waits for an answer.
+    pub fn is_waiting(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// Closes a question without an answer (its wait ended); `false` when it was not open.
+    pub fn end(&mut self, id: &str) -> bool {
+        self.close(id, Closed::Ended).is_some()
+    }
+
+    fn close(&mut self, id: &str, how: Closed) -> Option<Question> {
+        let at = self.open.iter().position(|q| q.id == id)?;
+        let question = self.open.remove(at);
+        if self.closed.len() == CLOSED_MEMORY {
+            self.closed.pop_front();
+        }
+        self.closed
+            .push_back((question.code.clone(), question.id.clone(), how));
+        Some(question)
+    }
+
+    /// Judges one message from the reply topic; an answer closes its question.
+    pub fn judge(&mut self, text: &str) -> Judgement {
+        let Some(reply) = parse_reply(text) else {
+            return Judgement::Ignored(Ignored::NotAReply);
+        };
+        let Some(question) = self.open.iter().find(|q| q.code == reply.code) else {
+            let ignored = match self.closed.iter().find(|(code, _, _)| *code == reply.code) {
+                Some((_, request, Closed::Answered)) => Ignored::Repeated {
+                    request: request.clone(),
+                },
+                Some((_, request, Closed::Ended)) => Ignored::Late {
+                    request: request.clone(),
+                },
+                None => Ignored::UnknownCode,
+            };
+            return Judgement::Ignored(ignored);
+        };
+        if let Some(body) = &reply.bound
+            && let Some(what) = mismatch(question, body)
+        {
+            return Judgement::Ignored(Ignored::Mismatched {
+                request: question.id.clone(),
+                what,
+            });
+        }
+        let Some(answer) = read_answer(&question.asked, &reply.answer) else {
+            return Judgement::Ignored(Ignored::NotAnAnswer {
+                request: question.id.clone(),
+            });
+        };
+        let id = question.id.clone();
+        match self.close(&id, Closed::Answered) {
+            Some(question) => Judgement::Answered { question, answer },
+            None => Judgement::Ignored(Ignored::UnknownCode),
+        }
+    }
+}
+
+/// What a button body names differently from the question its code belongs to.
+fn mismatch(question: &Question, body: &ButtonBody) -> Option<&'static str> {
+    if body.request != question.id {
+        return Some("request");
+    }
+    if let Asked::Permission { tool, input_digest } = &question.asked {
+        if body.tool.as_deref() != Some(tool.as_str()) {
+            return Some("tool");
+        }
+        if body.input != *input_digest {
+            return Some("input");
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// What is shown
+// ---------------------------------------------------------------------------------------------
+
+/// A few safe words about a tool's input: the command (its first line, likely secrets
+/// masked) or the path or URL it acts on — never file contents, never other fields.
+pub fn safe_summary(input: &Value) -> Option<String> {
+    let fields = input.as_object()?;
+    let text = |key: &str| fields.get(key).and_then(Value::as_str);
+    let command = ["command", "cmd"]
+        .iter()
+        .find_map(|k| match fields.get(*k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(words)) => Some(
+                words
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            _ => None,
+        });
+    if let Some(command) = command {
+        let first = command.lines().next().unwrap_or_default();
+        let mut shown = mask_secrets(first);
+        if command.lines().nth(1).is_some() {
+            shown.push_str(" …");
+        }
+        return Some(shorten(&shown));
+    }
+    let path = ["file_path", "filePath", "notebook_path", "path", "filename"]
+        .iter()
+        .find_map(|k| text(k));
+    if let Some(path) = path {
+        return Some(shorten(path));
+    }
+    text("url").map(|url| shorten(&safe_url(url)))
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= SUMMARY_CHARS {
+        text.to_owned()
+    } else {
+        format!("{}…", truncate_chars(text, SUMMARY_CHARS - 1))
+    }
+}
+
+/// A URL without user info, query or fragment.
+fn safe_url(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        Err(_) => "(a URL)".to_owned(),
+    }
+}
+
+/// Names whose values are masked: `NAME=value` words and `--name value` pairs.
+const SECRET_NAMES: [&str; 10] = [
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "key",
+    "auth",
+    "credential",
+    "cookie",
+    "bearer",
+];
+
+fn secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SECRET_NAMES.iter().any(|s| lower.contains(s))
+}
+
+/// A long run of letters and digits, like an API key.
+fn looks_like_key(word: &str) -> bool {
+    word.len() >= 24
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=_-".contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Masks what looks secret in one command line: `NAME=value` with a secret-sounding name,
+/// the word after `--token`, `-p`, `Bearer` and the like, user info in URLs, and long
+/// key-like words.
+pub fn mask_secrets(line: &str) -> String {
+    let mut out = Vec::new();
+    let mut mask_next = false;
+    for word in line.split_whitespace() {
+        let bare = word.trim_matches(|c| c == '"' || c == '\'');
+        if mask_next {
+            out.push("***".to_owned());
+            // `Authorization: Bearer <token>`: the scheme's word is followed by the secret.
+            mask_next = bare.eq_ignore_ascii_case("bearer") || bare.eq_ignore_ascii_case("basic");
+            continue;
+        }
+        if let Some((name, _)) = bare.split_once('=')
+            && secret_name(name.trim_start_matches('-'))
+        {
+            out.push(format!("{name}=***"));
+            continue;
+        }
+        let flag = bare.trim_start_matches('-');
+        if (bare.starts_with('-') && (secret_name(flag) || flag == "p" || flag == "u"))
+            || bare.eq_ignore_ascii_case("bearer")
+            || bare.eq_ignore_ascii_case("authorization:")
+        {
+            out.push(word.to_owned());
+            mask_next = true;
+            continue;
+        }
+        if let Some((scheme, rest)) = bare.split_once("://")
+            && let Some((_, host)) = rest.split_once('@')
+        {
+            out.push(format!("{scheme}://***@{host}"));
+            continue;
+        }
+        if looks_like_key(bare) {
+            out.push("***".to_owned());
+            continue;
+        }
+        out.push(word.to_owned());
+    }
+    out.join(" ")
+}
+
+/// A button on a notification: its label and the answer it posts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Button {
+    /// What the button says.
+    pub label: &'static str,
+    /// The reply body it posts to the reply topic.
+    pub body: String,
+}
+
+/// One notification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// The title line.
+    pub title: String,
+    /// The text.
+    pub message: String,
+    /// ntfy priority, 1 (min) to 5 (max).
+    pub priority: u8,
+    /// ntfy tags (emoji short codes among them show as icons).
+    pub tags: Vec<&'static str>,
+    /// Buttons that answer a question.
+    pub buttons: Vec<Button>,
+}
+
+/// Where a session is, in a few words: the agent and the last part of its directory.
+fn whereabouts(key: &SessionKey, cwd: Option<&str>) -> String {
+    let agent = key.provider.display_name();
+    match cwd
+        .map(|c| c.trim_end_matches(['/', '\\']))
+        .and_then(|c| c.rsplit(['/', '\\']).next())
+        .filter(|d| !d.is_empty())
+    {
+        Some(dir) => format!("{agent} in {dir}"),
+        None => agent.to_owned(),
+    }
+}
+
+/// The permission question.
+pub fn permission_notice(
+    question: &Question,
+    cwd: Option<&str>,
+    summary: Option<&str>,
+    wait: SignedDuration,
+    fallback: &str,
+) -> Notice {
+    let tool = match &question.asked {
+        Asked::Permission { tool, .. } => tool.as_str(),
+        Asked::AskBeforeSleep => "",
+    };
+    let mut message = tool.to_owned();
+    if let Some(summary) = summary {
+        message.push_str(&format!(": {summary}"));
+    }
+    message.push_str(&format!(
+        "\n\nNo answer within {} s: {fallback}. Reply code {}",
+        wait.as_secs(),
+        grouped(&question.code)
+    ));
+    Notice {
+        title: format!("{} asks to use {tool}", whereabouts(&question.key, cwd)),
+        message,
+        priority: 4,
+        tags: vec!["lock", "lidguard"],
+        buttons: vec![
+            Button {
+                label: "Allow",
+                body: question.button("allow"),
+            },
+            Button {
+                label: "Deny",
+                body: question.button("deny"),
+            },
+        ],
+    }
+}
+
+/// The ask-before-sleep question.
+pub fn ask_notice(
+    question: &Question,
+    cwd: Option<&str>,
+    last_message: Option<&str>,
+    deadline: Timestamp,
+) -> Notice {
+    let mut message = String::from("The agent finished its turn and the lid is closed.");
+    if let Some(last) = last_message.map(str::trim).filter(|m| !m.is_empty()) {
+        message.push_str(&format!("\n\n“{}”", shorten(last)));
+    }
+    message.push_str(&format!(
+        "\n\nThe machine sleeps at {} unless you answer. To give the agent words of your own, \
+         post \"{} <your words>\" to the reply topic.",
+        deadline.strftime("%H:%M:%S UTC"),
+        grouped(&question.code)
+    ));
+    Notice {
+        title: format!("{} is done: continue?", whereabouts(&question.key, cwd)),
+        message,
+        priority: 4,
+        tags: vec!["zzz", "lidguard"],
+        buttons: vec![
+            Button {
+                label: "Continue",
+                body: question.button("continue"),
+            },
+            Button {
+                label: "Sleep now",
+                body: question.button("sleep"),
+            },
+        ],
+    }
+}
+
+/// "A session waits for you".
+pub fn needs_you_notice(key: &SessionKey, cwd: Option<&str>, reason: &str) -> Notice {
+    let what = match reason {
+        "permission_prompt" | crate::event::CLOSED_LID_ASK_REASON => "a permission prompt",
+        "elicitation_dialog" => "a form",
+        "idle_prompt" => "your next prompt",
+        _ => "your answer",
+    };
+    Notice {
+        title: format!("{} needs you", whereabouts(key, cwd)),
+        message: format!("It waits for {what} ({reason})."),
+        priority: 3,
+        tags: vec!["raising_hand", "lidguard"],
+        buttons: Vec::new(),
+    }
+}
+
+/// "It works again".
+pub fn resumed_notice(key: &SessionKey, cwd: Option<&str>) -> Notice {
+    Notice {
+        title: format!("{} works again", whereabouts(key, cwd)),
+        message: "It no longer waits for you.".to_owned(),
+        priority: 2,
+        tags: vec!["arrow_forward", "lidguard"],
+        buttons: Vec::new(),
+    }
+}
+
+/// Which soft-locks mean a session waits for the user: all but the inactivity timeout.
+pub fn waits_for_user(reason: &str) -> bool {
+    !reason.starts_with(crate::registry::TIMEOUT_SOFT_LOCK_PREFIX)
+}
+
+/// The "needs you" rate limit and the resumed follow-ups, per session.
+#[derive(Debug, Default)]
+pub struct Notices {
+    /// When each session was last told about.
+    last: HashMap<SessionKey, Timestamp>,
+    /// Sessions whose "needs you" went out and whose resumption is not told yet.
+    told: HashMap<SessionKey, ()>,
+}
+
+impl Notices {
+    /// A session became soft-locked for `reason`: whether to send "needs you" now.
+    pub fn locked(&mut self, key: &SessionKey, reason: &str, now: Timestamp) -> bool {
+        if !waits_for_user(reason) {
+            return false;
+        }
+        if self
+            .last
+            .get(key)
+            .is_some_and(|at| now.duration_since(*at) < NEEDS_YOU_INTERVAL)
+        {
+            return false;
+        }
+        self.last.insert(key.clone(), now);
+        self.told.insert(key.clone(), ());
+        true
+    }
+
+    /// A session's soft-lock ended while it still exists: whether to send "works again".
+    pub fn resumed(&mut self, key: &SessionKey) -> bool {
+        self.told.remove(key).is_some()
+    }
+
+    /// The session is gone.
+    pub fn forget(&mut self, key: &SessionKey) {
+        self.told.remove(key);
+        self.last.remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,236 @@
+use super::*;
+use crate::provider::Provider;
+
+fn key() -> SessionKey {
+    SessionKey::new(Provider::Claude, "s1", "")
+}
+
+fn permission(id: &str, code: &str) -> Question {
+    Question {
+        id: id.to_owned(),
+        code: code.to_owned(),
+        key: key(),
+        asked: Asked::Permission {
+            tool: "Bash".to_owned(),
+            input_digest: Some("sha256:aa".to_owned()),
+        },
+    }
+}
+
+const A: &str = "aaaabbbbccccdddd";
+const B: &str = "eeeeffffgggghhhh";
+
+#[test]
+fn codes_are_80_bits_of_base32_and_read_back_typed_any_way() {
+    let code = reply_code(&[0xff; 10]);
+    assert_eq!(code, "7777777777777777");
+    assert_eq!(reply_code(&[0; 10]), "aaaaaaaaaaaaaaaa");
+    let code = reply_code(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert_eq!(code.len(), CODE_CHARS);
+    assert_eq!(grouped(&code).len(), CODE_CHARS + 3);
+    assert_eq!(normalize_code(&grouped(&code).to_uppercase()), Some(code));
+    assert_eq!(normalize_code("aaaa-bbbb-cccc-ddd"), None);
+    assert_eq!(
+        normalize_code("aaaa-bbbb-cccc-ddd1"),
+        None,
+        "1 is not in the alphabet"
+    );
+}
+
+#[test]
+fn replies_are_button_bodies_or_typed_text() {
+    let q = permission("p1", A);
+    let reply = parse_reply(&q.button("allow")).unwrap();
+    assert_eq!(reply.code, A);
+    assert_eq!(reply.answer, "allow");
+    assert_eq!(reply.bound.unwrap().input.as_deref(), Some("sha256:aa"));
+    let typed = parse_reply("  AAAA-BBBB-CCCC-DDDD   also fix the README \n").unwrap();
+    assert_eq!(typed.code, A);
+    assert_eq!(typed.answer, "also fix the README");
+    assert!(typed.bound.is_none());
+    assert_eq!(parse_reply("allow"), None);
+    assert_eq!(parse_reply("{\"code\":\"x\"}"), None);
+    assert_eq!(parse_reply(""), None);
+}
+
+#[test]
+fn an_answer_closes_its_question_and_counts_once() {
+    let mut book = Book::default();
+    book.open(permission("p1", A));
+    book.open(permission("p2", B));
+    assert!(book.is_waiting());
+    let q1 = permission("p1", A);
+    match book.judge(&q1.button("allow")) {
+        Judgement::Answered { question, answer } => {
+            assert_eq!(question.id, "p1");
+            assert_eq!(answer, Answer::Allow);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The same reply again: repeated, changes nothing.
+    assert_eq!(
+        book.judge(&q1.button("deny")),
+        Judgement::Ignored(Ignored::Repeated {
+            request: "p1".into()
+        })
+    );
+    // p2 still waits; typed "no" answers it.
+    match book.judge(&format!("{B} no")) {
+        Judgement::Answered { question, answer } => {
+            assert_eq!(question.id, "p2");
+            assert_eq!(answer, Answer::Deny);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!book.is_waiting());
+}
+
+#[test]
+fn wrong_codes_late_replies_and_mismatched_buttons_are_ignored() {
+    let mut book = Book::default();
+    book.open(permission("p1", A));
+    assert_eq!(
+        book.judge("qqqqrrrrsssstttt allow"),
+        Judgement::Ignored(Ignored::UnknownCode)
+    );
+    assert_eq!(book.judge("allow"), Judgement::Ignored(Ignored::NotAReply));
+    assert_eq!(
+        book.judge(&format!("{A} maybe")),
+        Judgement::Ignored(Ignored::NotAnAnswer {
+            request: "p1".into()
+        })
+    );
+    // A button body with the right code but another request, tool or input.
+    let mut other = permission("p9", A);
+    assert!(matches!(
+        book.judge(&other.button("allow")),
+        Judgement::Ignored(Ignored::Mismatched {
+            what: "request",
+            ..
+        })
+    ));
+    other.id = "p1".into();
+    other.asked = Asked::Permission {
+        tool: "Write".into(),
+        input_digest: Some("sha256:aa".into()),
+    };
+    assert!(matches!(
+        book.judge(&other.button("allow")),
+        Judgement::Ignored(Ignored::Mismatched { what: "tool", .. })
+    ));
+    other.asked = Asked::Permission {
+        tool: "Bash".into(),
+        input_digest: Some("sha256:bb".into()),
+    };
+    assert!(matches!(
+        book.judge(&other.button("allow")),
+        Judgement::Ignored(Ignored::Mismatched { what: "input", .. })
+    ));
+    assert!(book.is_waiting(), "nothing above answered p1");
+    // Its wait ends: a reply now is late.
+    assert!(book.end("p1"));
+    assert!(!book.end("p1"));
+    assert_eq!(
+        book.judge(&permission("p1", A).button("allow")),
+        Judgement::Ignored(Ignored::Late {
+            request: "p1".into()
+        })
+    );
+}
+
+#[test]
+fn ask_before_sleep_takes_buttons_and_free_text() {
+    let asked = Asked::AskBeforeSleep;
+    assert_eq!(
+        read_answer(&asked, "Continue"),
+        Some(Answer::Continue(CONTINUE_TEXT.into()))
+    );
+    assert_eq!(read_answer(&asked, "sleep now"), Some(Answer::SleepNow));
+    assert_eq!(
+        read_answer(&asked, "also update the README"),
+        Some(Answer::Continue("also update the README".into()))
+    );
+    assert_eq!(read_answer(&asked, "  "), None);
+    let perm = Asked::Permission {
+        tool: "Bash".into(),
+        input_digest: None,
+    };
+    assert_eq!(read_answer(&perm, "also update the README"), None);
+}
+
+#[test]
+fn summaries_show_the_command_or_path_never_contents_or_secrets() {
+    let bash = serde_json::json!({"command": "curl -H 'Authorization: Bearer abc' -u me:pw https://x.example/a?token=1\nrm -rf /", "description": "x"});
+    let s = safe_summary(&bash).unwrap();
+    assert!(
+        !s.contains("abc") && !s.contains("me:pw") && !s.contains("rm -rf"),
+        "{s}"
+    );
+    assert!(s.starts_with("curl") && s.ends_with('…'), "{s}");
+    let env = serde_json::json!({"command": "GITHUB_TOKEN=ghp_1234567890abcdefghijklmnop OTHER=1 make deploy --password hunter2"});
+    let s = safe_summary(&env).unwrap();
+    assert_eq!(s, "GITHUB_TOKEN=*** OTHER=1 make deploy --password ***");
+    let write =
+        serde_json::json!({"file_path": "/home/u/p/notes.txt", "content": "SECRET CONTENT"});
+    assert_eq!(safe_summary(&write).unwrap(), "/home/u/p/notes.txt");
+    let fetch = serde_json::json!({"url": "https://user:pw@x.example/path?q=secret#f"});
+    assert_eq!(safe_summary(&fetch).unwrap(), "https://x.example/path");
+    let argv = serde_json::json!({"command": ["git", "push", "https://u:tok@github.com/o/r"]});
+    assert_eq!(
+        safe_summary(&argv).unwrap(),
+        "git push https://***@github.com/o/r"
+    );
+    assert_eq!(safe_summary(&serde_json::json!({"content": "x"})), None);
+    assert_eq!(safe_summary(&serde_json::json!("x")), None);
+    let long = serde_json::json!({"command": "echo ".repeat(100)});
+    assert_eq!(safe_summary(&long).unwrap().chars().count(), SUMMARY_CHARS);
+}
+
+#[test]
+fn needs_you_is_rate_limited_per_session_and_resumed_follows_only_a_sent_one() {
+    let mut n = Notices::default();
+    let t0 = Timestamp::from_second(1_800_000_000).unwrap();
+    let other = SessionKey::new(Provider::Codex, "s2", "");
+    assert!(n.locked(&key(), "permission_prompt", t0));
+    assert!(n.resumed(&key()));
+    assert!(!n.resumed(&key()), "one follow-up per notice");
+    // A burst of prompts within the interval: no more notices, and so no follow-ups.
+    for s in 1..10 {
+        let at = t0 + SignedDuration::from_secs(s * 10);
+        assert!(!n.locked(&key(), "permission_prompt", at));
+        assert!(!n.resumed(&key()));
+    }
+    assert!(n.locked(&other, "elicitation_dialog", t0), "per session");
+    assert!(n.locked(&key(), "permission_prompt", t0 + NEEDS_YOU_INTERVAL));
+    // The inactivity timeout is not waiting for the user.
+    assert!(!n.locked(
+        &SessionKey::new(Provider::Gemini, "s3", ""),
+        "session-timeout-expired:12 minutes",
+        t0
+    ));
+}
+
+#[test]
+fn notices_carry_the_code_and_buttons_bound_to_the_question() {
+    let q = permission("p1", A);
+    let n = permission_notice(
+        &q,
+        Some("/home/u/proj"),
+        Some("make deploy"),
+        SignedDuration::from_secs(60),
+        "deny",
+    );
+    assert_eq!(n.title, "Claude Code in proj asks to use Bash");
+    assert!(n.message.contains("make deploy") && n.message.contains("aaaa-bbbb-cccc-dddd"));
+    assert_eq!(n.buttons.len(), 2);
+    let allow: ButtonBody = serde_json::from_str(&n.buttons[0].body).unwrap();
+    assert_eq!(
+        (
+            allow.request.as_str(),
+            allow.tool.as_deref(),
+            allow.input.as_deref(),
+            allow.answer.as_str()
+        ),
+        ("p1", Some("Bash"), Some("sha256:aa"), "allow")
+    );
+}
