@@ -312,7 +312,7 @@ impl Default for Settings {
             skip_suspend_when_lid_close_does_nothing: None,
             ntfy_url: String::new(),
             ntfy_token: String::new(),
-            ntfy_ask_before_sleep: true,
+            ntfy_ask_before_sleep: false,
             ntfy_needs_you: true,
             ntfy_resumed: true,
             remote_decision_timeout_seconds: 60,

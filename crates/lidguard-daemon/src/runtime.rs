@@ -1258,6 +1258,11 @@ impl Runtime {
                 self.publish_daemon("displays-changed", None, detail);
             }
             self.apply(Input::Machine(machine)).await;
+            // Someone is at the machine again: permission prompts waiting for the phone go
+            // back to the agent's own prompt.
+            if lid != Lid::Closed || external_displays != Some(0) {
+                self.phone_back_at_the_machine().await;
+            }
         }
     }
 

@@ -353,6 +353,8 @@ fn ask_before_sleep_over_ntfy_next_to_the_webhook_takes_a_typed_reply() {
     let receiver = Receiver::start(Options::default());
     let webhook = receiver.webhook_url();
     let p = Phone::new(&[
+        "--ntfy-ask-before-sleep",
+        "true",
         "--closed-lid-stop-follow-up-webhook-url",
         &webhook,
         "--post-stop-suspend-delay-seconds",

@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,6 +45,7 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402  (fake model, tmux, netns check: shared with the capture drivers)
 import lgverify  # noqa: E402
 from receiver import Receiver  # noqa: E402  (lidguard-test-receiver: the ask-before-sleep webhook + replies)
+import phone as phone_mod  # noqa: E402  (lidguard-test-ntfy: the phone of the remote-decision scenarios)
 
 common.FAKEMODEL = os.path.join(HERE, "fakemodel_delay.py")  # fakemodel.py + per-step "delay"
 
@@ -345,19 +347,20 @@ def check_claude_answer(c, sid, behavior):
                    f"stdout={pr_outs[-1]['stdout'] if pr_outs else None!r}")
 
 
-def check_provenance(c, sid, behavior):
+def check_provenance(c, sid, behavior, setting="closedLidPermissionRequestDecision", value=None, nth=-1):
     evs = [e for e in c.events() if e.get("hookEvent") == "PermissionRequest" and e.get("sessionId") == sid]
-    d = evs[-1].get("decision") if evs else "missing"
+    d = evs[nth].get("decision") if len(evs) > max(nth, -nth - 1) else "missing"
     if behavior is None:
         return R.check(c.name, "hook-events: PermissionRequest recorded without a decision",
                        bool(evs) and d is None, f"decision={json.dumps(d)}")
     prov = (d or {}).get("provenance") or {} if isinstance(d, dict) else {}
     action = {"deny": "denyPermission", "allow": "allowPermission"}[behavior]
+    value = value or behavior
     ok = (isinstance(d, dict) and d.get("action") == action and prov.get("lid") == "Closed"
-          and prov.get("externalDisplays") == 0 and prov.get("setting") == "closedLidPermissionRequestDecision"
-          and prov.get("value") == behavior)
-    return R.check(c.name, f"hook-events: PermissionRequest decision {action} with provenance", ok,
-                   f"decision={json.dumps(d)}")
+          and prov.get("externalDisplays") == 0 and prov.get("setting") == setting
+          and prov.get("value") == value)
+    return R.check(c.name, f"hook-events: PermissionRequest decision {action} with provenance {setting}={value}",
+                   ok, f"decision={json.dumps(d)}")
 
 
 def check_model_got(c, needle, min_steps, label):
@@ -761,7 +764,7 @@ trust_level = "trusted"
     return env
 
 
-def check_codex_answer(c, sid, t, behavior):
+def check_codex_answer(c, sid, t, behavior, needle=LID_MSG):
     """lidguard's answer as Codex shows it: deny -> "Blocked by hook" with lidguard's message (the
     one hook-events logged with the decision); allow -> no block; none -> no decision logged."""
     dec = [e.get("decision") for e in c.recs("PermissionRequest") if e.get("sessionId") == sid]
@@ -769,7 +772,7 @@ def check_codex_answer(c, sid, t, behavior):
     screen = " ".join(open(os.path.join(c.run, "screen-final.txt")).read().split())
     if behavior == "deny":
         msg = (d or {}).get("message", "") if isinstance(d, dict) else ""
-        ok = bool(msg) and LID_MSG in msg and f"Blocked by hook \u2514 {msg}" in screen
+        ok = bool(msg) and needle in msg and f"Blocked by hook \u2514 {msg}" in screen
         return R.check(c.name, "lidguard's deny reached Codex: screen shows 'Blocked by hook' with the exact message "
                                "hook-events logged", ok, f"message={msg!r}")
     if behavior == "allow":
@@ -781,7 +784,13 @@ def check_codex_answer(c, sid, t, behavior):
                    d is None and "Blocked by hook" not in screen, f"decision={json.dumps(d)}")
 
 
-def codex_tui(c, port, expect):
+def codex_tui(c, port, expect, phone=None):
+    """expect: deny | allow | open | ask, or remote-deny | remote-allow (the phone answers)."""
+    remote = expect.startswith("remote-")
+    expect = expect.removeprefix("remote-")
+    needle = REMOTE_DENY if remote else LID_MSG
+    if remote:
+        remote_settings(c, phone)
     env = codex_setup(c, port)
     t = common.Tmux(f"lidguard-verify-{os.getpid()}-{c.name}", env, c.proj, snapdir=c.run)
     sid = None
@@ -789,6 +798,8 @@ def codex_tui(c, port, expect):
         t.start(f"{shlex.quote(CODEX)} --no-alt-screen --dangerously-bypass-hook-trust")
         tui_ready(t, lambda s: "\u203a" in s or "context left" in s, 40)
         time.sleep(2)
+        if remote:
+            tapper = PhoneTapper(c, phone, [{"tap": "Allow" if expect == "allow" else "Deny"}])
         if not submit_prompt(c, t, "Create a file named newfile.txt outside the sandbox."):
             return
         w = ScreenWatch(c, t, CODEX_DIALOG)
@@ -808,17 +819,19 @@ def codex_tui(c, port, expect):
                              "session still active", ACTIVE)
             w.sleep(3)
             t.snapshot("final")
-            check_codex_answer(c, sid, t, expect)
+            check_codex_answer(c, sid, t, expect, needle)
+            if remote:
+                tapper.check_question(0, "Bash", "touch newfile.txt")
             check_no_dialog(c, w, pr["t"], "no approval dialog left for the user")
             if expect == "deny":
                 R.check(c.name, "command did not run (newfile.txt absent)", not created())
                 R.check(c.name, "no PostToolUse for the denied command", not c.recs("PostToolUse"),
                         f"events={c.names()}")
-                check_model_got(c, LID_MSG, 2, "model received the deny message in the function_call_output")
+                check_model_got(c, needle, 2, "model received the deny message in the function_call_output")
             else:
                 R.check(c.name, "command ran (newfile.txt created)", created())
                 R.check(c.name, "PostToolUse fired", bool(c.recs("PostToolUse")))
-            check_provenance(c, sid, expect)
+            check_provenance(c, sid, expect, value="remote" if remote else None)
         else:
             first = lgverify.sessions_in(c.poller.first_after(pr["t"]), sid)
             s = first[0] if first else None
@@ -1455,6 +1468,148 @@ def ask_timeout_rest(c, p, rcv, sid, hooks, t_stop, logind):
                        "lidguard's log: asked, timed out, then the suspend request (failed)")
 
 
+# ---- the phone (policy remote) ------------------------------------------------------------
+PHONE_BIN = os.path.join(REPO, "target", "debug", "lidguard-test-ntfy")
+REMOTE_WAIT = 10  # remoteDecisionTimeoutSeconds: the minimum
+REMOTE_DENY = "denied this action from their phone"
+REMOTE_TIMEOUT = "nobody answered this permission request on the phone in time"
+
+
+def remote_settings(c, phone):
+    """ntfy on (the stand-in, with its token) before hook-install, so the managed hook timeout
+    covers the remote wait."""
+    c.lidguard("settings", "--ntfy-url", phone.topic_url, "--ntfy-token", phone_mod.TOKEN,
+               "--remote-decision-timeout-seconds", str(REMOTE_WAIT), check=True)
+
+
+class PhoneTapper:
+    """Answers the permission questions on the phone, one plan step per question, on a thread.
+    A step: {"tap": label} taps that button; {"before": [...]} first sends junk replies
+    ("wrong-code", "reuse-first", "forge-request") and waits one poll; {"tap": None} answers nothing."""
+
+    def __init__(self, c, phone, plan):
+        self.c, self.phone, self.plan = c, phone, plan
+        self.questions, self.done = [], []
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        for n, step in enumerate(self.plan, 1):
+            q = self.phone.wait_for_notice(n, 90)
+            if not q:
+                return
+            self.questions.append(q)
+            for junk in step.get("before", []):
+                if junk == "wrong-code":
+                    status = self.phone.reply("aaaa-bbbb-cccc-dddd allow")
+                elif junk == "reuse-first":
+                    status = self.phone.tap(self.questions[0], "Allow")
+                else:  # forge-request: this question's Allow body naming the first question
+                    body = json.loads(self.button(q, "Allow")["body"])
+                    body["request"] = json.loads(self.button(self.questions[0], "Allow")["body"])["request"]
+                    status = self.phone.reply(json.dumps(body))
+                self.done.append((junk, status))
+            if step.get("before"):
+                time.sleep(3)  # at least one poll of the reply topic
+            if step.get("tap"):
+                self.done.append((step["tap"], self.phone.tap(q, step["tap"])))
+
+    @staticmethod
+    def button(q, label):
+        return next((a for a in q.get("actions", []) if a.get("label") == label), {})
+
+    def check_question(self, i, tool, command):
+        """The i-th question as the phone showed it: tool, command, buttons bound to the reply topic."""
+        q = self.questions[i] if len(self.questions) > i else {}
+        allow = self.button(q, "Allow")
+        ok = (tool in (q.get("title") or "") and (q.get("message") or "").startswith(f"{tool}: {command}")
+              and [a.get("label") for a in q.get("actions", [])] == ["Allow", "Deny"]
+              and allow.get("url") == self.phone.reply_url
+              and allow.get("headers", {}).get("Authorization") == "Bearer " + phone_mod.TOKEN
+              and q.get("priority") == 4)
+        return R.check(self.c.name, f"question {i + 1} on the phone: '{tool}: {command}', Allow/Deny posting to the "
+                                    "reply topic with the token", ok, json.dumps(q)[:500])
+
+
+def lidguard_stream(c):
+    p = c.lidguard("events", "--json")
+    return [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+
+
+def claude_remote(c, port, phone, how):
+    """claude -p, policy remote. mixed: the first request is allowed on the phone after a reply with
+    a wrong code; the second gets a reused reply (the first's Allow) and one with its code but the
+    first's request id, then nothing: the fallback denies it. deny: Deny tapped."""
+    remote_settings(c, phone)
+    env = claude_setup(c, port)
+    mixed = how == "mixed"
+    plan = ([{"before": ["wrong-code"], "tap": "Allow"}, {"before": ["reuse-first", "forge-request"], "tap": None}]
+            if mixed else [{"tap": "Deny"}])
+    prompt = "Create the files first.txt and second.txt." if mixed else "Create a file named newfile.txt."
+    tapper = PhoneTapper(c, phone, plan)
+    cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose", "--debug-file", c.debug_log]
+    t0 = time.time()
+    with open(os.path.join(c.run, "client.out"), "w") as out, open(os.path.join(c.run, "client.err"), "w") as err:
+        p = subprocess.Popen(cmd, cwd=c.proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            rc = p.wait(timeout=150)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = "timeout"
+    took = time.time() - t0
+    c.wait("SessionEnd", 5)
+    tapper.thread.join(5)
+    common.write_json(os.path.join(c.run, "phone.json"), {"questions": tapper.questions, "done": tapper.done})
+    R.check(c.name, "claude -p exited 0", rc == 0, f"rc={rc}")
+    sid = c.session_id()
+    prs = c.recs("PermissionRequest")
+    R.check(c.name, f"{len(plan)} PermissionRequest hook(s) fired", len(prs) == len(plan), f"events={c.names()}")
+    tapper.check_question(0, "Bash", "touch first.txt" if mixed else "touch newfile.txt")
+    denials = []
+    with open(os.path.join(c.run, "client.out")) as f:
+        for line in f:
+            o = json.loads(line) if line.strip().startswith("{") else {}
+            if o.get("type") == "result":
+                denials = o.get("permission_denials") or []
+    _, outs = claude_debug(c)
+    answers = [json.loads(o["stdout"]) for o in outs if o["event"] == "PermissionRequest"]
+    behaviors = [((a.get("hookSpecificOutput") or {}).get("decision") or {}).get("behavior") for a in answers]
+    exists = lambda name: os.path.exists(os.path.join(c.proj, name))  # noqa: E731
+    if mixed:
+        R.check(c.name, "the phone's Allow ran the first tool (first.txt created); the second did not run "
+                        "(second.txt absent, one permission_denial)",
+                exists("first.txt") and not exists("second.txt") and len(denials) == 1,
+                f"first={exists('first.txt')} second={exists('second.txt')} denials={len(denials)}")
+        R.check(c.name, "Claude got allow, then deny (Claude's debug log)", behaviors == ["allow", "deny"],
+                f"{behaviors}")
+        check_provenance(c, sid, "allow", value="remote", nth=0)
+        check_provenance(c, sid, "deny", setting="remoteDecisionFallback", value="deny", nth=1)
+        check_model_got(c, REMOTE_TIMEOUT, 3, "model received the fallback's deny message in the tool_result")
+        R.check(c.name, f"the run waited out the remote wait once (>= {REMOTE_WAIT} s)", took >= REMOTE_WAIT,
+                f"{took:.1f} s")
+        stream = lidguard_stream(c)
+        ignored = [e["observation"]["detail"] for e in stream if e["observation"]["kind"] == "remote-reply-ignored"]
+        want = ["did not issue", "answered already", "another request"]
+        R.check(c.name, "lidguard ignored and recorded the wrong code, the reused reply and the reply naming another "
+                        "request (events: remote-reply-ignored)",
+                all(any(w in d for d in ignored) for w in want), f"{ignored}")
+        decided = [e for e in stream if e["observation"]["kind"] == "remote-decision"]
+        R.check(c.name, "events: two remote-decision lines (allow answered on the phone, then deny by the fallback)",
+                [e["authority"]["decision"] for e in decided] == ["allow", "deny"]
+                and decided[0]["authority"]["provenance"]["reason"].startswith("answered allow on the phone at ")
+                and "fallback deny" in decided[1]["authority"]["provenance"]["reason"],
+                json.dumps([e["authority"] for e in decided])[:600])
+    else:
+        R.check(c.name, "the phone's Deny stopped the tool (newfile.txt absent, one permission_denial)",
+                not exists("newfile.txt") and len(denials) == 1, f"denials={len(denials)}")
+        R.check(c.name, "Claude got deny (Claude's debug log)", behaviors == ["deny"], f"{behaviors}")
+        check_provenance(c, sid, "deny", value="remote")
+        check_model_got(c, REMOTE_DENY, 2, "model received the phone's deny message in the tool_result")
+    check_no_session_at_end(c, sid)
+    c.stop_poller(sid)
+
+
 def check_log_sequence(c, want, label):
     """lidguard's log has these `event=` names in this order (others may come between)."""
     log = os.path.join(c.lg_env["LIDGUARD_HOME"], "state", "lidguard.log")
@@ -1470,6 +1625,18 @@ TOUCH_CODEX = delayed([SH("touch newfile.txt", sandbox_permissions="require_esca
 
 # ask before sleep: the first turn ends at once; the reply's turn answers once more
 ASK_SCRIPT = delayed([{"text": "Fixed the typo."}, {"text": "Updated the README as asked."}])
+
+TWO_TOUCHES = delayed([BASH("touch first.txt", "Create first.txt"), BASH("touch second.txt", "Create second.txt"),
+                       {"text": "Handled both answers; done."}])
+
+
+def with_phone(runner):
+    """Runs `runner(c, port, phone)` with the ntfy stand-in up for the scenario."""
+    def run(c, port):
+        with phone_mod.Phone(REPO) as phone:
+            runner(c, port, phone)
+    return run
+
 
 # name -> (provider, lid, policy, fake-model script, runner)
 SCENARIOS = {
@@ -1505,6 +1672,14 @@ SCENARIOS = {
                         lambda c, p: codex_exec(c, p)),
     "codex-exec-ask-reply": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),
     "codex-exec-ask-timeout": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "timeout")),
+    "claude-print-remote-allow-ignored-fallback": ("claude", "closed", "remote", TWO_TOUCHES,
+                                                   with_phone(lambda c, p, ph: claude_remote(c, p, ph, "mixed"))),
+    "claude-print-remote-deny": ("claude", "closed", "remote", TOUCH_CLAUDE,
+                                 with_phone(lambda c, p, ph: claude_remote(c, p, ph, "deny"))),
+    "codex-tui-remote-allow": ("codex", "closed", "remote", TOUCH_CODEX,
+                               with_phone(lambda c, p, ph: codex_tui(c, p, "remote-allow", ph))),
+    "codex-tui-remote-deny": ("codex", "closed", "remote", TOUCH_CODEX,
+                              with_phone(lambda c, p, ph: codex_tui(c, p, "remote-deny", ph))),
 }
 
 
@@ -1524,7 +1699,8 @@ def main():
     asks = any("-ask-" in n for n in names)
     for binary in (LIDGUARD, CLAUDE if any(SCENARIOS[n][0] == "claude" for n in names) else None,
                    CODEX if any(SCENARIOS[n][0] == "codex" for n in names) else None,
-                   RECEIVER_BIN if asks else None, LOGIND_BIN if asks else None):
+                   RECEIVER_BIN if asks else None, LOGIND_BIN if asks else None,
+                   PHONE_BIN if any("-remote-" in n for n in names) else None):
         if binary and not os.access(binary, os.X_OK):
             sys.exit(f"missing executable {binary} (run.sh builds lidguard, the test receiver and the private "
                      "logind; install_clients.sh installs the clients)")

@@ -690,7 +690,8 @@ pub const FIELDS: &[FieldSpec] = &[
         aliases: &[],
         json_key: "ntfyAskBeforeSleep",
         value_hint: "<true|false>",
-        help: "Ask before sleep on the phone too (Continue / Sleep now / a typed reply).",
+        help: "Ask before sleep on the phone (Continue / Sleep now / a typed reply); the Stop \
+               hook then waits as with the follow-up webhook.",
         platforms: ALL_OSES,
         category: Category::Phone,
         kind: FieldKind::Bool,

@@ -39,6 +39,13 @@ fn sample(spec: &FieldSpec, defaults: &Settings) -> (&'static str, &'static str)
         Field::ServerRuntimeCleanupDelayMinutes => ("0", "0"),
         Field::PostStopSuspendDelaySeconds => ("86400", "86400"),
         Field::ClosedLidStopFollowUpDelaySeconds => ("0", "0"),
+        Field::NtfyUrl => (
+            " https://ntfy.example/base/lidguard-x_1 ",
+            "https://ntfy.example/base/lidguard-x_1",
+        ),
+        Field::NtfyToken => (" tk_abc ", "tk_abc"),
+        Field::RemoteDecisionTimeoutSeconds => ("540", "540"),
+        Field::RemoteDecisionFallback => ("ASK", "ask"),
         _ => match spec.kind {
             FieldKind::Bool if defaults.get_field(spec.flag).as_deref() == Some("true") => {
                 ("No", "false")
@@ -92,7 +99,7 @@ fn field_table_is_consistent() {
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
         assert!(!spec.platforms.is_empty());
     }
-    assert_eq!(FIELDS.len(), 28);
+    assert_eq!(FIELDS.len(), 35);
     // Grouped: each category's fields are contiguous and categories appear in display order.
     let mut seen: Vec<Category> = FIELDS.iter().map(|s| s.category).collect();
     seen.dedup();
@@ -145,8 +152,8 @@ fn reference_flag_names_and_aliases_exist() {
         spec("skip-suspend-when-lid-close-does-nothing").platforms,
         &[Os::Windows]
     );
-    assert_eq!(fields_for(Os::Linux).count(), 26);
-    assert_eq!(fields_for(Os::Windows).count(), 28);
+    assert_eq!(fields_for(Os::Linux).count(), 33);
+    assert_eq!(fields_for(Os::Windows).count(), 35);
     assert_eq!(
         spec("battery-floor-percent").platforms,
         &[Os::Linux, Os::Windows]
@@ -338,7 +345,7 @@ fn get_field_renders_defaults_as_typed() {
 #[test]
 fn rows_follow_the_table_for_the_os() {
     let linux = Settings::defaults_for(Os::Linux).rows(Os::Linux);
-    assert_eq!(linux.len(), 26);
+    assert_eq!(linux.len(), 33);
     assert!(linux.iter().all(|r| r.flag != "prevent-away-mode-sleep"));
     assert_eq!(linux[0].category, Category::Power);
     assert_eq!(linux[0].flag, "prevent-system-sleep");
@@ -346,7 +353,7 @@ fn rows_follow_the_table_for_the_os() {
     assert_eq!(linux[0].value, "true");
     assert_eq!(linux.last().unwrap().category, Category::Interface);
     let windows = Settings::defaults_for(Os::Windows).rows(Os::Windows);
-    assert_eq!(windows.len(), 28);
+    assert_eq!(windows.len(), 35);
     let row = windows
         .iter()
         .find(|r| r.flag == "skip-suspend-when-lid-close-does-nothing")
@@ -1252,6 +1259,13 @@ fn reset_for_a_model_keeps_every_user_only_field() {
             "post-session-end-webhook-url",
             "webhook-secret",
             "closed-lid-stop-follow-up-webhook-url",
+            "ntfy-url",
+            "ntfy-token",
+            "ntfy-ask-before-sleep",
+            "ntfy-needs-you",
+            "ntfy-resumed",
+            "remote-decision-timeout-seconds",
+            "remote-decision-fallback",
             "closed-lid-permission-request-decision",
             "emergency-hibernation-on-high-temperature",
             "emergency-hibernation-temperature-mode",

@@ -94,6 +94,8 @@ enum Ended {
     },
     TimedOut,
     NotSent(String),
+    /// The lid opened (or a display came): the agent's own prompt takes over.
+    BackAtTheMachine,
 }
 
 /// After `delay`, tells the desk's news channel `news` (a question's timer).
@@ -295,6 +297,17 @@ impl Runtime {
         }
     }
 
+    /// The lid opened or a display came: every permission request waiting for the phone is
+    /// let go without a decision, so the agent shows its own prompt to the person now there.
+    pub(super) async fn phone_back_at_the_machine(&mut self) {
+        let waiting: Vec<String> = self.phone.waits.keys().cloned().collect();
+        for id in waiting {
+            if self.phone.desk.end(&id) {
+                self.remote_decided(&id, Ended::BackAtTheMachine).await;
+            }
+        }
+    }
+
     /// The ask-before-sleep exchange whose ntfy question is `question`.
     fn ask_question(&self, question: &str) -> Option<u64> {
         self.phone
@@ -366,6 +379,16 @@ impl Runtime {
                 let basis = basis("closedLidPermissionRequestDecision", "remote");
                 (Some(kind), basis, reason, remote)
             }
+            Ended::BackAtTheMachine => {
+                let reason = "the lid opened or a display came: the agent's own prompt".to_owned();
+                let remote = serde_json::json!({ "via": NTFY, "answer": null, "why": reason });
+                (
+                    None,
+                    basis("closedLidPermissionRequestDecision", "remote"),
+                    reason,
+                    remote,
+                )
+            }
             Ended::TimedOut | Ended::NotSent(_) => {
                 let why = match ended {
                     Ended::NotSent(error) => format!("not sent to the phone ({error})"),
@@ -402,12 +425,14 @@ impl Runtime {
         );
         let key = event.key();
         let mut line = daemon_event("remote-decision", Some(&key), Some(reason.clone()));
+        let back = matches!(ended, Ended::BackAtTheMachine);
         line.authority = Authority {
             decision: match &decision {
                 Some(d) => Authority::from_decision(d).decision,
+                None if back => Verdict::None,
                 None => Verdict::SoftLock,
             },
-            provenance: Some(Provenance {
+            provenance: (!back).then(|| Provenance {
                 setting: Some(provenance.setting.clone()),
                 value: Some(provenance.value),
                 lid: Some(wait.lid),
@@ -421,7 +446,7 @@ impl Runtime {
         self.publish(line);
         tracing::info!(session = %key, %reason, "remote decision");
         let mut response = Response::ok(Outcome::Recorded, format!("session {key}: {reason}"));
-        let asks = decision.is_none();
+        let asks = decision.is_none() && !back;
         response.decision = decision;
         (response, asks)
     }

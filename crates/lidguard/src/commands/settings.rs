@@ -93,6 +93,49 @@ fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow:
     Ok(applied.new)
 }
 
+/// What the phone (ntfy) settings come to, in one line.
+fn phone_line(settings: &Settings) -> String {
+    use lidguard_core::settings::ClosedLidPermissionRequestDecision as Policy;
+    let remote = settings.closed_lid_permission_request_decision == Policy::Remote;
+    let Some(topic) = settings.ntfy() else {
+        return if remote {
+            format!(
+                "off — the closed-lid policy is remote but --ntfy-url is off, so permission \
+                 requests get the fallback ({}) at once",
+                settings.remote_decision_fallback
+            )
+        } else {
+            "off".to_owned()
+        };
+    };
+    let mut parts = vec![format!(
+        "notifications to topic {} on {}, replies read from {}",
+        topic.topic,
+        topic.server,
+        topic.reply_topic()
+    )];
+    if remote {
+        parts.push(format!(
+            "closed-lid permission requests wait {} s for the phone, then {}",
+            settings.remote_decision_timeout_seconds, settings.remote_decision_fallback
+        ));
+    }
+    parts.push(format!(
+        "ask before sleep {}",
+        if settings.ntfy_ask_before_sleep {
+            "on"
+        } else {
+            "off"
+        }
+    ));
+    parts.push(format!(
+        "needs-you {}, works-again {}",
+        if settings.ntfy_needs_you { "on" } else { "off" },
+        if settings.ntfy_resumed { "on" } else { "off" }
+    ));
+    parts.join("; ")
+}
+
 /// A field's value as printed: secrets are never shown, only whether one is set.
 fn shown(spec: &FieldSpec, settings: &Settings) -> String {
     let value = settings.get_field(spec.flag).unwrap_or_default();
@@ -119,6 +162,7 @@ fn render(settings: &Settings, os: Os, path: &str) -> String {
         settings.follow_up_state(),
         settings.managed_hook_timeout_seconds()
     ));
+    out.push_str(&format!("Phone: {}\n", phone_line(settings)));
     out.push_str("\nChange one with `lidguard settings --<name> <value>`; `lidguard settings --help` explains each.\n");
     out
 }
