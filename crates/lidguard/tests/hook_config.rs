@@ -809,3 +809,43 @@ fn hook_status_accepts_a_timeout_above_the_expected_one() {
     let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
+
+/// Policy `remote`: a permission hook may wait for the phone, so the installed hooks' timeout
+/// becomes the remote wait + 20 s, refreshed when either setting changes.
+#[test]
+fn the_remote_policy_refreshes_the_hook_timeout_past_the_remote_wait() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    let claude = home.path().join("claude/settings.json");
+    assert!(
+        with_agents(&home, &["hook-install", "--provider", "claude"])
+            .status
+            .success()
+    );
+    let timeouts = || lidguard_timeouts(&std::fs::read_to_string(&claude).unwrap(), "claude-hook");
+    assert!(timeouts().iter().all(|(_, t)| *t == 30));
+    let out = with_agents(
+        &home,
+        &[
+            "settings",
+            "--ntfy-url",
+            "http://127.0.0.1:9/lg-topic",
+            "--closed-lid-permission-request-decision",
+            "remote",
+        ],
+    );
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).contains("refreshed the hook timeout for claude (30 s → 80 s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(timeouts().iter().all(|(_, t)| *t == 80), "{:?}", timeouts());
+    let out = with_agents(
+        &home,
+        &["settings", "--remote-decision-timeout-seconds", "200"],
+    );
+    assert!(stdout(&out).contains("(80 s → 220 s)"), "{}", stdout(&out));
+    let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

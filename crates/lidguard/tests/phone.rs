@@ -468,3 +468,35 @@ fn models_cannot_turn_on_remote_or_touch_ntfy_and_settings_never_shows_the_token
         before
     );
 }
+
+#[test]
+fn opening_the_lid_gives_a_waiting_request_back_to_the_agents_prompt() {
+    let p = Phone::new(&[
+        "--closed-lid-permission-request-decision",
+        "remote",
+        "--remote-decision-timeout-seconds",
+        "120",
+    ]);
+    p.work();
+    let (hook, started) = p.spawn(permission("make deploy"));
+    let asked = p.notice(1);
+    crate::util::set_lid(&p.roots.0, "open");
+    // No decision: the agent shows its own prompt to the person at the machine.
+    assert_eq!(out(&hook.join().unwrap()), "");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(p.home.session("s1").unwrap()["state"], "active");
+    let logged = p.last_hook_event();
+    assert!(logged["decision"].is_null(), "{logged}");
+    // The question is closed: its answer now is late and changes nothing.
+    p.tap(&asked, "Allow");
+    let decided = p
+        .events()
+        .into_iter()
+        .find(|e| e["observation"]["kind"] == "remote-decision")
+        .unwrap();
+    assert_eq!(decided["authority"]["decision"], "none");
+}

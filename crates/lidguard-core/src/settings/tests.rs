@@ -1273,3 +1273,70 @@ fn reset_for_a_model_keeps_every_user_only_field() {
         ]
     );
 }
+
+#[test]
+fn the_phone_settings_and_what_they_imply() {
+    let os = Os::Linux;
+    let mut s = Settings::defaults_for(os);
+    assert_eq!(s.ntfy(), None);
+    assert_eq!(s.remote_decision_wait(), None);
+    // Topics: the last path segment, under any prefix; the reply topic next to it.
+    s.set_field("ntfy-url", "https://ntfy.example/base/lg-abc_1/", os)
+        .unwrap();
+    let topic = s.ntfy().unwrap();
+    assert_eq!(topic.server, "https://ntfy.example/base");
+    assert_eq!(topic.topic, "lg-abc_1");
+    assert_eq!(topic.reply_topic(), "lg-abc_1-reply");
+    assert_eq!(
+        topic.topic_url(&topic.reply_topic()),
+        "https://ntfy.example/base/lg-abc_1-reply"
+    );
+    for bad in [
+        "https://ntfy.sh",
+        "https://ntfy.sh/",
+        "https://ntfy.sh/a b",
+        "https://ntfy.sh/topic?x=1",
+        "https://user:pw@ntfy.sh/topic",
+        "ftp://ntfy.sh/topic",
+        &format!("https://ntfy.sh/{}", "t".repeat(59)),
+    ] {
+        let err = set_err("ntfy-url", bad, os).to_string();
+        assert!(err.contains("a server and topic"), "{bad}: {err}");
+    }
+    s.set_field(
+        "ntfy-url",
+        &format!("https://ntfy.sh/{}", "t".repeat(58)),
+        os,
+    )
+    .unwrap();
+    // Ask before sleep over ntfy is opt-in; on, it turns the feature on without a webhook.
+    assert_eq!(s.follow_up_state(), FollowUpState::Off);
+    s.set_field("ntfy-ask-before-sleep", "true", os).unwrap();
+    assert_eq!(s.follow_up_state(), FollowUpState::On);
+    assert_eq!(s.managed_hook_timeout_seconds(), 490);
+    // Policy remote: the managed hook timeout outlives the wait by the margin.
+    s.set_field("ntfy-ask-before-sleep", "false", os).unwrap();
+    s.set_field("closed-lid-permission-request-decision", "remote", os)
+        .unwrap();
+    assert_eq!(s.remote_decision_wait(), Some(60));
+    assert_eq!(
+        s.managed_hook_timeout_seconds(),
+        60 + REMOTE_HOOK_MARGIN_SECONDS
+    );
+    s.set_field("remote-decision-timeout-seconds", "540", os)
+        .unwrap();
+    assert_eq!(s.managed_hook_timeout_seconds(), 560);
+    assert!(
+        set_err("remote-decision-timeout-seconds", "9", os)
+            .to_string()
+            .contains("from 10 to 540")
+    );
+    assert!(
+        set_err("remote-decision-fallback", "allow", os)
+            .to_string()
+            .contains("one of deny, ask")
+    );
+    // The token is a secret: never repeated in an error.
+    let err = set_err("ntfy-token", "a\u{7}b", os).to_string();
+    assert!(!err.contains("a\u{7}b"), "{err}");
+}
