@@ -13,8 +13,10 @@ use tokio::sync::mpsc;
 
 use crate::ntfy::{Message, Ntfy};
 
-/// The pause between two polls of the reply topic.
-const POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// The pause between two polls of the reply topic: the rate ntfy.sh refills a visitor's
+/// request allowance at (its docs, "Rate limiting": a burst of 60, then one request per 5 s),
+/// so a question may stay open for its whole wait without being throttled.
+const POLL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// What the desk tells the runtime.
 #[derive(Debug)]

@@ -1510,7 +1510,7 @@ class PhoneTapper:
                     status = self.phone.reply(json.dumps(body))
                 self.done.append((junk, status))
             if step.get("before"):
-                time.sleep(3)  # at least one poll of the reply topic
+                time.sleep(6)  # at least one poll of the reply topic (every 5 s)
             if step.get("tap"):
                 self.done.append((step["tap"], self.phone.tap(q, step["tap"])))
 
