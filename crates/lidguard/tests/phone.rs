@@ -417,6 +417,13 @@ fn models_cannot_turn_on_remote_or_touch_ntfy_and_settings_never_shows_the_token
     );
     let status = p.home.ok(&["status", "--json"]);
     assert!(!status.contains(TOKEN));
+    let json: Value = serde_json::from_str(&p.home.ok(&["settings", "--json"])).unwrap();
+    assert_eq!(json["ntfyToken"], "(set)");
+    assert_eq!(json["ntfyUrl"], format!("{}/{TOPIC}", p.ntfy.url()));
+    let changed = p
+        .home
+        .ok(&["settings", "--json", "--ntfy-needs-you", "false"]);
+    assert!(!changed.contains(TOKEN), "{changed}");
     let file = std::fs::read_to_string(p.home.places.settings_file()).unwrap();
     assert!(
         file.contains(TOKEN),
