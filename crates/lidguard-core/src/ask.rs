@@ -121,3 +121,92 @@ impl AskOutcome {
         }
     }
 }
+
+/// One exchange asked through several transports at once (the follow-up webhook, ntfy): the
+/// first reply, cancel or agent exit from any of them settles it; failures and expiries wait
+/// for the others. With none left, a question that ran out its wait on some transport counts
+/// as expired (it was asked and not answered), else the first failure is the outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transports {
+    left: u8,
+    expired: bool,
+    failure: Option<AskOutcome>,
+}
+
+impl Transports {
+    /// An exchange running on `count` transports.
+    pub fn new(count: u8) -> Transports {
+        Transports {
+            left: count,
+            expired: false,
+            failure: None,
+        }
+    }
+
+    /// One transport ended with `outcome`: the exchange's outcome once it is settled.
+    pub fn report(&mut self, outcome: AskOutcome) -> Option<AskOutcome> {
+        self.left = self.left.saturating_sub(1);
+        if matches!(
+            outcome,
+            AskOutcome::Answered(_) | AskOutcome::Canceled | AskOutcome::AgentExited
+        ) {
+            return Some(outcome);
+        }
+        if outcome == AskOutcome::Expired {
+            self.expired = true;
+        } else if self.failure.is_none() {
+            self.failure = Some(outcome.clone());
+        }
+        if self.left > 0 {
+            return None;
+        }
+        Some(if self.expired {
+            AskOutcome::Expired
+        } else {
+            self.failure.take().unwrap_or(outcome)
+        })
+    }
+}
+
+#[cfg(test)]
+mod transport_tests {
+    use super::*;
+
+    #[test]
+    fn the_first_answer_settles_failures_wait_for_the_others() {
+        let mut both = Transports::new(2);
+        assert_eq!(both.report(AskOutcome::WebhookFailed("500".into())), None);
+        assert_eq!(
+            both.report(AskOutcome::Answered("go".into())),
+            Some(AskOutcome::Answered("go".into()))
+        );
+        // Asked on one, failed on the other: unanswered is expired, not a failure.
+        let mut both = Transports::new(2);
+        assert_eq!(both.report(AskOutcome::PollFailed("x".into())), None);
+        assert_eq!(both.report(AskOutcome::Expired), Some(AskOutcome::Expired));
+        let mut both = Transports::new(2);
+        assert_eq!(both.report(AskOutcome::Expired), None);
+        assert_eq!(
+            both.report(AskOutcome::WebhookFailed("y".into())),
+            Some(AskOutcome::Expired)
+        );
+        // Failed everywhere: the first failure.
+        let mut both = Transports::new(2);
+        assert_eq!(both.report(AskOutcome::WebhookFailed("a".into())), None);
+        assert_eq!(
+            both.report(AskOutcome::WebhookFailed("b".into())),
+            Some(AskOutcome::WebhookFailed("a".into()))
+        );
+        // "Sleep now" from either ends it at once.
+        let mut both = Transports::new(2);
+        assert_eq!(
+            both.report(AskOutcome::Canceled),
+            Some(AskOutcome::Canceled)
+        );
+        let mut one = Transports::new(1);
+        assert_eq!(
+            one.report(AskOutcome::WebhookFailed("c".into())),
+            Some(AskOutcome::WebhookFailed("c".into()))
+        );
+    }
+}

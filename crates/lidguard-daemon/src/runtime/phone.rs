@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use jiff::{SignedDuration, Timestamp};
-use lidguard_core::ask::AskOutcome;
+use lidguard_core::ask::{AskOutcome, Transports};
 use lidguard_core::event::{
     AgentEvent, CLOSED_LID_ASK_REASON, Decision, DecisionKind, Lid, Provenance as Basis,
 };
@@ -41,12 +41,10 @@ struct RemoteWait {
     answer: oneshot::Sender<Response>,
 }
 
-/// Ask before sleep, while an exchange runs: how many transports have not reported, and the
-/// first failure (reported only when no transport is left).
+/// Ask before sleep, while an exchange runs on its transports.
 struct AskRun {
     id: u64,
-    left: u8,
-    failure: Option<AskOutcome>,
+    transports: Transports,
     /// The ntfy question, when it goes through ntfy.
     question: Option<String>,
 }
@@ -469,16 +467,12 @@ impl Runtime {
             .pending_suspend()
             .and_then(|p| p.ask.as_ref())
             .map(|a| a.key.clone());
-        let mut run = AskRun {
-            id,
-            left: u8::from(webhook),
-            failure: None,
-            question: None,
-        };
+        let mut count = u8::from(webhook);
+        let mut question = None;
         if let (Some(ntfy), Some(key)) = (ntfy, key) {
             let mut payload = payload.clone();
             let cwd = self.registry.pending_origin().and_then(|s| s.cwd.clone());
-            let question = self
+            let asked = self
                 .phone
                 .desk
                 .ask(&ntfy, key, Asked::AskBeforeSleep, move |q| {
@@ -491,37 +485,26 @@ impl Runtime {
                     )
                 });
             let left = reply_deadline.duration_since(Timestamp::now());
-            after(left, &self.phone.news, News::Expired(question.id.clone()));
-            run.question = Some(question.id);
-            run.left += 1;
+            after(left, &self.phone.news, News::Expired(asked.id.clone()));
+            question = Some(asked.id);
+            count += 1;
         }
-        let transports = run.left;
-        if transports > 0 {
-            self.phone.ask = Some(run);
+        if count > 0 {
+            self.phone.ask = Some(AskRun {
+                id,
+                transports: Transports::new(count),
+                question,
+            });
         }
-        transports
+        count
     }
 
-    /// One transport of ask before sleep reported: a reply, a cancel or the agent's exit ends
-    /// the exchange at once; a failure or an expiry waits for the other transport, if any.
+    /// One transport of ask before sleep reported (see [`Transports`] for what settles it).
     async fn ask_reported(&mut self, id: u64, outcome: AskOutcome, by: &'static str) {
         let Some(run) = self.phone.ask.as_mut().filter(|r| r.id == id) else {
             return;
         };
-        run.left = run.left.saturating_sub(1);
-        let settles = matches!(
-            outcome,
-            AskOutcome::Answered(_) | AskOutcome::Canceled | AskOutcome::AgentExited
-        );
-        let outcome = if settles || run.left == 0 {
-            run.failure
-                .take()
-                .filter(|_| !settles && matches!(outcome, AskOutcome::Expired))
-                .unwrap_or(outcome)
-        } else {
-            if !matches!(outcome, AskOutcome::Expired) {
-                run.failure.get_or_insert(outcome);
-            }
+        let Some(outcome) = run.transports.report(outcome) else {
             return;
         };
         self.end_phone_ask(id);
