@@ -404,14 +404,8 @@ pub fn closed_lid_remote(
     lid: Lid,
     external_displays: Option<u32>,
 ) -> bool {
-    matches!(
-        kind,
-        EventKind::PermissionRequested {
-            before_agent_rules: false
-        }
-    ) && policy == ClosedLidPermissionRequestDecision::Remote
-        && lid == Lid::Closed
-        && external_displays == Some(0)
+    policy == ClosedLidPermissionRequestDecision::Remote
+        && closed_lid_permission_prompt(kind, lid, external_displays)
 }
 
 /// Whether a closed-lid permission request should soft-lock the session (policy `Ask`).
@@ -421,13 +415,22 @@ pub fn closed_lid_asks(
     lid: Lid,
     external_displays: Option<u32>,
 ) -> bool {
+    policy == ClosedLidPermissionRequestDecision::Ask
+        && closed_lid_permission_prompt(kind, lid, external_displays)
+}
+
+/// A permission prompt the agent shows by its own rules, with the lid closed and no display.
+fn closed_lid_permission_prompt(
+    kind: &EventKind,
+    lid: Lid,
+    external_displays: Option<u32>,
+) -> bool {
     matches!(
         kind,
         EventKind::PermissionRequested {
             before_agent_rules: false
         }
-    ) && policy == ClosedLidPermissionRequestDecision::Ask
-        && lid == Lid::Closed
+    ) && lid == Lid::Closed
         && external_displays == Some(0)
 }
 
@@ -447,9 +450,10 @@ mod tests {
             (Lid::Closed, Some(1)),
             (Lid::Closed, None),
         ] {
-            for policy in [P::Deny, P::Allow, P::Ask] {
+            for policy in [P::Deny, P::Allow, P::Ask, P::Remote] {
                 assert_eq!(closed_lid_decision(&perm, policy, lid, displays), None);
                 assert!(!closed_lid_asks(&perm, policy, lid, displays));
+                assert!(!closed_lid_remote(&perm, policy, lid, displays));
             }
         }
         let deny = closed_lid_decision(&perm, P::Deny, Lid::Closed, Some(0)).unwrap();
@@ -466,6 +470,14 @@ mod tests {
             None
         );
         assert!(closed_lid_asks(&perm, P::Ask, Lid::Closed, Some(0)));
+        // Remote: no decision now (the phone's comes later), no soft-lock.
+        assert_eq!(
+            closed_lid_decision(&perm, P::Remote, Lid::Closed, Some(0)),
+            None
+        );
+        assert!(closed_lid_remote(&perm, P::Remote, Lid::Closed, Some(0)));
+        assert!(!closed_lid_asks(&perm, P::Remote, Lid::Closed, Some(0)));
+        assert!(!closed_lid_remote(&perm, P::Ask, Lid::Closed, Some(0)));
 
         // Before the agent's own rules, only Allow is applied.
         let early = EventKind::PermissionRequested {
@@ -476,6 +488,7 @@ mod tests {
             None
         );
         assert!(!closed_lid_asks(&early, P::Ask, Lid::Closed, Some(0)));
+        assert!(!closed_lid_remote(&early, P::Remote, Lid::Closed, Some(0)));
         let allow = closed_lid_decision(&early, P::Allow, Lid::Closed, Some(0)).unwrap();
         assert_eq!(allow.kind, DecisionKind::AllowPermission);
 

@@ -655,20 +655,27 @@ def claude_tmux(c, port, expect):
         c.stop_poller(sid)
 
 
-def claude_print(c, port, script_kind):
-    env = claude_setup(c, port)
-    prompt = {"bash": "Run echo hello in the shell.", "background": "Start a short background sleep.",
-              "permission": "Create a file named newfile.txt."}[script_kind]
+def run_claude_print(c, env, prompt, timeout):
+    """`claude -p PROMPT` (stream-json, debug log) in the project; its exit code or "timeout".
+    Waits a moment for SessionEnd, whose hooks may land just after the client exits."""
     cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose", "--debug-file", c.debug_log]
     with open(os.path.join(c.run, "client.out"), "w") as out, open(os.path.join(c.run, "client.err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=c.proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         try:
-            rc = p.wait(timeout=90)
+            rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
             rc = "timeout"
-    c.wait("SessionEnd", 5)  # SessionEnd hooks may land just after the client exits
+    c.wait("SessionEnd", 5)
+    return rc
+
+
+def claude_print(c, port, script_kind):
+    env = claude_setup(c, port)
+    prompt = {"bash": "Run echo hello in the shell.", "background": "Start a short background sleep.",
+              "permission": "Create a file named newfile.txt."}[script_kind]
+    rc = run_claude_print(c, env, prompt, 90)
     R.check(c.name, "claude -p exited 0", rc == 0, f"rc={rc}")
     sid = c.session_id()
     seq = event_sequence(c, sid)
@@ -1547,18 +1554,9 @@ def claude_remote(c, port, phone, how):
             if mixed else [{"tap": "Deny"}])
     prompt = "Create the files first.txt and second.txt." if mixed else "Create a file named newfile.txt."
     tapper = PhoneTapper(c, phone, plan)
-    cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose", "--debug-file", c.debug_log]
     t0 = time.time()
-    with open(os.path.join(c.run, "client.out"), "w") as out, open(os.path.join(c.run, "client.err"), "w") as err:
-        p = subprocess.Popen(cmd, cwd=c.proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        try:
-            rc = p.wait(timeout=150)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = "timeout"
+    rc = run_claude_print(c, env, prompt, 150)
     took = time.time() - t0
-    c.wait("SessionEnd", 5)
     tapper.thread.join(5)
     common.write_json(os.path.join(c.run, "phone.json"), {"questions": tapper.questions, "done": tapper.done})
     R.check(c.name, "claude -p exited 0", rc == 0, f"rc={rc}")
