@@ -1197,6 +1197,21 @@ impl Settings {
         }
     }
 
+    /// The settings as JSON for showing — to the user or to a model: every secret
+    /// (`webhookSecret`, `ntfyToken`) only as `(set)` when set. Only the file keeps them.
+    pub fn redacted_json(&self) -> serde_json::Value {
+        let mut json = serde_json::to_value(self).unwrap_or_default();
+        for spec in FIELDS {
+            if matches!(spec.kind, FieldKind::Secret { .. })
+                && let Some(value) = json.get_mut(spec.json_key)
+                && value.as_str().is_some_and(|v| !v.is_empty())
+            {
+                *value = "(set)".into();
+            }
+        }
+        json
+    }
+
     /// The ntfy topic, when one is set.
     pub fn ntfy(&self) -> Option<NtfyTopic> {
         NtfyTopic::parse(&self.ntfy_url)

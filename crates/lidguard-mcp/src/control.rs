@@ -47,15 +47,9 @@ struct SettingsStatus {
     runtime: RuntimeView,
 }
 
-/// Settings as a model may see them: the webhook secret only as "(set)".
+/// Settings as a model may see them: secrets (webhook secret, ntfy token) only as "(set)".
 fn redacted(settings: &Settings) -> serde_json::Value {
-    let mut value = serde_json::to_value(settings).unwrap_or_default();
-    if let Some(secret) = value.get_mut("webhookSecret")
-        && secret.as_str().is_some_and(|s| !s.is_empty())
-    {
-        *secret = serde_json::Value::String("(set)".into());
-    }
-    value
+    settings.redacted_json()
 }
 
 /// The `mcp-server` tools.

@@ -415,7 +415,10 @@ fn models_cannot_turn_on_remote_or_touch_ntfy_and_settings_never_shows_the_token
         shown.contains("ntfy-token") && !shown.contains(TOKEN),
         "{shown}"
     );
+    p.work();
     let status = p.home.ok(&["status", "--json"]);
+    let shown: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(shown["settings"]["ntfyToken"], "(set)", "{status}");
     assert!(!status.contains(TOKEN));
     let json: Value = serde_json::from_str(&p.home.ok(&["settings", "--json"])).unwrap();
     assert_eq!(json["ntfyToken"], "(set)");
@@ -469,6 +472,9 @@ fn models_cannot_turn_on_remote_or_touch_ntfy_and_settings_never_shows_the_token
             "{message}"
         );
     }
+    let read = server.tool(20, "get_settings_status", &serde_json::json!({}));
+    let text = read.to_string();
+    assert!(text.contains("ntfyUrl") && !text.contains(TOKEN), "{text}");
     server.close();
     assert_eq!(
         std::fs::read(p.home.places.settings_file()).unwrap(),

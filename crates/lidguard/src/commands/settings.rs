@@ -35,7 +35,7 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
             return Ok(ExitCode::SUCCESS);
         }
         if args.json {
-            output::json(&without_secrets(&current))?;
+            output::json(&current.redacted_json())?;
         } else {
             output::prompt(&render(&current, os, &path.display().to_string()))?;
         }
@@ -44,7 +44,7 @@ pub(crate) fn run(places: &Places, args: &SettingsArgs) -> anyhow::Result<ExitCo
 
     let new = save_and_push(places, &args.changes)?;
     if args.json {
-        output::json(&without_secrets(&new))?;
+        output::json(&new.redacted_json())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -134,21 +134,6 @@ fn phone_line(settings: &Settings) -> String {
         if settings.ntfy_resumed { "on" } else { "off" }
     ));
     parts.join("; ")
-}
-
-/// The settings as JSON with every secret (`webhookSecret`, `ntfyToken`) shown only as
-/// `(set)`: printed output ends up in terminals, logs and bug reports; the file keeps them.
-fn without_secrets(settings: &Settings) -> serde_json::Value {
-    let mut json = serde_json::to_value(settings).unwrap_or_default();
-    for spec in lidguard_core::settings::FIELDS {
-        if matches!(spec.kind, FieldKind::Secret { .. })
-            && let Some(value) = json.get_mut(spec.json_key)
-            && value.as_str().is_some_and(|v| !v.is_empty())
-        {
-            *value = "(set)".into();
-        }
-    }
-    json
 }
 
 /// A field's value as printed: secrets are never shown, only whether one is set.

@@ -24,6 +24,8 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         let mut value = serde_json::to_value(&status)?;
         value["running"] = true.into();
+        // Secrets stay in the settings file: printed output ends up in logs and bug reports.
+        value["settings"] = status.settings.redacted_json();
         output::json(&value)?;
     } else {
         output::prompt(&render(&status))?;
