@@ -488,6 +488,11 @@ fn agent_exited() {
     }));
     std::thread::sleep(Duration::from_millis(2500));
     let (hook, started) = s.stop(STOP);
+    // Killed once the Stop scheduled the suspend: killed before the daemon read the Stop, the
+    // session would end as a dead agent's, which never schedules a suspend (seen under load).
+    assert!(eventually(Duration::from_secs(5), || {
+        s.home.status()["pendingSuspend"].is_object()
+    }));
     agent.kill();
     assert_eq!(stdout(&hook.join().unwrap()), "");
     let took = started.elapsed();
