@@ -1575,6 +1575,7 @@ impl Runtime {
             settings_file: self.places.settings_file().display().to_string(),
             settings_error: self.settings_error.clone(),
             ask_before_sleep: settings.follow_up_state().to_string(),
+            phone: self.phone_status(),
             settings,
             pending_suspend: self.registry.pending_suspend().cloned(),
         }

@@ -422,6 +422,35 @@ pub struct Status {
     /// Ask before sleep: `off`, `on` or `configuration error: …`.
     #[serde(default)]
     pub ask_before_sleep: String,
+    /// The phone (ntfy).
+    #[serde(default)]
+    pub phone: PhoneStatus,
+}
+
+/// The phone (ntfy) in `status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhoneStatus {
+    /// Whether an ntfy topic is set.
+    pub ntfy: bool,
+    /// Permission requests waiting for the phone's answer.
+    pub waiting: Vec<RemoteWaiting>,
+}
+
+/// A permission request waiting for the phone's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteWaiting {
+    /// lidguard's id for the question.
+    pub request: String,
+    /// The session.
+    pub provider: Provider,
+    /// Its id.
+    pub session_id: String,
+    /// The tool asked about.
+    pub tool: Option<String>,
+    /// When the fallback answers if the phone does not.
+    pub until: Timestamp,
 }
 
 /// One suspend request as recorded in the suspend history (`lidguard suspend-history`).

@@ -190,6 +190,18 @@ fn remote_permission_decisions_are_bound_to_their_request() {
         asked.title.as_deref(),
         Some("Claude Code in proj asks to use Bash")
     );
+    let status = p.home.status();
+    assert_eq!(status["phone"]["ntfy"], true);
+    let waiting = &status["phone"]["waiting"][0];
+    assert_eq!(
+        (waiting["sessionId"].as_str(), waiting["tool"].as_str()),
+        (Some("s1"), Some("Bash"))
+    );
+    assert!(
+        p.home
+            .ok(&["status"])
+            .contains("1 permission request(s) wait for your answer")
+    );
     assert!(
         asked
             .message
@@ -220,6 +232,7 @@ fn remote_permission_decisions_are_bound_to_their_request() {
     p.tap(&asked, "Allow");
     let stdout = out(&hook.join().unwrap());
     assert_eq!(behavior(&stdout).0, "allow");
+    assert_eq!(p.home.status()["phone"]["waiting"], serde_json::json!([]));
     assert!(started.elapsed() < Duration::from_secs(15));
     let logged = p.last_hook_event();
     assert_eq!(logged["decision"]["action"], "allowPermission");

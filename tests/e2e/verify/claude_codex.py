@@ -1670,8 +1670,10 @@ SCENARIOS = {
                         lambda c, p: codex_exec(c, p)),
     "codex-exec-ask-reply": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),
     "codex-exec-ask-timeout": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "timeout")),
-    "claude-print-remote-allow-ignored-fallback": ("claude", "closed", "remote", TWO_TOUCHES,
-                                                   with_phone(lambda c, p, ph: claude_remote(c, p, ph, "mixed"))),
+    # (names stay short: the daemon's socket path under VERIFY_OUT/claude-codex/<name>/ must fit
+    # the 108 bytes of a unix socket address)
+    "claude-print-remote-mixed": ("claude", "closed", "remote", TWO_TOUCHES,
+                                  with_phone(lambda c, p, ph: claude_remote(c, p, ph, "mixed"))),
     "claude-print-remote-deny": ("claude", "closed", "remote", TOUCH_CLAUDE,
                                  with_phone(lambda c, p, ph: claude_remote(c, p, ph, "deny"))),
     "codex-tui-remote-allow": ("codex", "closed", "remote", TOUCH_CODEX,
@@ -1679,6 +1681,12 @@ SCENARIOS = {
     "codex-tui-remote-deny": ("codex", "closed", "remote", TOUCH_CODEX,
                               with_phone(lambda c, p, ph: codex_tui(c, p, "remote-deny", ph))),
 }
+
+
+# VERIFY_OUT/claude-codex/<name>/lg/home/run/lidguard.sock must fit a unix socket address (108
+# bytes) with CI's VERIFY_OUT (/tmp/lidguard-verify.<date>-<time>): names of at most 31 characters.
+LONGEST_NAME = 31
+assert all(len(n) <= LONGEST_NAME for n in SCENARIOS), [n for n in SCENARIOS if len(n) > LONGEST_NAME]
 
 
 def main():

@@ -15,7 +15,7 @@ use lidguard_core::remote::{
 };
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_core::settings::RemoteDecisionFallback;
-use lidguard_ipc::protocol::{Outcome, Response};
+use lidguard_ipc::protocol::{Outcome, PhoneStatus, RemoteWaiting, Response};
 use lidguard_ipc::stream::{Authority, Provenance, Verdict};
 use tokio::sync::{mpsc, oneshot};
 
@@ -37,6 +37,8 @@ struct RemoteWait {
     /// When the hook event came, and what the registry made of it.
     at: Timestamp,
     outcome: Outcome,
+    /// When the fallback answers.
+    until: Timestamp,
     /// Where the hook's second answer goes.
     answer: oneshot::Sender<Response>,
 }
@@ -133,6 +135,7 @@ impl Runtime {
                     external_displays,
                     at,
                     outcome,
+                    until: at,
                     answer: oneshot::channel().0,
                 },
                 &Ended::NotSent("ntfy-url is off".into()),
@@ -177,6 +180,7 @@ impl Runtime {
         line.visibility.webhooks = vec![NTFY.to_owned()];
         self.publish(line);
         tracing::info!(session = %key, request = %question.id, "permission request asked on the phone");
+        let until = at.checked_add(wait).unwrap_or(at);
         self.phone.waits.insert(
             question.id,
             RemoteWait {
@@ -185,10 +189,11 @@ impl Runtime {
                 external_displays,
                 at,
                 outcome,
+                until,
                 answer: tx,
             },
         );
-        first.wait_until = at.checked_add(wait).ok();
+        first.wait_until = Some(until);
         first.message = format!("{} — remote decision: wait for the phone", first.message);
         (
             first,
@@ -303,6 +308,27 @@ impl Runtime {
             if self.phone.desk.end(&id) {
                 self.remote_decided(&id, Ended::BackAtTheMachine).await;
             }
+        }
+    }
+
+    /// The phone in `status`: whether ntfy is set, and the requests waiting for it.
+    pub(super) fn phone_status(&self) -> PhoneStatus {
+        let mut waiting: Vec<RemoteWaiting> = self
+            .phone
+            .waits
+            .iter()
+            .map(|(id, w)| RemoteWaiting {
+                request: id.clone(),
+                provider: w.event.provider,
+                session_id: w.event.session_id.clone(),
+                tool: w.event.tool_name.clone(),
+                until: w.until,
+            })
+            .collect();
+        waiting.sort_by_key(|w| w.until);
+        PhoneStatus {
+            ntfy: self.registry.settings().ntfy().is_some(),
+            waiting,
         }
     }
 

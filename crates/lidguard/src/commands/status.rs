@@ -176,6 +176,23 @@ fn render(s: &Status) -> String {
     if !s.ask_before_sleep.is_empty() {
         line(format!("Ask before sleep: {}", s.ask_before_sleep));
     }
+    if s.phone.ntfy {
+        let waiting = &s.phone.waiting;
+        line(match waiting.len() {
+            0 => "Phone (ntfy): on, no question open".to_owned(),
+            n => format!("Phone (ntfy): {n} permission request(s) wait for your answer"),
+        });
+        for w in waiting {
+            line(format!(
+                "  {} {} asks to use {} (request {}); without an answer by {} the fallback applies",
+                w.provider.display_name(),
+                w.session_id,
+                w.tool.as_deref().unwrap_or("a tool"),
+                w.request,
+                local(w.until)
+            ));
+        }
+    }
     if let Some(e) = &s.settings_error {
         line(format!(
             "Settings file problem (running with defaults): {e}"
