@@ -169,6 +169,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         phone: phone::Phone::new(news_tx),
     };
     let restored = rt.recover_sessions();
+    rt.phone_restored(&restored);
     rt.apply(Input::Restore(restored)).await;
 
     let (jobs_tx, mut jobs) = mpsc::channel::<Job>(256);

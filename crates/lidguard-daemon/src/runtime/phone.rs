@@ -584,6 +584,18 @@ impl Runtime {
         }
     }
 
+    /// Sessions restored at start: their waits are known already (no "needs you" for a wait
+    /// that began before this daemon).
+    pub(super) fn phone_restored(&mut self, sessions: &[Session]) {
+        for session in sessions {
+            if let Some(lock) = &session.soft_lock {
+                self.phone
+                    .locks
+                    .insert(session.key.clone(), lock.reason.clone());
+            }
+        }
+    }
+
     /// A session is gone: nothing more to tell about it.
     pub(super) fn phone_session_gone(&mut self, key: &SessionKey) {
         self.phone.locks.remove(key);
