@@ -253,8 +253,12 @@ fn a_follower_keeps_the_daemon_from_its_idle_exit_until_it_leaves() {
     assert!(eventually(Duration::from_secs(10), || home
         .daemon_pid()
         .is_some()));
-    // A session comes and goes: with a cleanup delay of 0 the daemon would exit at once.
+    // A session comes and goes: with a cleanup delay of 0 the daemon would exit at once. The
+    // stop waits until the follower saw the start: before its subscription reaches the daemon
+    // nobody follows yet (the daemon is up before the follower's request arrives; under load
+    // the stop once came first and the daemon rightly exited).
     home.ok(&["start", "--provider", "custom", "--session", "s"]);
+    assert!(follower.wait_for(Duration::from_secs(10), |v| kind(v) == "session-started"));
     home.ok(&["stop", "--provider", "custom", "--session", "s"]);
     assert!(follower.wait_for(Duration::from_secs(10), |v| kind(v)
         == "server-runtime-cleanup-requested"));
