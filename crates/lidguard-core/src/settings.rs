@@ -1003,14 +1003,9 @@ impl Settings {
             Field::WebhookSecret => self.webhook_secret = parse_secret(spec, raw)?,
             Field::NtfyToken => self.ntfy_token = parse_secret(spec, raw)?,
             Field::NtfyUrl => {
-                let text = raw.trim();
-                let text = if text.eq_ignore_ascii_case("off") {
-                    ""
-                } else {
-                    text
-                };
-                check_ntfy_url(spec, text)?;
-                self.ntfy_url = text.to_owned();
+                let url = parse_url(spec, raw)?;
+                check_ntfy_url(spec, &url)?;
+                self.ntfy_url = url;
             }
             Field::NtfyAskBeforeSleep => self.ntfy_ask_before_sleep = boolean()?,
             Field::NtfyNeedsYou => self.ntfy_needs_you = boolean()?,

@@ -1,7 +1,7 @@
 //! `lidguard mcp-server`: sessions and settings for any MCP client. It never starts the
 //! daemon; without one it says so in every result.
 
-use lidguard_core::settings::{Os, Settings, fields_for};
+use lidguard_core::settings::{Os, fields_for};
 use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{Outcome, Request, SessionRef};
 use lidguard_ipc::settings_file;
@@ -47,11 +47,6 @@ struct SettingsStatus {
     runtime: RuntimeView,
 }
 
-/// Settings as a model may see them: secrets (webhook secret, ntfy token) only as "(set)".
-fn redacted(settings: &Settings) -> serde_json::Value {
-    settings.redacted_json()
-}
-
 /// The `mcp-server` tools.
 #[derive(Clone, Debug)]
 pub struct ControlServer {
@@ -89,11 +84,11 @@ impl ControlServer {
     async fn get_settings_status(&self) -> CallToolResult {
         let path = self.runtime.places().settings_file();
         let (stored, settings_error) = match settings_file::load_or_default(&path, self.os) {
-            Ok(s) => (Some(redacted(&s)), None),
+            Ok(s) => (Some(s.redacted_json()), None),
             Err(e) => (None, Some(e.to_string())),
         };
         let status = self.runtime.status().await;
-        let runtime_settings = status.as_ref().ok().map(|s| redacted(&s.settings));
+        let runtime_settings = status.as_ref().ok().map(|s| s.settings.redacted_json());
         let runtime = RuntimeView::from(status.as_deref());
         let summary = match &settings_error {
             Some(e) => format!("The settings file cannot be used: {e}"),
@@ -177,8 +172,8 @@ impl ControlServer {
             "resetToDefaults": update.reset,
             "hadEffectiveChanges": !update.changes.is_empty(),
             "appliedChanges": update.changes,
-            "previousStoredSettings": redacted(&update.previous),
-            "updatedStoredSettings": redacted(&update.updated),
+            "previousStoredSettings": update.previous.redacted_json(),
+            "updatedStoredSettings": update.updated.redacted_json(),
         }))
     }
 

@@ -655,6 +655,17 @@ def claude_tmux(c, port, expect):
         c.stop_poller(sid)
 
 
+def permission_denials(c):
+    """The `permission_denials` of claude -p's stream-json result line."""
+    denials = []
+    with open(os.path.join(c.run, "client.out")) as f:
+        for line in f:
+            o = json.loads(line) if line.strip().startswith("{") else {}
+            if o.get("type") == "result":
+                denials = o.get("permission_denials") or []
+    return denials
+
+
 def run_claude_print(c, env, prompt, timeout):
     """`claude -p PROMPT` (stream-json, debug log) in the project; its exit code or "timeout".
     Waits a moment for SessionEnd, whose hooks may land just after the client exits."""
@@ -706,12 +717,7 @@ def claude_print(c, port, script_kind):
         R.check(c.name, "PermissionRequest hook fired in -p", bool(pr), f"events={c.names()}")
         check_claude_answer(c, sid, c.policy)
         created = os.path.exists(os.path.join(c.proj, "newfile.txt"))
-        denials = []
-        with open(os.path.join(c.run, "client.out")) as f:
-            for line in f:
-                o = json.loads(line) if line.strip().startswith("{") else {}
-                if o.get("type") == "result":
-                    denials = o.get("permission_denials") or []
+        denials = permission_denials(c)
         if c.policy == "allow":
             R.check(c.name, "-p ran the tool on lidguard's allow (newfile.txt created, no permission_denials)",
                     created and not denials, f"created={created} permission_denials={len(denials)}")
@@ -1564,12 +1570,7 @@ def claude_remote(c, port, phone, how):
     prs = c.recs("PermissionRequest")
     R.check(c.name, f"{len(plan)} PermissionRequest hook(s) fired", len(prs) == len(plan), f"events={c.names()}")
     tapper.check_question(0, "Bash", "touch first.txt" if mixed else "touch newfile.txt")
-    denials = []
-    with open(os.path.join(c.run, "client.out")) as f:
-        for line in f:
-            o = json.loads(line) if line.strip().startswith("{") else {}
-            if o.get("type") == "result":
-                denials = o.get("permission_denials") or []
+    denials = permission_denials(c)
     _, outs = claude_debug(c)
     answers = [json.loads(o["stdout"]) for o in outs if o["event"] == "PermissionRequest"]
     behaviors = [((a.get("hookSpecificOutput") or {}).get("decision") or {}).get("behavior") for a in answers]
