@@ -427,6 +427,21 @@ impl PrivateLogind {
             thread::sleep(Duration::from_millis(25));
         }
     }
+
+    /// Polls every 5 ms until `held(self)` is true; false when `timeout` passed first. For
+    /// timing how soon logind shows something (the benchmark's cold start).
+    pub fn wait_for(&self, timeout: Duration, held: impl Fn(&Self) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if held(self) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 impl Drop for PrivateLogind {

@@ -5,7 +5,8 @@
 //! hooks run) and `lidguard claude-hook` (the full executable), interleaved, in the same run,
 //! with spawning `/bin/true` with the same stdin as the baseline (the floor: process creation).
 //! Then the cold case: the first hook after the daemon exited, which starts it (and, with a
-//! private `systemd-logind` when run as root, until logind shows lidguard's inhibitor). Then 8
+//! private `systemd-logind` when run as root, until logind shows lidguard's inhibitors; polled
+//! through `busctl`, so that figure carries a few milliseconds of polling). Then 8
 //! concurrent hook streams for a while, checking that every event was counted by the daemon and
 //! received by a follower of the event stream (`lidguard events --follow`).
 //!
@@ -205,7 +206,8 @@ fn home_for_cold() -> tempfile::TempDir {
 
 /// The first hook after the daemon exited: the prompt hook starts the daemon and the session.
 /// Timed from spawning the hook to its exit, and (with a private logind, as root) to logind
-/// showing lidguard's `sleep` inhibitor.
+/// showing lidguard's inhibitors. Stops with a panic when they do not show within 5 s: a figure
+/// that is really a timeout must not pass for a measurement.
 fn cold(home: &tempfile::TempDir, runs: usize) {
     let logind = lidguard_testbus::PrivateLogind::start().ok();
     let bus = logind.as_ref().map_or_else(
@@ -231,7 +233,18 @@ fn cold(home: &tempfile::TempDir, runs: usize) {
         to_exit.push(start.elapsed());
         assert!(status.success());
         if let Some(logind) = &logind {
-            logind.wait_block_inhibited(Duration::from_secs(5), |held| held.contains("sleep"));
+            // The lid is open here, so sleep is held in delay mode (a suspend the user asks
+            // for goes through) and the lid switch is blocked.
+            let held = logind.wait_for(Duration::from_secs(5), |l| {
+                l.delay_inhibited().contains("sleep")
+                    && l.block_inhibited().contains("handle-lid-switch")
+            });
+            assert!(
+                held,
+                "logind did not show lidguard's inhibitors within 5 s (block {:?}, delay {:?})",
+                logind.block_inhibited(),
+                logind.delay_inhibited()
+            );
             to_inhibitor.push(start.elapsed());
         }
         // Stop the daemon (and wait until it is gone) for the next cold start.
@@ -246,7 +259,13 @@ fn cold(home: &tempfile::TempDir, runs: usize) {
             }
         }
         if let Some(logind) = &logind {
-            logind.wait_block_inhibited(Duration::from_secs(5), |held| held.is_empty());
+            let released = logind.wait_for(Duration::from_secs(5), |l| {
+                l.block_inhibited().is_empty() && l.delay_inhibited().is_empty()
+            });
+            assert!(
+                released,
+                "logind still shows inhibitors 5 s after the daemon was stopped"
+            );
         }
     }
     println!("cold start, {runs} runs (hook -> daemon started -> answer):");

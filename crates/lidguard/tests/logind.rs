@@ -233,7 +233,8 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
     // The daemon sees the closed lid on its next machine reading; with the lid closed sleep
     // is blocked outright.
     assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
-    logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    let held = logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
     assert_eq!(logind.delay_inhibited(), "");
     std::thread::sleep(Duration::from_millis(2500));
 
