@@ -418,29 +418,33 @@ impl PrivateLogind {
 
     /// Polls until `pred(block_inhibited())` is true or `timeout` passes; returns the last value.
     pub fn wait_block_inhibited(&self, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let value = self.block_inhibited();
-            if pred(&value) || Instant::now() >= deadline {
-                return value;
-            }
-            thread::sleep(Duration::from_millis(25));
-        }
+        let mut last = String::new();
+        poll(timeout, Duration::from_millis(25), || {
+            last = self.block_inhibited();
+            pred(&last)
+        });
+        last
     }
 
     /// Polls every 5 ms until `held(self)` is true; false when `timeout` passed first. For
     /// timing how soon logind shows something (the benchmark's cold start).
     pub fn wait_for(&self, timeout: Duration, held: impl Fn(&Self) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if held(self) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            thread::sleep(Duration::from_millis(5));
+        poll(timeout, Duration::from_millis(5), || held(self))
+    }
+}
+
+/// Calls `done` every `every` until it returns true (then true) or `timeout` has passed (then
+/// false).
+fn poll(timeout: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if done() {
+            return true;
         }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(every);
     }
 }
 

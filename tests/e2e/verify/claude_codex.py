@@ -1671,8 +1671,6 @@ SCENARIOS = {
                         lambda c, p: codex_exec(c, p)),
     "codex-exec-ask-reply": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),
     "codex-exec-ask-timeout": ("codex", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "timeout")),
-    # (names stay short: the daemon's socket path under VERIFY_OUT/claude-codex/<name>/ must fit
-    # the 108 bytes of a unix socket address)
     "claude-print-remote-mixed": ("claude", "closed", "remote", TWO_TOUCHES,
                                   with_phone(lambda c, p, ph: claude_remote(c, p, ph, "mixed"))),
     "claude-print-remote-deny": ("claude", "closed", "remote", TOUCH_CLAUDE,
