@@ -134,6 +134,10 @@ pub fn apply(
             new.validate(os).map_err(|errors| {
                 Rejected::Invalid(errors.iter().map(ToString::to_string).collect())
             })?;
+            let ignored = new.ignored_after_change(current);
+            if !ignored.is_empty() {
+                return Err(Rejected::Invalid(ignored));
+            }
             Ok::<_, Rejected>(new)
         })?;
     let changed = old.changed_fields(&new, os);

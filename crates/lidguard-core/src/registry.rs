@@ -466,7 +466,7 @@ impl Registry {
     /// When a session goes inactive without further activity, if any will.
     pub fn session_deadline(&self, session: &Session) -> Option<Timestamp> {
         let minutes = self.settings.session_timeout_minutes?;
-        if !session.needs_protection() {
+        if !session.needs_protection() || session.lasts_while_process().is_some() {
             return None;
         }
         let timeout = SignedDuration::from_mins(i64::from(minutes));

@@ -141,6 +141,17 @@ impl Session {
     pub fn needs_protection(&self) -> bool {
         self.soft_lock.is_none() || self.pending_work.is_some()
     }
+
+    /// The process whose life is this session's work: a command's session (`run`, `start
+    /// --provider custom --parent-pid`) with a watched process. Such a session is not subject to
+    /// the inactivity timeout; like `systemd-inhibit` or `caffeinate -w`, it holds until the
+    /// process exits. Agents' sessions keep the timeout: an agent can wait for the user without
+    /// any hook saying so.
+    pub fn lasts_while_process(&self) -> Option<u32> {
+        (self.key.provider == Provider::Custom)
+            .then_some(self.watched_pid)
+            .flatten()
+    }
 }
 
 /// How a session ended.

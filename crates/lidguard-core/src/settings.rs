@@ -1184,6 +1184,39 @@ impl Settings {
         }
     }
 
+    /// What a change from `before` to `self` would save but have ignored: ask before sleep made
+    /// ineffective by a value out of its range or by another setting. Writers (`settings`, the
+    /// MCP tool) refuse such a change and say what is allowed; a file that already holds such
+    /// values still loads, and `settings` shows the problem.
+    pub fn ignored_after_change(&self, before: &Settings) -> Vec<String> {
+        let mut problems = Vec::new();
+        let delay = self.closed_lid_stop_follow_up_delay_seconds;
+        if delay != before.closed_lid_stop_follow_up_delay_seconds
+            && (1..MINIMUM_REPLY_WAIT_SECONDS).contains(&delay)
+        {
+            problems.push(format!(
+                "invalid value \"{delay}\" for `--closed-lid-stop-follow-up-delay-seconds`: expected \
+                 0 (do not ask) or {MINIMUM_REPLY_WAIT_SECONDS} to {} seconds; a shorter wait would \
+                 turn ask before sleep off",
+                fields::MAX_DELAY_SECONDS
+            ));
+        }
+        let issues = |s: &Settings| match s.follow_up_state() {
+            FollowUpState::ConfigurationError(issues) => issues,
+            _ => Vec::new(),
+        };
+        let had = issues(before);
+        for issue in issues(self) {
+            if !had.contains(&issue) && issue != FollowUpIssue::ReplyWaitTooShort {
+                problems.push(format!(
+                    "{}: ask before sleep would be off with these values (set both in one command)",
+                    issue.description()
+                ));
+            }
+        }
+        problems
+    }
+
     /// The ask-before-sleep webhook URL when the feature is [`FollowUpState::On`].
     pub fn follow_up_webhook_url(&self) -> Option<url::Url> {
         match self.follow_up_state() {

@@ -286,6 +286,48 @@ fn timeout_off_never_soft_locks_or_abandons() {
     assert_eq!(sim.reg.next_deadline(), None);
 }
 
+/// A command's session (`run`, `start --provider custom --parent-pid`) lasts as long as its
+/// process: no inactivity timeout while it is watched. An agent's session with a watched process,
+/// and a command's session without one, keep the timeout.
+#[test]
+fn a_watched_commands_session_has_no_inactivity_timeout() {
+    let mut sim = Sim::new(Settings::default());
+    let command = SessionKey::new(Provider::Custom, "run:make:42", "");
+    let agent = SessionKey::new(Provider::Claude, "a1", "");
+    let unwatched = SessionKey::new(Provider::Custom, "by-hand", "");
+    for (key, pid) in [(&command, Some(42)), (&agent, Some(43)), (&unwatched, None)] {
+        sim.apply(Input::Start(StartSession {
+            key: key.clone(),
+            cwd: None,
+            transcript_path: None,
+            watched_pid: pid,
+        }));
+    }
+    let deadline =
+        |sim: &Sim, key: &SessionKey| sim.reg.session_deadline(sim.reg.session(key).unwrap());
+    assert_eq!(deadline(&sim, &command), None);
+    assert!(deadline(&sim, &agent).is_some());
+    assert!(deadline(&sim, &unwatched).is_some());
+    assert_eq!(
+        sim.reg.session(&command).unwrap().lasts_while_process(),
+        Some(42)
+    );
+    assert_eq!(sim.reg.session(&agent).unwrap().lasts_while_process(), None);
+
+    sim.advance(mins(60 * 24));
+    assert_eq!(sim.state(&command), Some((None, false)), "still working");
+    assert_eq!(
+        sim.state(&agent),
+        Some((Some("session-timeout-expired:12 minutes".into()), false))
+    );
+    assert_eq!(
+        sim.state(&unwatched),
+        Some((Some("session-timeout-expired:12 minutes".into()), false))
+    );
+    assert!(sim.held(), "the command's session alone keeps protection");
+    assert_eq!(sim.reg.next_deadline(), None);
+}
+
 #[test]
 fn start_updates_keep_metadata_and_clear_state() {
     let mut sim = Sim::new(Settings::default());

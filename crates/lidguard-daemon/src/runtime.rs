@@ -168,6 +168,13 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         own_suspend_at: None,
         phone: phone::Phone::new(news_tx),
     };
+    // The stream goes on from what the last daemon kept: `events --since` spans restarts.
+    if let Some(store) = &rt.store {
+        match store.load_stream_lines() {
+            Ok(lines) => rt.stream.restore(lines),
+            Err(e) => tracing::warn!(error = %e, "cannot load the kept event stream"),
+        }
+    }
     let restored = rt.recover_sessions();
     rt.phone_restored(&restored);
     rt.apply(Input::Restore(restored)).await;
@@ -480,7 +487,9 @@ impl Runtime {
                         watched_pid,
                     }))
                     .await;
-                self.answer(&reply, &key)
+                let mut answer = self.durable_answer(&reply, &key);
+                answer.protection = Some(Box::new(self.protection_status()));
+                answer
             }
             Request::Stop {
                 session,
@@ -499,7 +508,7 @@ impl Runtime {
                         stop_hook: None,
                     }))
                     .await;
-                self.answer(&reply, &key)
+                self.durable_answer(&reply, &key)
             }
             Request::Activity { session, reason } => {
                 let key = session.key();
@@ -551,7 +560,7 @@ impl Runtime {
                     },
                 );
                 answer.sessions = keys.iter().map(session_ref).collect();
-                answer
+                self.made_durable(answer)
             }
             Request::CleanupOrphans => {
                 let gone: Vec<SessionKey> = self
@@ -574,7 +583,7 @@ impl Runtime {
                     },
                 );
                 answer.sessions = gone.iter().map(session_ref).collect();
-                answer
+                self.made_durable(answer)
             }
             Request::Hook { .. } | Request::Events { .. } => {
                 Response::error("hook and events requests are handled above")
@@ -591,6 +600,22 @@ impl Runtime {
                 Response::ok(Outcome::Done, "settings applied")
             }
         }
+    }
+
+    /// The answer to a session change from the command line, given only once the change is on
+    /// disk: a daemon killed right after answering loses nothing it acknowledged.
+    fn durable_answer(&mut self, reply: &Reply, key: &SessionKey) -> Response {
+        let answer = self.answer(reply, key);
+        self.made_durable(answer)
+    }
+
+    /// Writes what the request changed before `answer` goes out; a write that fails is said in
+    /// the answer (the change holds in memory, but would not survive a restart).
+    fn made_durable(&mut self, mut answer: Response) -> Response {
+        if let Err(e) = self.write_now(true) {
+            answer.message = format!("{} (not saved to the database: {e})", answer.message);
+        }
+        answer
     }
 
     fn answer(&self, reply: &Reply, key: &SessionKey) -> Response {
@@ -781,9 +806,17 @@ impl Runtime {
 
     /// Sends an event to the stream, or holds it back while a hook event is applied.
     fn publish(&mut self, event: StreamEvent) {
-        match &mut self.held_back {
-            Some(held) => held.push(event),
-            None => self.stream.publish(event),
+        if let Some(held) = &mut self.held_back {
+            held.push(event);
+            return;
+        }
+        let kept = self.stream.publish(event);
+        self.write(StoreWrite::StreamLine {
+            id: kept.id,
+            line: kept.line,
+        });
+        if let Some(through) = kept.dropped_through {
+            self.write(StoreWrite::ForgetStreamLines { through });
         }
     }
 
@@ -919,12 +952,14 @@ impl Runtime {
                 fields.insert("remote".into(), remote);
             }
         }
+        let mut session_id = event.session_id.clone();
+        lidguard_ipc::stream::cut(&mut session_id, lidguard_ipc::stream::LOG_FIELD_LIMIT);
         let row = EventRow {
             at,
             name: HOOK_EVENT.to_owned(),
             provider: Some(event.provider.as_str().to_owned()),
-            session_id: Some(event.session_id.clone()),
-            detail_json: detail.to_string(),
+            session_id: Some(session_id),
+            detail_json: lidguard_ipc::stream::log_detail(detail),
         };
         self.write(StoreWrite::Event(row));
     }
@@ -1441,17 +1476,34 @@ impl Runtime {
         }
     }
 
-    /// Carries out the queued writes.
+    /// Carries out the queued writes (failures are logged).
     fn flush_writes(&mut self) {
+        let _ = self.write_now(false);
+    }
+
+    /// Carries out the queued writes, synced to disk when `synced`; says why they could not be
+    /// made.
+    fn write_now(&mut self, synced: bool) -> Result<(), String> {
         if self.writes.is_empty() {
-            return;
+            return match &self.store {
+                Some(_) => Ok(()),
+                None => Err(self
+                    .store_error
+                    .clone()
+                    .unwrap_or_else(|| "no database".into())),
+            };
         }
         let writes = std::mem::take(&mut self.writes);
-        if let Some(store) = &self.store
-            && let Err(e) = store.write_batch(&writes)
-        {
+        let written = match &self.store {
+            Some(store) if synced => store.write_batch_synced(&writes),
+            Some(store) => store.write_batch(&writes),
+            None => Ok(()),
+        };
+        if let Err(e) = written {
             tracing::warn!(error = %e, count = writes.len(), "cannot save to the database; continuing without persistence for these changes");
+            return Err(e.to_string());
         }
+        Ok(())
     }
 
     /// Records one webhook attempt in the event log (`lidguard webhook-history` reads them):
@@ -1505,11 +1557,40 @@ impl Runtime {
             at: Timestamp::now(),
             name: event.name.clone(),
             provider: event.key.as_ref().map(|k| k.provider.as_str().to_owned()),
-            session_id: event.key.as_ref().map(|k| k.session_id.clone()),
-            detail_json: serde_json::json!({ "detail": event.detail, "session": session })
-                .to_string(),
+            session_id: event.key.as_ref().map(|k| {
+                let mut id = k.session_id.clone();
+                lidguard_ipc::stream::cut(&mut id, lidguard_ipc::stream::LOG_FIELD_LIMIT);
+                id
+            }),
+            detail_json: lidguard_ipc::stream::log_detail(
+                serde_json::json!({ "detail": event.detail, "session": session }),
+            ),
         };
         self.write(StoreWrite::Event(row));
+    }
+
+    /// The keep-awake protection as held now.
+    fn protection_status(&self) -> ProtectionStatus {
+        let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();
+        let giving_way = self
+            .held
+            .as_ref()
+            .map(|h| h.giving_way())
+            .unwrap_or_default();
+        let unavailable_reason = match &self.power {
+            Err(reason) => Some(reason.clone()),
+            Ok(_) => self.power_error.clone(),
+        };
+        ProtectionStatus {
+            held: self.held.is_some(),
+            inhibitors: held.iter().map(|i| i.as_str().to_owned()).collect(),
+            delay_inhibitors: giving_way.iter().map(|i| i.as_str().to_owned()).collect(),
+            unavailable_reason,
+            wanted: self.registry.protection().is_some(),
+            why: self.held_plan.as_ref().map(|p| p.why.clone()),
+            backend: self.power.as_ref().ok().map(|p| p.describe()),
+            battery_floor: self.registry.battery_floor_reached(),
+        }
     }
 
     async fn status(&self) -> Status {
@@ -1523,31 +1604,11 @@ impl Runtime {
                 status
             })
             .collect();
-        let wanted = self.registry.protection();
-        let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();
-        let giving_way = self
-            .held
-            .as_ref()
-            .map(|h| h.giving_way())
-            .unwrap_or_default();
-        let unavailable_reason = match &self.power {
-            Err(reason) => Some(reason.clone()),
-            Ok(_) => self.power_error.clone(),
-        };
         let lid = self.lid_state().await;
         let settings = self.registry.settings().clone();
         Status {
             sessions,
-            protection: ProtectionStatus {
-                held: self.held.is_some(),
-                inhibitors: held.iter().map(|i| i.as_str().to_owned()).collect(),
-                delay_inhibitors: giving_way.iter().map(|i| i.as_str().to_owned()).collect(),
-                unavailable_reason,
-                wanted: wanted.is_some(),
-                why: self.held_plan.as_ref().map(|p| p.why.clone()),
-                backend: self.power.as_ref().ok().map(|p| p.describe()),
-                battery_floor: self.registry.battery_floor_reached(),
-            },
+            protection: self.protection_status(),
             lid: lid.to_string(),
             battery: self.registry.battery(),
             visible_displays: Some(lidguard_platform::sources::visible_displays(

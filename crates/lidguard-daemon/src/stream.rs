@@ -1,23 +1,33 @@
-//! The event stream's hub: numbers each event, keeps the last [`REPLAY_CAPACITY`] for replay,
-//! and hands every new one to the followers. Publishing never waits for a follower: each has a
-//! bounded backlog, and one that falls further behind is told how many events it missed.
+//! The event stream's hub: numbers each event, keeps the last [`REPLAY_CAPACITY`] (at most
+//! [`REPLAY_BYTES`]) for replay, and hands every new one to the followers. Publishing never waits
+//! for a follower: each has a bounded backlog, and one that falls further behind is told how many
+//! events it missed. Free-text fields are cut ([`FIELD_LIMIT`], [`LINE_LIMIT`]), so the replay and
+//! a stalled follower's backlog stay small whatever the agents send. The runtime mirrors the
+//! replay window in the database, and a restarted daemon starts from it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use jiff::Timestamp;
 use lidguard_core::provider::Provider;
-use lidguard_ipc::stream::{REPLAY_CAPACITY, Replay, StreamEvent, StreamFilter};
+use lidguard_ipc::stream::{
+    FIELD_LIMIT, LINE_LIMIT, REPLAY_BYTES, REPLAY_CAPACITY, Replay, StreamEvent, StreamFilter,
+};
 use tokio::sync::{broadcast, mpsc};
 
-/// How many events a follower may be behind before it misses some.
-const BACKLOG: usize = 16 * 1024;
+/// How many events a follower may be behind before it misses some (with [`LINE_LIMIT`], a
+/// stalled follower holds at most 32 MiB).
+const BACKLOG: usize = 4 * 1024;
+
+/// The field limit used for an event whose line is still over [`LINE_LIMIT`].
+const CROWDED_FIELD_LIMIT: usize = 256;
 
 /// One published event, serialized once for every follower.
 #[derive(Debug)]
 pub(crate) struct Item {
     /// The JSON line, newline included.
     pub(crate) line: Box<str>,
+    id: u64,
     at: Timestamp,
     provider: Option<Provider>,
     session_id: Option<String>,
@@ -53,9 +63,19 @@ impl Drop for Present {
     }
 }
 
+/// What publishing kept, for the database's copy of the replay window.
+pub(crate) struct Published {
+    pub(crate) id: u64,
+    pub(crate) line: String,
+    /// The replay dropped every event up to this id.
+    pub(crate) dropped_through: Option<u64>,
+}
+
 pub(crate) struct Hub {
     next_id: u64,
     recent: VecDeque<Arc<Item>>,
+    /// The bytes of the lines in `recent`.
+    recent_bytes: usize,
     tx: broadcast::Sender<Arc<Item>>,
     followers: Arc<()>,
     left: mpsc::UnboundedSender<()>,
@@ -67,6 +87,7 @@ impl Hub {
         Hub {
             next_id: 1,
             recent: VecDeque::with_capacity(REPLAY_CAPACITY),
+            recent_bytes: 0,
             tx: broadcast::channel(BACKLOG).0,
             followers: Arc::new(()),
             left,
@@ -74,23 +95,72 @@ impl Hub {
     }
 
     /// Numbers `event`, keeps it for replay and sends it to the followers.
-    pub(crate) fn publish(&mut self, mut event: StreamEvent) {
+    pub(crate) fn publish(&mut self, mut event: StreamEvent) -> Published {
         event.observation.id = self.next_id;
         self.next_id += 1;
+        event.cut_fields(FIELD_LIMIT);
         let mut line = serde_json::to_string(&event).unwrap_or_default();
+        if line.len() > LINE_LIMIT {
+            event.cut_fields(CROWDED_FIELD_LIMIT);
+            line = serde_json::to_string(&event).unwrap_or_default();
+        }
         line.push('\n');
+        let published = Published {
+            id: event.observation.id,
+            line: line.clone(),
+            dropped_through: None,
+        };
         let item = Arc::new(Item {
             line: line.into_boxed_str(),
+            id: event.observation.id,
             at: event.observation.at,
             provider: event.observation.provider,
             session_id: event.observation.session_id,
         });
-        if self.recent.len() == REPLAY_CAPACITY {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(Arc::clone(&item));
+        let dropped_through = self.keep(Arc::clone(&item));
         // No follower: nobody to send to, which is fine.
         let _ = self.tx.send(item);
+        Published {
+            dropped_through,
+            ..published
+        }
+    }
+
+    /// Adds `item` to the replay, dropping the oldest beyond its count and bytes; returns the
+    /// id of the last one dropped.
+    fn keep(&mut self, item: Arc<Item>) -> Option<u64> {
+        self.recent_bytes += item.line.len();
+        self.recent.push_back(item);
+        let mut dropped = None;
+        while self.recent.len() > REPLAY_CAPACITY
+            || (self.recent_bytes > REPLAY_BYTES && self.recent.len() > 1)
+        {
+            let Some(old) = self.recent.pop_front() else {
+                break;
+            };
+            self.recent_bytes -= old.line.len();
+            dropped = Some(old.id);
+        }
+        dropped
+    }
+
+    /// Starts from the replay a previous daemon kept (oldest first); numbering goes on after
+    /// it. Lines that do not parse are skipped.
+    pub(crate) fn restore(&mut self, lines: Vec<(u64, String)>) {
+        for (id, line) in lines {
+            // A number is never given twice, even one whose line is unreadable.
+            self.next_id = self.next_id.max(id + 1);
+            let Ok(event) = serde_json::from_str::<StreamEvent>(&line) else {
+                continue;
+            };
+            self.keep(Arc::new(Item {
+                line: line.into_boxed_str(),
+                id,
+                at: event.observation.at,
+                provider: event.observation.provider,
+                session_id: event.observation.session_id,
+            }));
+        }
     }
 
     /// A new follower: the replay and the live feed are taken at the same moment, so nothing
@@ -206,5 +276,75 @@ mod tests {
             false,
         );
         assert!(later.replay.is_empty());
+    }
+
+    #[test]
+    fn long_fields_are_cut_and_the_replay_is_bounded_by_bytes() {
+        let (left, _gone) = mpsc::unbounded_channel();
+        let mut hub = Hub::new(left);
+        let huge = "é".repeat(250_000);
+        let mut dropped = None;
+        for _ in 0..REPLAY_CAPACITY {
+            let mut e = event(Some("a"));
+            e.observation.cwd = Some(huge.clone());
+            e.observation.detail = Some(huge.clone());
+            let kept = hub.publish(e);
+            assert!(kept.line.len() <= LINE_LIMIT + 1, "{}", kept.line.len());
+            dropped = kept.dropped_through.or(dropped);
+        }
+        assert!(hub.recent_bytes <= REPLAY_BYTES);
+        assert!(hub.recent.len() < REPLAY_CAPACITY, "bounded by bytes first");
+        assert_eq!(dropped, Some(hub.recent[0].id - 1));
+
+        // Many long fields at once: cut further, to the line limit.
+        let mut e = event(Some("a"));
+        for text in [
+            &mut e.observation.cwd,
+            &mut e.observation.detail,
+            &mut e.observation.tool,
+            &mut e.observation.hook_event,
+            &mut e.authority.outcome,
+            &mut e.visibility.stdout,
+        ] {
+            *text = Some(huge.clone());
+        }
+        assert!(hub.publish(e).line.len() <= LINE_LIMIT);
+        let first: StreamEvent = serde_json::from_str(&hub.recent[0].line).unwrap();
+        let cwd = first.observation.cwd.unwrap();
+        assert!(
+            cwd.ends_with(" more bytes]") && cwd.starts_with("éé"),
+            "{cwd}"
+        );
+
+        // One long field alone is cut to the field limit, on a character boundary.
+        let mut e = event(None);
+        e.observation.detail = Some(huge.clone());
+        let kept = hub.publish(e);
+        let e: StreamEvent = serde_json::from_str(&kept.line).unwrap();
+        let detail = e.observation.detail.unwrap();
+        assert!(
+            detail.starts_with(&"é".repeat(FIELD_LIMIT / 2)),
+            "{}",
+            detail.len()
+        );
+        assert!(detail.ends_with(&format!("…[{} more bytes]", huge.len() - FIELD_LIMIT)));
+    }
+
+    #[test]
+    fn a_restored_replay_goes_on_numbering_after_it() {
+        let (left, _gone) = mpsc::unbounded_channel();
+        let mut old = Hub::new(left.clone());
+        let lines: Vec<(u64, String)> = (0..5)
+            .map(|_| {
+                let kept = old.publish(event(Some("a")));
+                (kept.id, kept.line)
+            })
+            .chain([(6, "not json".to_owned())])
+            .collect();
+        let mut hub = Hub::new(left);
+        hub.restore(lines);
+        let all = hub.follow(StreamFilter::default(), &Replay::Last(usize::MAX), false);
+        assert_eq!(ids(&all.replay), [1, 2, 3, 4, 5]);
+        assert_eq!(hub.publish(event(None)).id, 7, "after every number seen");
     }
 }

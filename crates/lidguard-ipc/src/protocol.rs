@@ -209,6 +209,10 @@ pub struct Response {
     /// Ask before sleep: the user's reply, which continues the agent's turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
+    /// For `start`: the keep-awake protection as it stands once the session is applied, so the
+    /// caller can say at once when nothing can be held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<Box<ProtectionStatus>>,
 }
 
 impl Response {
@@ -224,6 +228,7 @@ impl Response {
             decision: None,
             wait_until: None,
             continuation: None,
+            protection: None,
         }
     }
 
@@ -239,6 +244,7 @@ impl Response {
             decision: None,
             wait_until: None,
             continuation: None,
+            protection: None,
         }
     }
 }
@@ -285,6 +291,9 @@ pub struct SessionStatus {
     pub last_activity_at: Timestamp,
     /// When the inactive timeout will soft-lock it, if it will.
     pub timeout_at: Option<Timestamp>,
+    /// A command's session: held until this process exits, whatever the inactivity timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_process_exits: Option<u32>,
     /// The transcript monitor: `following <path>`, `no transcript found`, or why several
     /// candidates were not followed; `null` when not looked at.
     #[serde(default)]
@@ -317,6 +326,7 @@ impl SessionStatus {
             started_at: s.started_at,
             last_activity_at: s.last_activity_at,
             timeout_at,
+            until_process_exits: s.lasts_while_process(),
             transcript_monitor: None,
             transcript_reads: None,
         }

@@ -15,6 +15,18 @@ pub const STREAM_VERSION: u32 = 1;
 /// How many recent events the daemon keeps for replay.
 pub const REPLAY_CAPACITY: usize = 1000;
 
+/// The most bytes of event lines the daemon keeps for replay (and in its database), whatever
+/// their count.
+pub const REPLAY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The longest a free-text field of an event may be, in bytes: agents' payloads may carry a
+/// `cwd` or a reason of any size, and the stream, its replay and a slow follower's backlog must
+/// stay small. Longer text is cut at a character boundary and says how much was cut.
+pub const FIELD_LIMIT: usize = 2048;
+
+/// The longest an event line may be; an event with many long fields is cut further.
+pub const LINE_LIMIT: usize = 8 * 1024;
+
 /// How many recent events a follower gets when it names no `since`.
 pub const DEFAULT_REPLAY: usize = 20;
 
@@ -55,6 +67,92 @@ impl StreamEvent {
             visibility: Visibility::default(),
         }
     }
+}
+
+impl StreamEvent {
+    /// Cuts every free-text field to `limit` bytes ([`FIELD_LIMIT`]).
+    pub fn cut_fields(&mut self, limit: usize) {
+        let o = &mut self.observation;
+        cut(&mut o.kind, limit);
+        for text in [
+            &mut o.provider_name,
+            &mut o.session_id,
+            &mut o.hook_event,
+            &mut o.tool,
+            &mut o.cwd,
+            &mut o.payload_digest,
+            &mut o.detail,
+            &mut self.authority.outcome,
+            &mut self.visibility.stdout,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            cut(text, limit);
+        }
+        if let Some(p) = &mut self.authority.provenance {
+            for text in [&mut p.setting, &mut p.value, &mut p.reason]
+                .into_iter()
+                .flatten()
+            {
+                cut(text, limit);
+            }
+        }
+        for text in &mut self.visibility.webhooks {
+            cut(text, limit);
+        }
+    }
+}
+
+/// The longest a text in a row of the event log may be (`hook-events`, the daemon's events):
+/// with at most 8 KiB a row the log's 10,000 rows stay bounded in bytes too.
+pub const LOG_FIELD_LIMIT: usize = 1024;
+
+/// The longest a row's JSON in the event log may be.
+pub const LOG_ROW_LIMIT: usize = 8 * 1024;
+
+/// A detail for the event log, every text in it cut to [`LOG_FIELD_LIMIT`] (further when the
+/// whole is over [`LOG_ROW_LIMIT`]).
+pub fn log_detail(mut detail: serde_json::Value) -> String {
+    cut_strings(&mut detail, LOG_FIELD_LIMIT);
+    let text = detail.to_string();
+    if text.len() <= LOG_ROW_LIMIT {
+        return text;
+    }
+    cut_strings(&mut detail, 128);
+    detail.to_string()
+}
+
+/// Cuts every string inside `value` to `limit` bytes.
+fn cut_strings(value: &mut serde_json::Value, limit: usize) {
+    match value {
+        serde_json::Value::String(text) => cut(text, limit),
+        serde_json::Value::Array(items) => {
+            for item in items {
+                cut_strings(item, limit);
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (_, item) in fields.iter_mut() {
+                cut_strings(item, limit);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Cuts `text` to at most `limit` bytes at a character boundary, saying how much was cut.
+pub fn cut(text: &mut String, limit: usize) {
+    if text.len() <= limit {
+        return;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let dropped = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!("…[{dropped} more bytes]"));
 }
 
 /// Where an observation comes from.

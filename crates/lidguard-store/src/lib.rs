@@ -72,6 +72,18 @@ pub enum StoreWrite {
     },
     /// [`Store::append_event`].
     Event(EventRow),
+    /// One line of the event stream, kept for replay after a restart.
+    StreamLine {
+        /// The stream's event number.
+        id: u64,
+        /// The JSON line.
+        line: String,
+    },
+    /// Drops the stream lines up to this event number (the replay let them go).
+    ForgetStreamLines {
+        /// The last event number dropped.
+        through: u64,
+    },
     /// [`Store::record_hook_receipt`].
     HookReceipt {
         /// The provider that sent the hook.
@@ -579,6 +591,19 @@ impl Store {
             .map_err(self.err(action))
     }
 
+    /// The event stream's kept lines, oldest first, with their event numbers.
+    pub fn load_stream_lines(&self) -> Result<Vec<(u64, String)>, StoreError> {
+        self.query_all(
+            "load the event stream",
+            "SELECT id, line FROM stream_events ORDER BY id",
+            [],
+            |row| {
+                let id: i64 = row.get(0)?;
+                Ok((u64::try_from(id).unwrap_or(0), row.get(1)?))
+            },
+        )
+    }
+
     /// Carries out `writes` in order in one transaction: one commit for everything a hook event
     /// changed (the daemon answers the hook first and writes afterwards).
     pub fn write_batch(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
@@ -628,11 +653,35 @@ impl Store {
                             event,
                             at,
                         } => sql_hook_receipt(conn, provider, event, *at)?,
+                        StoreWrite::StreamLine { id, line } => {
+                            conn.prepare_cached(
+                                "INSERT OR REPLACE INTO stream_events (id, line) VALUES (?1, ?2)",
+                            )?
+                            .execute(params![sql_id(*id), line])?;
+                        }
+                        StoreWrite::ForgetStreamLines { through } => {
+                            conn.prepare_cached("DELETE FROM stream_events WHERE id <= ?1")?
+                                .execute([sql_id(*through)])?;
+                        }
                     }
                 }
                 Ok(())
             })
         })
+    }
+
+    /// [`Store::write_batch`] with the commit synced to disk (`synchronous=FULL`): for changes
+    /// a command was told were made, which must survive a crash of the machine too.
+    pub fn write_batch_synced(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
+        let action = "save what changed, synced";
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(self.err(action))?;
+        let result = self.write_batch(writes);
+        // Back to NORMAL even if the write failed; hook writes need not be synced.
+        let restored = self.conn.pragma_update(None, "synchronous", "NORMAL");
+        result?;
+        restored.map_err(self.err(action))
     }
 
     /// Runs `f` in one write transaction, so its statements commit together.
@@ -856,6 +905,11 @@ fn keep_newest(conn: &Connection, table: &str, keep: usize) -> rusqlite::Result<
     conn.prepare_cached(&format!("DELETE FROM {table} WHERE id <= ?1"))?
         .execute([cutoff])?;
     Ok(())
+}
+
+/// An event number as an SQL integer (numbers beyond `i64::MAX` never occur).
+fn sql_id(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
 }
 
 /// A row count as an SQL integer; counts beyond `i64::MAX` mean "all".

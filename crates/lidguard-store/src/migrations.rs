@@ -52,4 +52,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (provider, event)
     ) WITHOUT ROWID;
     ",
+    // Version 2: the event stream's replay window (`lidguard events`), kept across restarts.
+    // `id` is the stream's own event number; the daemon deletes what its replay dropped.
+    "
+    CREATE TABLE stream_events (
+        id   INTEGER PRIMARY KEY,
+        line TEXT NOT NULL
+    );
+    ",
 ];

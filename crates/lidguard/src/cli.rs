@@ -495,14 +495,19 @@ pub(crate) struct PermissionArgs {
 }
 
 const RUN_ABOUT: &str = "Keep the machine awake while a command runs, as a lidguard session: \
-`lidguard run [--reason TEXT] -- CMD [ARGS…]`.\n\n\
-Like systemd-inhibit or caffeinate, but the command is a session (provider custom, named by \
---reason or the command's name, its process watched), so the closed-lid policy, status, the \
-webhooks and the suspend once it ends apply as they do to agents. Its stdin, stdout and stderr \
-are left alone; lidguard exits with its exit code (128 + N after signal N). SIGTERM and SIGHUP \
-are passed on to the command, and SIGINT and SIGQUIT too unless lidguard runs in the \
-terminal's foreground (the terminal sends those to the command itself). If the daemon cannot \
-be reached, the command still runs, with a warning.";
+`lidguard run [--reason TEXT] [--command-only] -- CMD [ARGS…]`.\n\n\
+Like systemd-inhibit or caffeinate -w, but the command is a session (provider custom, named by \
+--reason or the command's name, lidguard's own process watched), so the closed-lid policy, \
+status, the webhooks and the suspend once it ends apply as they do to agents. The session is \
+taken, and protection held, before the command starts; it lasts as long as the work, whatever \
+the inactivity timeout. On Linux lidguard also waits for what the command left running in the \
+background (`cmd &`, `nohup`, a shell that exits early): it adopts those processes as they are \
+orphaned and ends the session when the last one of its process group exits (--command-only: \
+when the command itself exits; a signal while it waits does the same). Its stdin, stdout and \
+stderr are left alone; lidguard exits with the command's exit code (128 + N after signal N). \
+SIGTERM and SIGHUP are passed on to the command, and SIGINT and SIGQUIT too unless lidguard runs \
+in the terminal's foreground (the terminal sends those to the command itself). If the daemon \
+cannot be reached, or holds nothing, the command still runs, with a warning on stderr.";
 
 const LIVE_STATUS_ABOUT: &str = "A terminal dashboard: sessions with their state and reasons, \
 protection and why, the lid and displays, a pending suspend with its countdown and phase, ask \
@@ -553,13 +558,14 @@ pub(crate) struct RunArgs {
     /// What the session is called in `status` (default: the command's name).
     #[arg(long, value_name = "TEXT")]
     pub(crate) reason: Option<String>,
-    /// The command and its arguments, after `--`.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// End the session when the command itself exits, even if processes it started in the
+    /// background still run. By default (Linux) lidguard waits for those too: it adopts them as
+    /// they are orphaned and holds until the last one of the command's process group exits.
+    #[arg(long)]
+    pub(crate) command_only: bool,
+    /// The command and its arguments, after `--`. lidguard's own flags come before it, so a
+    /// mistyped flag is an error rather than a program to run.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub(crate) command: Vec<std::ffi::OsString>,
 }
 

@@ -63,6 +63,11 @@ pub(crate) fn error(text: &str) {
     eprintln!("lidguard: error: {text}");
 }
 
+/// A note for the human at the terminal (on stderr, which stays out of a command's output).
+pub(crate) fn note(text: &str) {
+    eprintln!("lidguard: {text}");
+}
+
 /// A warning for the human at the terminal.
 pub(crate) fn warn(text: &str) {
     eprintln!("lidguard: warning: {text}");

@@ -393,3 +393,92 @@ fn in_order_and_nothing_lost_at_2000_events_per_second_with_8_hook_streams() {
         assert_eq!(seen, expected, "{session}");
     }
 }
+
+/// The stream outlives the daemon: after a restart (here `kill -9`, the harshest) `events
+/// --since` still shows what happened before, and new events are numbered after the old ones.
+#[test]
+fn the_history_survives_a_daemon_restart() {
+    let home = Home::new();
+    home.ok(&["start", "--provider", "custom", "--session", "before"]);
+    home.ok(&["stop", "--provider", "custom", "--session", "before"]);
+    let first = home.daemon_pid().unwrap();
+    crate::util::signal(first, rustix::process::Signal::KILL);
+    assert!(eventually(Duration::from_secs(5), || !crate::util::alive(
+        first
+    )));
+    home.ok(&["start", "--provider", "custom", "--session", "after"]);
+    assert_ne!(home.daemon_pid(), Some(first));
+    let out = home.ok(&["events", "--since", "1h", "--json"]);
+    let lines: Vec<String> = out.lines().map(str::to_owned).collect();
+    let events = validated(&lines);
+    let started = |id: &str| {
+        events
+            .iter()
+            .position(|v| kind(v) == "session-started" && v["observation"]["sessionId"] == id)
+    };
+    let (before, after) = (started("before"), started("after"));
+    assert!(before.is_some() && after.is_some(), "{out}");
+    assert!(before < after);
+    let ids: Vec<u64> = events
+        .iter()
+        .map(|v| v["observation"]["id"].as_u64().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+/// The daemon's resident memory, from /proc.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// 500 KB fields in 300 hook payloads, with a follower that never reads: the daemon stays under
+/// 64 MiB, the lines it streams and logs are cut, and the database stays small.
+#[test]
+fn huge_fields_keep_the_daemon_and_its_database_small_with_a_stalled_follower() {
+    let home = Home::new();
+    // Stalled: its stdout is a pipe nobody reads, so it stops reading the daemon's socket.
+    let mut stalled = home
+        .cmd(&["events", "--follow", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(10), || home
+        .daemon_pid()
+        .is_some()));
+    let daemon = home.daemon_pid().unwrap();
+    let huge = "d".repeat(500 * 1024);
+    for i in 0..300 {
+        let stdin = serde_json::json!({
+            "session_id": format!("big-{}", i % 3),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "true"},
+            "tool_response": {"stdout": ""},
+            "cwd": format!("/{huge}"),
+        })
+        .to_string();
+        let input = lidguard_providers::HookInput {
+            stdin: stdin.as_bytes(),
+            event_arg: None,
+            process_cwd: None,
+        };
+        let events = lidguard_providers::parse(Provider::Claude, &input).unwrap();
+        assert!(home.request(&Request::Hook { events }).ok);
+    }
+    let rss = rss_kib(daemon);
+    assert!(rss < 64 * 1024, "daemon RSS {rss} KiB");
+    let replay = home.ok(&["events", "--since", "all", "--json"]);
+    let longest = replay.lines().map(str::len).max().unwrap();
+    assert!(longest <= lidguard_ipc::stream::LINE_LIMIT, "{longest}");
+    let db = std::fs::metadata(home.places.database()).unwrap().len()
+        + std::fs::metadata(home.places.database().with_extension("db-wal")).map_or(0, |m| m.len());
+    assert!(db < 16 * 1024 * 1024, "database and WAL {db} bytes");
+    eprintln!("daemon RSS {rss} KiB after 300 events with 500 KB fields; database {db} bytes");
+    let _ = stalled.kill();
+    let _ = stalled.wait();
+}

@@ -389,6 +389,204 @@ fn run_holds_the_inhibitor_while_the_command_runs() {
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
 }
 
+/// A command's session lasts as long as the work, past the inactivity timeout: with a 1-minute
+/// timeout and the lid closed, a command that leaves its work running in the background (the
+/// shell exits at once) keeps sleep blocked in logind for 75 s, with no suspend requested, until
+/// its last process exits; then the closed lid's suspend follows (refused here: CanSuspend=na).
+#[test]
+fn run_holds_past_the_inactivity_timeout_until_its_last_process_exits() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    if !only_where_logind_says_na(&logind, "CanSuspend") {
+        return;
+    }
+    let home = Home::with_bus(logind.address());
+    home.ok(&[
+        "settings",
+        "--session-timeout-minutes",
+        "1",
+        "--post-stop-suspend-delay-seconds",
+        "0",
+    ]);
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
+    let release = home.path().join("release");
+    let script = format!(
+        "(while [ ! -e '{}' ]; do sleep 0.1; done) >/dev/null 2>&1 & exit 0",
+        release.display()
+    );
+    let started = std::time::Instant::now();
+    let mut run = home
+        .cmd(&["run", "--reason", "long", "--", "sh", "-c", &script])
+        .env("LIDGUARD_PROC_ROOT", &proc_root)
+        .env("LIDGUARD_SYS_ROOT", &sys_root)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
+    let history = || -> serde_json::Value {
+        serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
+    };
+    while started.elapsed() < Duration::from_secs(75) {
+        let held = logind.block_inhibited();
+        assert!(
+            held.split(':').any(|w| w == "sleep"),
+            "sleep not blocked after {:?}: {held:?}",
+            started.elapsed()
+        );
+        let status = home.status();
+        assert_eq!(status["sessions"][0]["state"], "active", "{status}");
+        assert_eq!(history(), serde_json::json!([]), "a suspend was requested");
+        assert!(run.try_wait().unwrap().is_none());
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    assert!(
+        eventually(WAIT, || history().as_array().is_some_and(|h| !h.is_empty())),
+        "no suspend followed the end of the work; log:\n{}",
+        logind.log()
+    );
+    assert_eq!(history()[0]["reason"], "Completed");
+}
+
+/// Acknowledged means durable: 200 trials of a start or a stop with the daemon killed (`kill -9`)
+/// at a random moment around it (before the request, while it is handled, right after the
+/// answer). Every change the daemon acknowledged is there after the restart, and no inhibitor
+/// outlives a killed daemon in the real logind.
+#[test]
+fn acknowledged_starts_and_stops_survive_kill_9_at_random_moments() {
+    use lidguard_core::provider::Provider;
+    use lidguard_core::session::StopKind;
+    use lidguard_ipc::protocol::{Request, SessionRef};
+
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let agent = crate::util::Agent::spawn();
+    let pid = agent.pid().to_string();
+    let ensure_daemon = || {
+        if home.daemon_pid().is_none() {
+            let out = home.run(&[
+                "start",
+                "--provider",
+                "custom",
+                "--session",
+                "anchor",
+                "--parent-pid",
+                &pid,
+            ]);
+            assert!(out.status.success(), "{out:?}");
+        }
+        home.daemon_pid().expect("the daemon started")
+    };
+    let ids = |home: &Home| -> Vec<String> {
+        home.status()["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // xorshift: reproducible moments without a random-number crate.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut acknowledged, mut lost) = (0, Vec::new());
+    let mut present = std::collections::BTreeSet::new();
+    for trial in 0..200 {
+        let daemon = ensure_daemon();
+        let id = format!("s{}", next() % 4);
+        let session = SessionRef {
+            provider: Provider::Custom,
+            session_id: id.clone(),
+            provider_name: None,
+        };
+        let starting = !present.contains(&id);
+        let request = if starting {
+            Request::Start {
+                session,
+                cwd: None,
+                transcript_path: None,
+                watched_pid: Some(agent.pid()),
+            }
+        } else {
+            Request::Stop {
+                session,
+                kind: StopKind::Manual,
+                end_reason: None,
+                pending_work: None,
+            }
+        };
+        // Most kills fall within a few ms of the answer; some before the request arrives.
+        let delay = Duration::from_micros(next() % 8000);
+        let answered = std::thread::scope(|scope| {
+            let killer = scope.spawn(|| {
+                std::thread::sleep(delay);
+                signal(daemon, rustix::process::Signal::KILL);
+            });
+            let answer =
+                lidguard_ipc::client::request(&home.places, &request, Duration::from_secs(5));
+            killer.join().unwrap();
+            answer.is_ok_and(|r| r.ok)
+        });
+        // Gone for good, not only its main thread: the others may still hold the socket open
+        // while /proc shows the main thread as a zombie.
+        let gone = || {
+            !alive(daemon)
+                && std::fs::read_dir(format!("/proc/{daemon}/task"))
+                    .map_or(true, |t| t.count() <= 1)
+        };
+        assert!(eventually(WAIT, gone), "trial {trial}");
+        ensure_daemon();
+        let now = ids(&home);
+        let there = now.contains(&id);
+        if answered {
+            acknowledged += 1;
+            if there != starting {
+                lost.push(format!(
+                    "trial {trial}: acknowledged {} of {id} lost",
+                    if starting { "start" } else { "stop" }
+                ));
+            }
+        }
+        if there {
+            present.insert(id);
+        } else {
+            present.remove(&id);
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {acknowledged} lost: {lost:#?}",
+        lost.len()
+    );
+    assert!(
+        acknowledged >= 100,
+        "too few answered trials to mean anything: {acknowledged}"
+    );
+    let last = home.daemon_pid().unwrap();
+    signal(last, rustix::process::Signal::KILL);
+    assert!(eventually(WAIT, || !alive(last)));
+    assert!(
+        eventually(WAIT, || logind
+            .list_inhibitors()
+            .iter()
+            .all(|i| i.1 != "lidguard")),
+        "inhibitors outlived the daemon: {:?}",
+        logind.list_inhibitors()
+    );
+    eprintln!("200 kill -9 trials: {acknowledged} acknowledged, 0 lost");
+}
+
 /// `lidguard <args>` with the fake `/proc` and `/sys` roots (the daemon it starts reads the lid,
 /// displays and battery there); must succeed; returns stdout.
 #[track_caller]

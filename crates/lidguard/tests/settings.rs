@@ -266,7 +266,49 @@ fn settings_and_status_show_whether_ask_before_sleep_is_on() {
         home.ok(&["settings"])
             .contains("Ask before sleep: on (hooks wait up to 490 s)")
     );
-    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "5"]);
+    // A change that would be saved but leave ask before sleep silently off is refused, with
+    // what is allowed, and nothing is saved.
+    let before = std::fs::read_to_string(home.places.settings_file()).unwrap();
+    for (flag, value, says) in [
+        (
+            "--post-stop-suspend-delay-seconds",
+            "5",
+            "--post-stop-suspend-delay-seconds must be at least 10 while asking before sleep",
+        ),
+        (
+            "--closed-lid-stop-follow-up-delay-seconds",
+            "5",
+            "expected 0 (do not ask) or 20 to 86400 seconds",
+        ),
+    ] {
+        let out = home.run(&["settings", flag, value]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{flag}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(home.places.settings_file()).unwrap(),
+            before
+        );
+    }
+    // Turning ask before sleep off goes through, as does setting both values in one command.
+    home.ok(&[
+        "settings",
+        "--closed-lid-stop-follow-up-delay-seconds",
+        "0",
+        "--post-stop-suspend-delay-seconds",
+        "5",
+    ]);
+    home.ok(&[
+        "settings",
+        "--closed-lid-stop-follow-up-delay-seconds",
+        "60",
+        "--post-stop-suspend-delay-seconds",
+        "10",
+    ]);
+    // A file that already holds such values (edited by hand, an older lidguard) still loads,
+    // and the problem is shown.
+    let mut file: serde_json::Value = serde_json::from_str(&before).unwrap();
+    file["postStopSuspendDelaySeconds"] = 5.into();
+    home.write_settings(&file.to_string());
     let shown = home.ok(&["settings"]);
     assert!(
         shown.contains("Ask before sleep: configuration error: ")

@@ -1,13 +1,18 @@
-//! `lidguard run [--reason TEXT] -- CMD [ARGS…]`: keeps the machine awake while a command runs,
-//! as a lidguard session (provider `custom`, id `run:<reason or command name>:<pid>`, the
-//! command's process watched), so the lid policy,
-//! `status`, the webhooks and the suspend flow apply as they do to agents.
+//! `lidguard run [--reason TEXT] [--command-only] -- CMD [ARGS…]`: keeps the machine awake while
+//! a command runs, as a lidguard session (provider `custom`, id `run:<reason or command name>:<pid
+//! of lidguard>`, lidguard's own process watched), so the lid policy, `status`, the webhooks and
+//! the suspend flow apply as they do to agents.
 //!
-//! The command's stdin, stdout and stderr are its own (inherited, never read); its exit code is
-//! lidguard's (128 + N when a signal N ended it, as shells report). SIGTERM and SIGHUP sent to
-//! lidguard are passed on to the command; so are SIGINT and SIGQUIT, unless lidguard runs in the
-//! terminal's foreground, where the terminal already delivers them to the command itself. When
-//! the daemon cannot be reached the command still runs, with a warning.
+//! The session is taken (and protection held, or its failure said) before the command starts,
+//! and it lasts as long as the work: a command's session has no inactivity timeout, and on Linux
+//! lidguard adopts what the command leaves running in the background (as a child subreaper) and
+//! holds until the last process of its process group exits. The command's stdin, stdout and
+//! stderr are its own (inherited, never read); its exit code is lidguard's (128 + N when a signal
+//! N ended it, as shells report). SIGTERM and SIGHUP sent to lidguard are passed on to the
+//! command; so are SIGINT and SIGQUIT, unless lidguard runs in the terminal's foreground, where
+//! the terminal already delivers them to the command itself. Once the command has exited, any of
+//! them ends the wait for its background processes. When the daemon cannot be reached the
+//! command still runs, with a warning.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -22,7 +27,7 @@ use lidguard_ipc::protocol::{Request, SessionRef};
 use crate::cli::RunArgs;
 use crate::output;
 
-use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT};
+use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT, unprotected_warning};
 
 pub(crate) fn run(places: &Places, args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some((program, rest)) = args.command.split_first() else {
@@ -30,6 +35,17 @@ pub(crate) fn run(places: &Places, args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Handlers first, so no signal meant for the command can end lidguard after the spawn.
     let forward = signals::Forwarder::install();
+    let name = args.reason.unwrap_or_else(|| name_of(program));
+    let session = SessionRef {
+        provider: Provider::Custom,
+        session_id: format!("run:{name}:{}", std::process::id()),
+        provider_name: None,
+    };
+    // The session before the command: it never runs unprotected.
+    let started = start(places, &session);
+    // After the start, so a daemon lidguard launched is not adopted (it has left the group
+    // anyway, but would be waited for as a child).
+    let follow = !args.command_only && background::adopt_orphans();
     let mut child = match std::process::Command::new(program).args(rest).spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -40,28 +56,43 @@ pub(crate) fn run(places: &Places, args: RunArgs) -> anyhow::Result<ExitCode> {
             } else {
                 126
             };
+            if started {
+                stop(places, &session, format!("cannot run the command: {e}"));
+            }
             return Ok(ExitCode::from(code));
         }
     };
     forward.to(child.id());
-    let name = args.reason.unwrap_or_else(|| name_of(program));
-    let session = SessionRef {
-        provider: Provider::Custom,
-        session_id: format!("run:{name}:{}", child.id()),
-        provider_name: None,
-    };
-    let started = start(places, &session, child.id());
     let status = child.wait()?;
     let code = exit_code(&status);
-    if started {
-        let stop = Request::Stop {
-            session,
-            kind: StopKind::Manual,
-            end_reason: Some(format!("command exited ({code})")),
-            pending_work: None,
+    // A signal while the command ran asked the work to stop: its leftovers are not waited for.
+    if follow && !forward.passed_on() && background::left_running() {
+        let leave = {
+            let places = places.clone();
+            let session = session.clone();
+            move || {
+                if started {
+                    stop(
+                        &places,
+                        &session,
+                        format!(
+                            "command exited ({code}); stopped waiting for its background processes"
+                        ),
+                    );
+                }
+                std::process::exit(i32::from(code));
+            }
         };
-        // The daemon may have ended it already, watching the process.
-        let _ = client::request(places, &stop, REQUEST_TIMEOUT);
+        forward.on_signal_leave(Box::new(leave));
+        output::note(&format!(
+            "{} exited ({code}); its session lasts until the processes it left running in the \
+             background exit (a signal, or Ctrl-C, stops waiting; --command-only does not wait)",
+            name_of(program)
+        ));
+        background::wait_for_group();
+    }
+    if started {
+        stop(places, &session, format!("command exited ({code})"));
     }
     Ok(ExitCode::from(code))
 }
@@ -75,15 +106,16 @@ fn name_of(program: &OsString) -> String {
         .into_owned()
 }
 
-/// Starts the session (and the daemon when needed); a warning when that fails.
-fn start(places: &Places, session: &SessionRef, pid: u32) -> bool {
+/// Starts the session (and the daemon when needed), watching lidguard's own process; a warning
+/// when that fails or when protection cannot be held.
+fn start(places: &Places, session: &SessionRef) -> bool {
     let request = Request::Start {
         session: session.clone(),
         cwd: std::env::current_dir()
             .ok()
             .map(|d| d.display().to_string()),
         transcript_path: None,
-        watched_pid: Some(pid),
+        watched_pid: Some(std::process::id()),
     };
     let started = places
         .ensure_runtime_dir()
@@ -99,7 +131,19 @@ fn start(places: &Places, session: &SessionRef, pid: u32) -> bool {
             .map_err(anyhow::Error::from)
         });
     match started {
-        Ok(_) => true,
+        Ok(response) if response.ok => {
+            if let Some(warning) = unprotected_warning(&response) {
+                output::warn(&format!("{warning} (the command runs all the same)"));
+            }
+            true
+        }
+        Ok(response) => {
+            output::warn(&format!(
+                "the machine is not kept awake for this command: {}",
+                response.message
+            ));
+            false
+        }
         Err(e) => {
             output::warn(&format!(
                 "the machine is not kept awake for this command: {e}"
@@ -107,6 +151,17 @@ fn start(places: &Places, session: &SessionRef, pid: u32) -> bool {
             false
         }
     }
+}
+
+/// Ends the session; the daemon may have ended it already, watching lidguard's process.
+fn stop(places: &Places, session: &SessionRef, end_reason: String) {
+    let stop = Request::Stop {
+        session: session.clone(),
+        kind: StopKind::Manual,
+        end_reason: Some(end_reason),
+        pending_work: None,
+    };
+    let _ = client::request(places, &stop, REQUEST_TIMEOUT);
 }
 
 /// The exit code a shell would report.
@@ -128,39 +183,74 @@ fn exit_code(status: &std::process::ExitStatus) -> u8 {
 mod signals {
     //! Signal handlers that pass signals on to the command.
 
-    use std::sync::mpsc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, mpsc};
 
     use rustix::process::{Pid, Signal, kill_process};
     use tokio::signal::unix::{SignalKind, signal};
 
+    /// What a signal does.
+    enum Target {
+        /// Passed on to the running command.
+        Command(Pid),
+        /// The command has exited: the signal ends lidguard's wait for its background processes.
+        Leave(Box<dyn FnOnce() + Send>),
+    }
+
     /// Handlers installed on a thread of their own; they forward once the command runs.
     pub(super) struct Forwarder {
-        child: Option<mpsc::Sender<u32>>,
+        target: Option<tokio::sync::mpsc::UnboundedSender<Target>>,
+        /// Set once a signal came while the command ran (passed on, or sent to it by the
+        /// terminal too).
+        passed_on: Arc<AtomicBool>,
     }
 
     impl Forwarder {
         /// Installs the handlers (before the command starts), or nothing when that fails.
         pub(super) fn install() -> Forwarder {
             let (ready_tx, ready_rx) = mpsc::channel::<bool>();
-            let (child_tx, child_rx) = mpsc::channel::<u32>();
+            let (target_tx, target_rx) = tokio::sync::mpsc::unbounded_channel::<Target>();
+            let passed_on = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&passed_on);
             let spawned = std::thread::Builder::new()
                 .name("signals".into())
-                .spawn(move || forward(&ready_tx, &child_rx));
+                .spawn(move || forward(&ready_tx, target_rx, &flag));
             let ready = spawned.is_ok() && ready_rx.recv().unwrap_or(false);
             Forwarder {
-                child: ready.then_some(child_tx),
+                target: ready.then_some(target_tx),
+                passed_on,
             }
+        }
+
+        /// Whether a signal came while the command ran.
+        pub(super) fn passed_on(&self) -> bool {
+            self.passed_on.load(Ordering::SeqCst)
         }
 
         /// Starts passing signals on to `pid`.
         pub(super) fn to(&self, pid: u32) {
-            if let Some(child) = &self.child {
-                let _ = child.send(pid);
+            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                self.send(Target::Command(pid));
+            }
+        }
+
+        /// From now on a signal runs `leave` (which ends lidguard) instead of passing it on.
+        pub(super) fn on_signal_leave(&self, leave: Box<dyn FnOnce() + Send>) {
+            self.send(Target::Leave(leave));
+        }
+
+        fn send(&self, target: Target) {
+            if let Some(tx) = &self.target {
+                let _ = tx.send(target);
             }
         }
     }
 
-    fn forward(ready: &mpsc::Sender<bool>, child: &mpsc::Receiver<u32>) {
+    fn forward(
+        ready: &mpsc::Sender<bool>,
+        mut targets: tokio::sync::mpsc::UnboundedReceiver<Target>,
+        passed_on: &AtomicBool,
+    ) {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -186,14 +276,6 @@ mod signals {
                 }
             }
             let _ = ready.send(true);
-            let Some(pid) = child
-                .recv()
-                .ok()
-                .and_then(|p| i32::try_from(p).ok())
-                .and_then(Pid::from_raw)
-            else {
-                return;
-            };
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             for (mut stream, sig, always) in streams {
                 let tx = tx.clone();
@@ -205,9 +287,26 @@ mod signals {
                     }
                 });
             }
-            while let Some((sig, always)) = rx.recv().await {
-                if always || !in_terminal_foreground() {
-                    let _ = kill_process(pid, sig);
+            let mut target = None;
+            loop {
+                tokio::select! {
+                    next = targets.recv() => match next {
+                        Some(next) => target = Some(next),
+                        None => return,
+                    },
+                    Some((sig, always)) = rx.recv() => match target.take() {
+                        Some(Target::Command(pid)) => {
+                            // Asked to stop, whether the terminal or lidguard delivers it.
+                            passed_on.store(true, Ordering::SeqCst);
+                            if always || !in_terminal_foreground() {
+                                let _ = kill_process(pid, sig);
+                            }
+                            target = Some(Target::Command(pid));
+                        }
+                        Some(Target::Leave(leave)) => leave(),
+                        // Before the command runs a signal changes nothing.
+                        None => {}
+                    },
                 }
             }
         });
@@ -233,5 +332,64 @@ mod signals {
         }
 
         pub(super) fn to(&self, _pid: u32) {}
+
+        pub(super) fn on_signal_leave(&self, _leave: Box<dyn FnOnce() + Send>) {}
+
+        pub(super) fn passed_on(&self) -> bool {
+            false
+        }
     }
+}
+
+#[cfg(target_os = "linux")]
+mod background {
+    //! What a command leaves running: adopted as it is orphaned (a child subreaper), waited
+    //! for while it stays in lidguard's process group. A daemon that starts a session of its own
+    //! (`setsid`) has left the group and is not waited for; nor is lidguard's own daemon.
+
+    use rustix::io::Errno;
+    use rustix::process::{WaitOptions, getpgrp, getpid, set_child_subreaper, waitpgid};
+
+    /// Makes lidguard the parent of the command's orphans; false when the kernel refuses.
+    pub(super) fn adopt_orphans() -> bool {
+        set_child_subreaper(Some(getpid())).is_ok()
+    }
+
+    /// Whether processes of lidguard's group are left among its children (the command's
+    /// background work, adopted as its parents exit); reaps those that have exited.
+    pub(super) fn left_running() -> bool {
+        loop {
+            match waitpgid(getpgrp(), WaitOptions::NOHANG) {
+                Ok(Some(_)) | Err(Errno::INTR) => {}
+                Ok(None) => return true,
+                // ECHILD: nothing of the command's is left.
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Waits until none of them is left.
+    pub(super) fn wait_for_group() {
+        loop {
+            match waitpgid(getpgrp(), WaitOptions::empty()) {
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod background {
+    //! Elsewhere the session ends with the command itself (no child subreaper).
+
+    pub(super) fn adopt_orphans() -> bool {
+        false
+    }
+
+    pub(super) fn left_running() -> bool {
+        false
+    }
+
+    pub(super) fn wait_for_group() {}
 }

@@ -37,7 +37,32 @@ pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode
         &exe,
     )
     .map_err(daemon_error)?;
+    if let Some(warning) = unprotected_warning(&response) {
+        output::warn(&warning);
+    }
     finish(&response, args.json)
+}
+
+/// What to say at once when a session started but the machine is not kept awake for it.
+pub(crate) fn unprotected_warning(response: &Response) -> Option<String> {
+    let p = response.protection.as_ref()?;
+    if p.held {
+        return None;
+    }
+    if let Some(why) = &p.battery_floor {
+        return Some(format!(
+            "the machine is not kept awake for now: protection is released for the battery ({why}); \
+             it comes back above the floor or on AC"
+        ));
+    }
+    p.wanted.then(|| {
+        format!(
+            "the machine is NOT kept awake: {}. `lidguard status` shows what is held and why",
+            p.unavailable_reason
+                .as_deref()
+                .unwrap_or("the power backend refused")
+        )
+    })
 }
 
 pub(crate) fn stop(places: &Places, args: StopArgs) -> anyhow::Result<ExitCode> {

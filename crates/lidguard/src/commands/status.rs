@@ -145,6 +145,9 @@ fn render(s: &Status) -> String {
             if let Some(at) = x.timeout_at {
                 details.push_str(&format!(", times out {}", local(at)));
             }
+            if let Some(pid) = x.until_process_exits {
+                details.push_str(&format!(", held until process {pid} exits"));
+            }
             line(details);
             line(format!(
                 "      process {} · cwd {}{}",
