@@ -41,7 +41,7 @@ pub(crate) enum Command {
     /// Remove sessions by hand (all, or by id).
     RemoveSession(RemoveArgs),
     /// Show sessions, protection, lid and displays, and the daemon's state.
-    Status(JsonArgs),
+    Status(StatusArgs),
     /// End every session whose watched agent process is gone.
     CleanupOrphans(JsonArgs),
     /// Show or change settings (interactive on a terminal when given no flags).
@@ -671,6 +671,17 @@ pub(crate) struct JsonArgs {
     /// Print JSON (a stable contract; see the README).
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// Print JSON (a stable contract; see the README).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// For scripts: exit 3 when sessions want the machine kept awake but nothing is held (the
+    /// reason on stderr), 0 otherwise (held, or nothing wanted, or no daemon).
+    #[arg(long)]
+    pub(crate) check: bool,
 }
 
 /// `settings` flags come from the core's field table, so the CLI, the interactive editor and

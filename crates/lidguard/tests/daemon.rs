@@ -393,3 +393,32 @@ fn a_fake_proc_root_for_the_lid_never_hides_live_agent_processes() {
     assert!(out.contains("no orphaned session"), "{out}");
     assert!(home.session("s").is_some());
 }
+
+/// Without a power backend the commands that promise "awake" say at once that nothing is held:
+/// `start` warns on stderr and its JSON has `protection`; `status --check` exits 3 for scripts.
+#[test]
+fn without_a_power_backend_start_and_status_check_say_so() {
+    let home = Home::new();
+    let out = home.run(&["start", "--provider", "custom", "--session", "s", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("warning: the machine is NOT kept awake: the system D-Bus is not reachable"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["protection"]["held"], false);
+    assert_eq!(json["protection"]["wanted"], true);
+    assert!(
+        json["protection"]["unavailableReason"]
+            .as_str()
+            .unwrap()
+            .contains("D-Bus")
+    );
+    let check = home.run(&["status", "--check"]);
+    assert_eq!(check.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&check.stderr).contains("nothing is held"));
+    home.ok(&["stop", "--provider", "custom", "--session", "s"]);
+    home.ok(&["status", "--check"]);
+}

@@ -17,7 +17,14 @@ fn start_holds_logind_inhibitors_and_stop_releases_them() {
     let home = Home::with_bus(logind.address());
     assert_eq!(logind.block_inhibited(), "");
 
-    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    let started = home.run(&["start", "--provider", "claude", "--session", "s1", "--json"]);
+    assert!(
+        started.status.success() && started.stderr.is_empty(),
+        "{started:?}"
+    );
+    let started: serde_json::Value = serde_json::from_slice(&started.stdout).unwrap();
+    assert_eq!(started["protection"]["held"], true, "{started}");
+    home.ok(&["status", "--check"]);
     // No lid is closed here: idle handling and the lid switch are blocked, and sleep is held
     // in delay mode, so a suspend the user asks for goes through.
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");

@@ -78,7 +78,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stop(args) => session::stop(&places, args),
         Command::RemoveSession(args) => session::remove(&places, args),
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
-        Command::Status(args) => status::run(&places, args.json),
+        Command::Status(args) => status::run(&places, args.json, args.check),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::Events(args) => events::run(&places, &args),

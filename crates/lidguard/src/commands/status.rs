@@ -12,7 +12,10 @@ use lidguard_platform::sources::{self, Roots};
 use super::session::{REQUEST_TIMEOUT, daemon_error};
 use crate::output;
 
-pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+/// `status --check`'s exit code when sessions want protection that is not held.
+const NOT_HELD: u8 = 3;
+
+pub(crate) fn run(places: &Places, json: bool, check: bool) -> anyhow::Result<ExitCode> {
     let status = match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
         Ok(response) => match response.status {
             Some(status) if response.ok => status,
@@ -29,6 +32,13 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
         output::json(&value)?;
     } else {
         output::prompt(&render(&status))?;
+    }
+    if check && status.protection.wanted && !status.protection.held {
+        output::warn(&format!(
+            "sessions want the machine kept awake, but nothing is held: {}",
+            protection_text(&status.protection)
+        ));
+        return Ok(ExitCode::from(NOT_HELD));
     }
     Ok(ExitCode::SUCCESS)
 }
