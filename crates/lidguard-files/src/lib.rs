@@ -8,8 +8,12 @@
 //! - [`lock`]: an advisory lock so two lidguard processes never interleave a
 //!   read-modify-write of the same file.
 //! - [`text`]: what may reach the log from outside (control characters escaped).
+//! - [`below`] (Unix): files root writes in a directory a user controls, every step relative to
+//!   a descriptor opened without following links.
 #![deny(missing_docs)]
 
+#[cfg(unix)]
+pub mod below;
 pub mod edit;
 pub mod lock;
 pub mod private;

@@ -27,7 +27,9 @@ pub fn acquire(path: &Path, wait: Duration) -> io::Result<Lock> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(crate::private::FILE_MODE);
+        options
+            .mode(crate::private::FILE_MODE)
+            .custom_flags(crate::private::NO_FOLLOW);
     }
     let file = options.open(path)?;
     let deadline = Instant::now() + wait;

@@ -137,10 +137,16 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(FILE_MODE);
+        options.mode(FILE_MODE).custom_flags(NO_FOLLOW);
     }
     options.open(path)
 }
+
+/// `O_NOFOLLOW`: lidguard's own files are never links; one planted at their name is refused
+/// rather than followed (a process running as root with the user's `HOME` would otherwise
+/// create or append to a file anywhere).
+#[cfg(unix)]
+pub const NO_FOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits().cast_signed();
 
 /// Creates `path` as an empty 0600 file when it does not exist (so a library that creates
 /// files with its own default mode, such as SQLite, finds a private one).
@@ -150,7 +156,7 @@ pub fn create_if_missing(path: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(FILE_MODE);
+        options.mode(FILE_MODE).custom_flags(NO_FOLLOW);
     }
     match options.open(path) {
         Ok(_) => Ok(()),
@@ -203,5 +209,12 @@ mod tests {
         create_if_missing(&db).unwrap();
         create_if_missing(&db).unwrap();
         assert_eq!(mode(&db), 0o600);
+
+        // A link planted at the log's name is refused, not followed.
+        let target = tmp.path().join("elsewhere");
+        let planted = tmp.path().join("log/planted.log");
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        assert!(open_append(&planted).is_err());
+        assert!(!target.exists());
     }
 }

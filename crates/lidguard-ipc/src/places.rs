@@ -144,6 +144,33 @@ impl Places {
         self.runtime_dir.join("lidguard.lock")
     }
 
+    /// Running as root, the first of lidguard's places that belongs to another user (the
+    /// nearest part of it that exists, a link not followed): root, given that user's `HOME`
+    /// (`sudo` on macOS keeps it, `sudo -E`), must not create, tighten or open files there.
+    /// `None` when not root or when every place is root's.
+    pub fn someone_elses(&self) -> Option<(PathBuf, u32)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if !rustix::process::geteuid().is_root() {
+                return None;
+            }
+            for place in [&self.config_dir, &self.state_dir, &self.runtime_dir] {
+                let owner = place
+                    .ancestors()
+                    .find_map(|p| p.symlink_metadata().ok().map(|m| (p, m.uid())));
+                if let Some((path, uid)) = owner
+                    && uid != 0
+                {
+                    return Some((path.to_owned(), uid));
+                }
+            }
+            None
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
     /// Narrows every existing lidguard directory to 0700 and file to 0600 (settings, database
     /// and its journal files, logs, backups, receipts, locks): files from an older lidguard,
     /// or made under a permissive umask, become the user's alone. Returns what changed, for

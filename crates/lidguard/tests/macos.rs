@@ -279,3 +279,170 @@ fn power_restore_puts_back_the_hibernate_mode_of_an_interrupted_hibernation() {
     );
     assert_eq!(mode.read().unwrap(), 3);
 }
+
+/// Every file below `dir` owned by root, links not followed.
+fn root_owned_below(dir: &Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let meta = entry.path().symlink_metadata().unwrap();
+            if meta.uid() == 0 {
+                found.push(entry.path());
+            }
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// `sudo macos-permission install` writes the launchd job into the user's
+/// `~/Library/LaunchAgents`. Links the user planted at the temporary and the final names, or in
+/// place of the folder, change no file of root's, and nothing root-owned is left in the home.
+#[test]
+fn root_is_not_tricked_through_links_in_the_users_home() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+    if !visudo_present() || !rustix::process::geteuid().is_root() {
+        return;
+    }
+    // `nobody` exists on every Debian system: the job's owner needs an account.
+    let (user, uid) = ("nobody", 65534);
+    let home = Home::new();
+    let sudoers = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("root-only");
+    std::fs::write(&victim, "root's secret").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let user_home = tempfile::tempdir().unwrap();
+    let agents = user_home.path().join("Library/LaunchAgents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let plist = lidguard_platform::launchd::agent_path(user_home.path());
+    let name = plist.file_name().unwrap().to_str().unwrap().to_owned();
+    // Where an earlier lidguard wrote before renaming.
+    let earlier_temp = agents.join(format!("{name}.lidguard-tmp"));
+    symlink(&victim, &earlier_temp).unwrap();
+    symlink(&victim, &plist).unwrap();
+    for pid in 1..64 {
+        let _ = symlink(&victim, agents.join(format!(".{name}.lidguard-{pid}")));
+    }
+    let chown = |path: &Path| {
+        let status = std::process::Command::new("chown")
+            .args(["-R", "-h", &format!("{uid}:{uid}")])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    chown(user_home.path());
+    let install = |home_dir: &Path| {
+        home.run(&[
+            "macos-permission",
+            "install",
+            "--sudoers-dir",
+            sudoers.path().to_str().unwrap(),
+            "--home",
+            home_dir.to_str().unwrap(),
+            "--user",
+            user,
+        ])
+    };
+    let untouched = |why: &str| {
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "root's secret",
+            "{why}"
+        );
+        let meta = victim.metadata().unwrap();
+        assert_eq!((meta.uid(), meta.mode() & 0o777), (0, 0o600), "{why}");
+        assert_eq!(
+            root_owned_below(user_home.path()),
+            Vec::<std::path::PathBuf>::new(),
+            "{why}"
+        );
+    };
+
+    // The final name is a link: it is not the user's job, so install refuses and changes nothing.
+    let out = install(user_home.path());
+    assert!(!out.status.success(), "{}", text(&out));
+    untouched("a link at the job's name");
+    std::fs::remove_file(&plist).unwrap();
+
+    // A link at the temporary names: the job is written as the user's own, the links not followed.
+    let out = install(user_home.path());
+    assert!(out.status.success(), "{}", text(&out));
+    untouched("links at the temporary names");
+    let meta = plist.symlink_metadata().unwrap();
+    assert!(meta.is_file());
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (uid, 0o644));
+
+    // The folder itself replaced by a link into root's directory: refused.
+    std::fs::remove_dir_all(user_home.path().join("Library")).unwrap();
+    symlink(outside.path(), user_home.path().join("Library")).unwrap();
+    chown(&user_home.path().join("Library"));
+    std::fs::create_dir_all(outside.path().join("LaunchAgents")).unwrap();
+    let out = install(user_home.path());
+    assert!(!out.status.success());
+    assert!(text(&out).contains("is a link"), "{}", text(&out));
+    assert!(!outside.path().join("LaunchAgents").join(&name).exists());
+    untouched("a link in place of ~/Library");
+}
+
+/// Root with the user's `HOME` (`sudo` on macOS keeps it; `sudo -E`): lidguard's own places are
+/// the user's, so ordinary commands refuse, and the root-only ones neither log there nor tighten
+/// anything; a link planted at the log's name is not followed.
+#[test]
+fn root_with_the_users_home_touches_nothing_there() {
+    use std::os::unix::fs::{MetadataExt, symlink};
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let uid = 65534;
+    let user_home = tempfile::tempdir().unwrap();
+    let state = user_home.path().join(".local/state/lidguard");
+    std::fs::create_dir_all(&state).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("created-by-root");
+    symlink(&target, state.join("lidguard.log")).unwrap();
+    let status = std::process::Command::new("chown")
+        .args(["-R", "-h", &format!("{uid}:{uid}")])
+        .arg(user_home.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = |args: &[&str]| {
+        std::process::Command::new(crate::util::BIN)
+            .args(args)
+            .env_remove("LIDGUARD_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_RUNTIME_DIR")
+            .env("HOME", user_home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["status"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("belongs to user 65534"),
+        "{}",
+        text(&out)
+    );
+    let out = run(&["linux-permission", "status"]);
+    assert!(!text(&out).contains("belongs to user"), "{}", text(&out));
+    assert!(!target.exists(), "root followed the planted log link");
+    assert_eq!(
+        root_owned_below(user_home.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+    for dir in [
+        user_home.path().join(".local"),
+        user_home.path().join(".local/state"),
+        state,
+    ] {
+        assert_eq!(dir.metadata().unwrap().uid(), uid, "{}", dir.display());
+    }
+}

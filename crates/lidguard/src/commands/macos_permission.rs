@@ -91,10 +91,89 @@ fn rule_text(state: &RuleState) -> String {
     }
 }
 
-/// The launchd job: `None` missing, `Some(true)` lidguard's, `Some(false)` someone else's.
+/// The launchd job: `None` missing, `Some(true)` lidguard's, `Some(false)` someone else's (or
+/// a link, which lidguard never follows in a user's home).
 fn job_state(home: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(launchd::agent_path(home)).ok()?;
-    Some(launchd::is_ours(&text))
+    match job::read(home) {
+        Ok(Some(text)) => Some(launchd::is_ours(&text)),
+        Ok(None) => None,
+        Err(_) => launchd::agent_path(home)
+            .symlink_metadata()
+            .is_ok()
+            .then_some(false),
+    }
+}
+
+/// The launchd job in `~/Library/LaunchAgents`, which `install` runs as root: every step is
+/// taken below the account's home without following a link the user could plant.
+#[cfg(unix)]
+mod job {
+    use std::path::Path;
+
+    use lidguard_files::below::{Dir, Owner};
+    use lidguard_platform::launchd;
+
+    const DIR: [&str; 2] = ["Library", "LaunchAgents"];
+
+    fn name(home: &Path) -> String {
+        launchd::agent_path(home)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    pub(super) fn read(home: &Path) -> std::io::Result<Option<String>> {
+        let dir = match Dir::open(home, &DIR, None) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(dir
+            .read(&name(home))?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// Writes the job as the user's own 0644 file (launchd refuses a job in a user's folder
+    /// that others can write), creating the folders as the user's.
+    pub(super) fn write(home: &Path, text: &str, ids: Option<(u32, u32)>) -> std::io::Result<()> {
+        let owner = ids
+            .filter(|_| rustix::process::geteuid().is_root())
+            .map(|(uid, gid)| Owner { uid, gid });
+        let create = owner.or(Some(Owner {
+            uid: rustix::process::geteuid().as_raw(),
+            gid: rustix::process::getegid().as_raw(),
+        }));
+        Dir::open(home, &DIR, create)?.replace(&name(home), text.as_bytes(), 0o644, owner)
+    }
+
+    pub(super) fn remove(home: &Path) -> std::io::Result<bool> {
+        Dir::open(home, &DIR, None)?.remove(&name(home))
+    }
+}
+
+#[cfg(not(unix))]
+mod job {
+    use std::path::Path;
+
+    fn unsupported() -> std::io::Error {
+        std::io::Error::other("the launchd job exists only on macOS")
+    }
+
+    pub(super) fn read(_home: &Path) -> std::io::Result<Option<String>> {
+        Ok(None)
+    }
+
+    pub(super) fn write(
+        _home: &Path,
+        _text: &str,
+        _ids: Option<(u32, u32)>,
+    ) -> std::io::Result<()> {
+        Err(unsupported())
+    }
+
+    pub(super) fn remove(_home: &Path) -> std::io::Result<bool> {
+        Err(unsupported())
+    }
 }
 
 fn status(places: &Places, dir: &Path, target: &Target, as_json: bool) -> anyhow::Result<ExitCode> {
@@ -103,7 +182,10 @@ fn status(places: &Places, dir: &Path, target: &Target, as_json: bool) -> anyhow
     let sleep_disabled = cfg!(target_os = "macos")
         .then(|| pmset::Pmset::new(0).settings())
         .map(|read| read.map(|text| pmset::sleep_disabled(&text)));
-    let pending = if places.database().exists() {
+    // As root, the user's database is theirs to open (SQLite would make its journal root's).
+    let pending = if places.someone_elses().is_some() {
+        Err("run `lidguard macos-permission status` without sudo to see it".to_owned())
+    } else if places.database().exists() {
         lidguard_daemon::StoreBackups::open(places)
             .and_then(|b| lidguard_platform::sleep_disabled::pending(&b))
     } else {
@@ -265,27 +347,10 @@ fn install(dir: &Path, target: &Target, dry_run: bool) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the job file as the user's own (a job run from the user's LaunchAgents must belong to
-/// the user and not be writable by others).
+/// Writes the job file as the user's own.
 fn write_job(plist: &Path, text: &str, target: &Target) -> anyhow::Result<()> {
-    let dir = plist.parent().context("the launchd job has no directory")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let temp = plist.with_extension("plist.lidguard-tmp");
-    std::fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o644))?;
-        if rustix::process::geteuid().is_root()
-            && let Some((uid, gid)) = target.ids
-        {
-            std::os::unix::fs::chown(&temp, Some(uid), Some(gid))
-                .with_context(|| format!("cannot give {} to {}", temp.display(), target.name))?;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = target;
-    std::fs::rename(&temp, plist).with_context(|| format!("cannot write {}", plist.display()))
+    job::write(&target.home, text, target.ids)
+        .with_context(|| format!("cannot write {}", plist.display()))
 }
 
 fn launchctl(args: &[String]) -> Result<(), String> {
@@ -320,7 +385,7 @@ fn remove(dir: &Path, target: &Target, dry_run: bool) -> anyhow::Result<ExitCode
             {
                 let _ = launchctl(&launchd::bootout_args(uid));
             }
-            std::fs::remove_file(&plist)
+            job::remove(&target.home)
                 .with_context(|| format!("cannot delete {}", plist.display()))?;
             output::line(&format!("removed {}", plist.display()))?;
         }

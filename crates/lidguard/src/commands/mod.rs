@@ -55,13 +55,29 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(lidguard::hook::run(agent.provider, event.as_deref()));
     }
     let places = Places::from_env()?;
-    let long_running = matches!(
+    // The root-only commands write system files; lidguard's own places may be the caller's
+    // (sudo keeps HOME on macOS, `sudo -E`), so they neither log there nor tighten anything.
+    let root_only = matches!(
         command,
-        Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
+        Command::LinuxPermission(_) | Command::MacosPermission(_)
     );
-    logging::init(&places, long_running);
-    for tightened in places.tighten_existing() {
-        tracing::warn!("{tightened}");
+    if !root_only {
+        if let Some((path, uid)) = places.someone_elses() {
+            anyhow::bail!(
+                "lidguard runs as root, but {} belongs to user {uid}: as root it would make that \
+                 user's lidguard files root's. Run it as that user (without sudo); only \
+                 `linux-permission` and `macos-permission` need root",
+                path.display()
+            );
+        }
+        let long_running = matches!(
+            command,
+            Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
+        );
+        logging::init(&places, long_running);
+        for tightened in places.tighten_existing() {
+            tracing::warn!("{tightened}");
+        }
     }
     // A daemon that died with the Windows lid-close action or macOS's SleepDisabled changed
     // left a backup: any command puts the user's values back (the daemon itself does so when
