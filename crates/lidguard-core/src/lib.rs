@@ -28,6 +28,7 @@ pub mod remote;
 pub mod session;
 pub mod settings;
 pub mod suspend;
+pub mod text;
 pub mod webhook;
 
 pub use jiff::Timestamp;

@@ -645,6 +645,9 @@ impl NtfyTopic {
     /// The longest topic name ntfy accepts.
     pub const MAX_TOPIC: usize = 64;
 
+    /// The topic as shown: anyone who knows its name can read the questions and answer them.
+    pub const HIDDEN: &str = "(topic hidden)";
+
     /// Splits `https://host[:port][/prefix]/topic` into server and topic; `None` when it is
     /// not such a URL (a query, a fragment, credentials in the URL or a bad topic name).
     pub fn parse(text: &str) -> Option<NtfyTopic> {
@@ -1226,18 +1229,33 @@ impl Settings {
     }
 
     /// The settings as JSON for showing — to the user or to a model: every secret
-    /// (`webhookSecret`, `ntfyToken`) only as `(set)` when set. Only the file keeps them.
+    /// (`webhookSecret`, `ntfyToken`) only as `(set)` when set, and the ntfy topic (on a public
+    /// server its name is the password) hidden in `ntfyUrl`. Only the file keeps them.
     pub fn redacted_json(&self) -> serde_json::Value {
         let mut json = serde_json::to_value(self).unwrap_or_default();
         for spec in FIELDS {
-            if matches!(spec.kind, FieldKind::Secret { .. })
+            let secret = matches!(spec.kind, FieldKind::Secret { .. } | FieldKind::NtfyUrl);
+            if secret
                 && let Some(value) = json.get_mut(spec.json_key)
                 && value.as_str().is_some_and(|v| !v.is_empty())
             {
-                *value = "(set)".into();
+                *value = self.shown_value(spec).into();
             }
         }
         json
+    }
+
+    /// A field's value as it may be shown: secrets as `(set)`, the ntfy topic hidden.
+    pub fn shown_value(&self, spec: &FieldSpec) -> String {
+        let value = self.get_field(spec.flag).unwrap_or_default();
+        match spec.kind {
+            FieldKind::Secret { .. } if value != "off" => "(set)".to_owned(),
+            FieldKind::NtfyUrl => match self.ntfy() {
+                Some(topic) => format!("{}/{}", topic.server, NtfyTopic::HIDDEN),
+                None => value,
+            },
+            _ => value,
+        }
     }
 
     /// The ntfy topic, when one is set.

@@ -9,6 +9,8 @@
 //!   line and closes; messages have `"event":"message"`, an `id`, a `time` and the `message`;
 //! - access tokens go in `Authorization: Bearer <token>`.
 
+use std::io::BufRead;
+
 use lidguard_core::remote::Notice;
 use lidguard_core::settings::NtfyTopic;
 use serde::{Deserialize, Serialize};
@@ -121,8 +123,10 @@ impl Ntfy {
         Ok(sent.id)
     }
 
-    /// The reply topic's messages since `since` (a message id or Unix seconds).
-    pub(crate) fn poll(&self, since: &str) -> Result<Vec<Message>, String> {
+    /// The reply topic's messages since `since` (a message id or Unix seconds), one page: at most
+    /// [`PAGE_BYTES`] are read, and lines over [`LINE_BYTES`] (no reply is that long) are skipped
+    /// unread. A backlog of junk on the topic then costs a few pages, never every later answer.
+    pub(crate) fn poll(&self, since: &str) -> Result<Page, String> {
         let url = format!(
             "{}/json?poll=1&since={since}",
             self.topic.topic_url(&self.topic.reply_topic())
@@ -134,12 +138,109 @@ impl Ntfy {
             Some(auth) => request.header("Authorization", &auth),
             None => request,
         };
-        let answer = crate::webhook::answer(request.call())?;
-        Ok(answer
-            .body
+        let mut response = request.call().map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(format!("the ntfy server answered HTTP {status}"));
+        }
+        let reader = std::io::BufReader::new(response.body_mut().as_reader());
+        read_page(reader).map_err(|e| format!("cannot read the reply topic: {e}"))
+    }
+}
+
+/// The most of the reply topic one poll reads.
+pub(crate) const PAGE_BYTES: usize = 256 * 1024;
+
+/// The longest line of the reply topic that is read (ntfy keeps messages to 4 KiB).
+pub(crate) const LINE_BYTES: usize = 16 * 1024;
+
+/// One poll's messages, and whether the page was full (more may wait).
+#[derive(Debug, Default)]
+pub(crate) struct Page {
+    pub(crate) messages: Vec<Message>,
+    pub(crate) more: bool,
+}
+
+/// Reads message lines until the end or a full page.
+fn read_page(mut reader: impl std::io::BufRead) -> std::io::Result<Page> {
+    let mut page = Page::default();
+    let mut read = 0;
+    let mut line = Vec::new();
+    loop {
+        if read >= PAGE_BYTES {
+            page.more = true;
+            return Ok(page);
+        }
+        line.clear();
+        let n =
+            std::io::Read::take(&mut reader, LINE_BYTES as u64 + 1).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(page);
+        }
+        read += n;
+        if line.len() > LINE_BYTES && !line.ends_with(b"\n") {
+            // Too long to be a reply: skip to its end without keeping it.
+            loop {
+                let buffer = reader.fill_buf()?;
+                if buffer.is_empty() {
+                    return Ok(page);
+                }
+                let (used, done) = match buffer.iter().position(|b| *b == b'\n') {
+                    Some(at) => (at + 1, true),
+                    None => (buffer.len(), false),
+                };
+                reader.consume(used);
+                read += used;
+                if done {
+                    break;
+                }
+            }
+            continue;
+        }
+        if let Ok(message) = serde_json::from_slice::<Message>(&line)
+            && message.event == "message"
+        {
+            page.messages.push(message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: usize, text: &str) -> String {
+        format!(
+            "{}\n",
+            serde_json::json!({"id": format!("m{id}"), "time": 1, "event": "message", "message": text})
+        )
+    }
+
+    #[test]
+    fn a_large_backlog_is_read_in_pages_and_oversized_lines_are_skipped() {
+        let junk = "x".repeat(4000);
+        let mut body = String::new();
+        body.push_str(&format!("{}\n", "y".repeat(LINE_BYTES * 3)));
+        for i in 0..1300 {
+            body.push_str(&line(i, &junk));
+        }
+        body.push_str(&line(9999, "CODE allow"));
+        let first = read_page(body.as_bytes()).unwrap();
+        assert!(first.more);
+        assert!(
+            first.messages.len() > 40 && first.messages.len() < 70,
+            "{}",
+            first.messages.len()
+        );
+        assert_eq!(first.messages[0].id, "m0", "the long line was skipped");
+        // Later pages go on from the last id read; the last one ends with the answer.
+        let rest: String = body
             .lines()
-            .filter_map(|line| serde_json::from_str::<Message>(line).ok())
-            .filter(|m| m.event == "message")
-            .collect())
+            .skip_while(|l| !l.contains(&format!("\"m{}\"", 1299)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let last = read_page(rest.as_bytes()).unwrap();
+        assert!(!last.more);
+        assert_eq!(last.messages.last().unwrap().message, "CODE allow");
     }
 }

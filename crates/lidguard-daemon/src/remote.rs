@@ -18,6 +18,9 @@ use crate::ntfy::{Message, Ntfy};
 /// so a question may stay open for its whole wait without being throttled.
 const POLL_INTERVAL: Duration = Duration::from_secs(5);
 
+/// Full pages read back to back before the usual pause (ntfy.sh allows a burst of 60).
+const BACKLOG_PAGES: u32 = 30;
+
 /// What the desk tells the runtime.
 #[derive(Debug)]
 pub(crate) enum News {
@@ -145,6 +148,8 @@ impl Desk {
         {
             let mut state = self.lock();
             state.book.open(question.clone());
+            // Typed words for the agent count only on a topic a token protects.
+            state.book.set_free_text(!ntfy.token.is_empty());
             state.ntfy = Some(ntfy.clone());
             if state.since.is_none() {
                 // Replies from before this question cannot answer it.
@@ -197,6 +202,7 @@ impl Desk {
 /// Polls while a question is open; sleeps on the condition variable (no wake-ups) otherwise.
 fn poll_loop(shared: &Shared, news: &mpsc::UnboundedSender<News>) {
     let mut failing = false;
+    let mut pages = 0;
     loop {
         let (ntfy, since) = {
             let mut state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -216,10 +222,12 @@ fn poll_loop(shared: &Shared, news: &mpsc::UnboundedSender<News>) {
             };
             (ntfy, state.since.clone().unwrap_or_else(|| "all".into()))
         };
+        let mut more = false;
         match ntfy.poll(&since) {
-            Ok(messages) => {
+            Ok(page) => {
                 failing = false;
-                for message in messages {
+                more = page.more;
+                for message in page.messages {
                     judge(shared, news, message);
                 }
             }
@@ -234,10 +242,19 @@ fn poll_loop(shared: &Shared, news: &mpsc::UnboundedSender<News>) {
         if state.stop {
             return;
         }
+        // A full page: the rest of a backlog is read at once, a few pages within ntfy's burst
+        // allowance, before the usual pause.
+        let pause = if more && pages < BACKLOG_PAGES {
+            pages += 1;
+            Duration::ZERO
+        } else {
+            pages = 0;
+            POLL_INTERVAL
+        };
         drop(
             shared
                 .wake
-                .wait_timeout_while(state, POLL_INTERVAL, |s| !s.stop)
+                .wait_timeout_while(state, pause, |s| !s.stop)
                 .unwrap_or_else(PoisonError::into_inner),
         );
     }

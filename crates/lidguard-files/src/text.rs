@@ -2,33 +2,7 @@
 //! lidguard's log: one record stays one line, and nothing in it can rewrite a terminal that
 //! shows the log.
 
-use std::borrow::Cow;
-
-/// Whether `c` must not reach the log as it is: C0 and C1 controls, DEL, and the Unicode
-/// bidirectional overrides and isolates (which reorder what a reader sees).
-fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// `text` with every control character written as an escape (`\0`, `\n`, `\r`, `\t`,
-/// `\u{1b}`); borrowed when there is nothing to escape.
-pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\0' => out.push_str("\\0"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+pub use lidguard_core::text::escape_controls;
 
 /// One log record as bytes: its text escaped, ending in exactly one newline.
 pub fn log_record(record: &[u8]) -> Vec<u8> {
@@ -44,15 +18,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn controls_are_escaped_and_plain_text_is_borrowed() {
-        assert!(matches!(
-            escape_controls("claude-hook: PreToolUse ✓"),
-            Cow::Borrowed(_)
-        ));
-        assert_eq!(
-            escape_controls("a\0b\nc\r\u{1b}[2J\u{7f}\u{85}\u{202e}z"),
-            "a\\0b\\nc\\r\\u{1b}[2J\\u{7f}\\u{85}\\u{202e}z"
-        );
+    fn a_record_stays_one_line() {
         assert_eq!(
             log_record(b"x\nforged line\n"),
             b"x\\nforged line\n".to_vec()

@@ -121,8 +121,8 @@ pub(crate) fn apply(
         .map(|spec| AppliedChange {
             name: spec.mcp_name(),
             flag: spec.flag,
-            previous: applied.old.get_field(spec.flag).unwrap_or_default(),
-            current: applied.new.get_field(spec.flag).unwrap_or_default(),
+            previous: applied.old.shown_value(spec),
+            current: applied.new.shown_value(spec),
         })
         .collect();
     Ok(Update {

@@ -146,6 +146,7 @@ impl Runtime {
         let asked = Asked::Permission {
             tool: event.tool_name.clone().unwrap_or_default(),
             input_digest: event.tool_input_digest.clone(),
+            allow_offered: lidguard_core::remote::shows_whole(event.tool_summary.as_deref()),
         };
         let cwd = event.cwd.clone();
         let summary = event.tool_summary.clone();
@@ -498,6 +499,7 @@ impl Runtime {
         if let (Some(ntfy), Some(key)) = (ntfy, key) {
             let mut payload = payload.clone();
             let cwd = self.registry.pending_origin().and_then(|s| s.cwd.clone());
+            let free_text = !ntfy.token.is_empty();
             let asked = self
                 .phone
                 .desk
@@ -508,6 +510,7 @@ impl Runtime {
                         cwd.as_deref(),
                         payload.last_assistant_message.as_deref(),
                         reply_deadline,
+                        free_text,
                     )
                 });
             let left = reply_deadline.duration_since(Timestamp::now());

@@ -108,11 +108,10 @@ fn phone_line(settings: &Settings) -> String {
             "off".to_owned()
         };
     };
+    // The topic's name is its password on a public server: never printed.
     let mut parts = vec![format!(
-        "notifications to topic {} on {}, replies read from {}",
-        topic.topic,
-        topic.server,
-        topic.reply_topic()
+        "notifications to your topic on {}, replies read from its -reply topic",
+        topic.server
     )];
     if remote {
         parts.push(format!(
@@ -122,10 +121,10 @@ fn phone_line(settings: &Settings) -> String {
     }
     parts.push(format!(
         "ask before sleep {}",
-        if settings.ntfy_ask_before_sleep {
-            "on"
-        } else {
-            "off"
+        match (settings.ntfy_ask_before_sleep, settings.follow_up_state()) {
+            (false, _) => "off".to_owned(),
+            (true, lidguard_core::settings::FollowUpState::On) => "on".to_owned(),
+            (true, state) => format!("set, but {state}"),
         }
     ));
     parts.push(format!(
@@ -138,11 +137,7 @@ fn phone_line(settings: &Settings) -> String {
 
 /// A field's value as printed: secrets are never shown, only whether one is set.
 fn shown(spec: &FieldSpec, settings: &Settings) -> String {
-    let value = settings.get_field(spec.flag).unwrap_or_default();
-    if matches!(spec.kind, FieldKind::Secret { .. }) && value != "off" {
-        return "(set)".to_owned();
-    }
-    value
+    settings.shown_value(spec)
 }
 
 fn render(settings: &Settings, os: Os, path: &str) -> String {
