@@ -10,7 +10,7 @@
 //! Configuration inside a distro is read and written through `sh -c SCRIPT lidguard-wsl ARGS…`,
 //! the file paths passed as positional parameters, so nothing is quoted into the script.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -108,11 +108,16 @@ pub trait Wsl {
 /// point it at a script that runs the distro side locally).
 pub const WSL_EXE_ENV: &str = "LIDGUARD_WSL_EXE";
 
+/// How long one `wsl.exe` call may take: a wedged WSL must not hang `settings` (every change of
+/// a hook timeout refreshes each distro's hooks) or an install for good.
+pub const WSL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The real `wsl.exe` (or `LIDGUARD_WSL_EXE`).
 #[derive(Clone, Debug)]
 pub struct WslExe {
     program: std::ffi::OsString,
     env: Vec<(String, std::ffi::OsString)>,
+    timeout: std::time::Duration,
 }
 
 impl WslExe {
@@ -123,6 +128,7 @@ impl WslExe {
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| "wsl.exe".into()),
             env: Vec::new(),
+            timeout: WSL_TIMEOUT,
         }
     }
 }
@@ -133,7 +139,14 @@ impl WslExe {
         WslExe {
             program: program.into(),
             env: Vec::new(),
+            timeout: WSL_TIMEOUT,
         }
+    }
+
+    /// Another time limit than [`WSL_TIMEOUT`].
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> WslExe {
+        self.timeout = timeout;
+        self
     }
 
     /// Also sets `name` for the program (a stand-in's settings).
@@ -163,10 +176,61 @@ impl Wsl for WslExe {
                     ),
                 )
             })?;
-        if let Some(mut input) = child.stdin.take() {
-            input.write_all(stdin)?;
+        // Everything off this thread, so a program that reads nothing or never ends cannot hold
+        // it past the limit.
+        let input = child.stdin.take().map(|mut pipe| {
+            let bytes = stdin.to_vec();
+            std::thread::spawn(move || pipe.write_all(&bytes))
+        });
+        let read = |pipe: Option<Box<dyn io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = read(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+        );
+        let stderr = read(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+        );
+        let deadline = std::time::Instant::now() + self.timeout;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{} did not answer within {} s (is WSL stuck? `wsl.exe --shutdown` \
+                         restarts it)",
+                        self.program.to_string_lossy(),
+                        self.timeout.as_secs()
+                    ),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        if let Some(input) = input {
+            let _ = input.join();
         }
-        child.wait_with_output()
+        Ok(Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        })
     }
 }
 
@@ -750,6 +814,23 @@ pub fn refresh_timeouts(
 
 #[cfg(test)]
 mod tests {
+
+    #[cfg(unix)]
+    #[test]
+    fn a_wsl_exe_that_does_not_answer_is_given_up_on_and_named() {
+        let started = std::time::Instant::now();
+        let wsl = WslExe::at("/bin/sleep").with_timeout(std::time::Duration::from_millis(300));
+        let err = wsl.run(&["30".to_owned()], b"").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(
+            err.to_string().contains("/bin/sleep did not answer within"),
+            "{err}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // A program that answers is read whole, stdin included.
+        let cat = WslExe::at("/bin/cat").run(&[], b"hello").unwrap();
+        assert_eq!(cat.stdout, b"hello");
+    }
     use super::*;
 
     /// `wsl.exe --list --quiet` as it writes it: UTF-16LE with CRLF line ends (bytes as

@@ -46,8 +46,32 @@ pub enum DaemonError {
     Io(#[from] io::Error),
 }
 
+/// Raises the soft limit of open descriptors to the hard one: every connection, follower and
+/// waiting hook holds one, and the usual soft limit of 1,024 is reached by a burst of idle
+/// connections long before the hard limit (Rust's runtime already does this on macOS).
+fn raise_descriptor_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        if limit.current != limit.maximum {
+            let raised = Rlimit {
+                current: limit.maximum,
+                maximum: limit.maximum,
+            };
+            match setrlimit(Resource::Nofile, raised) {
+                Ok(()) => {
+                    tracing::debug!(from = ?limit.current, to = ?limit.maximum, "raised the open-descriptor limit")
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot raise the open-descriptor limit"),
+            }
+        }
+    }
+}
+
 /// Runs the daemon until it is told to stop or has nothing left to do.
 pub fn run(places: Places) -> Result<(), DaemonError> {
+    raise_descriptor_limit();
     places
         .ensure_runtime_dir()
         .map_err(|e| DaemonError::Setup(e.to_string()))?;

@@ -64,16 +64,30 @@ impl Places {
                 .filter(|p| p.is_absolute())
                 .unwrap_or_else(|| user_home.join(fallback))
         };
+        let state_dir = xdg("XDG_STATE_HOME", ".local/state").join("lidguard");
         let runtime_dir = match var("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
         {
             Some(dir) => dir.join("lidguard"),
-            None => std::env::temp_dir().join(format!("lidguard-{}", current_uid())),
+            None => {
+                let temp = var("TMPDIR")
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .unwrap_or_else(std::env::temp_dir);
+                let shared = temp.join(format!("lidguard-{}", current_uid()));
+                // Anyone can create that name in a shared temp dir first; then lidguard uses a
+                // directory of the user's own instead of being locked out.
+                if taken_by_someone_else(&shared) {
+                    state_dir.join("run")
+                } else {
+                    shared
+                }
+            }
         };
         Ok(Places {
             config_dir: xdg("XDG_CONFIG_HOME", ".config").join("lidguard"),
-            state_dir: xdg("XDG_STATE_HOME", ".local/state").join("lidguard"),
+            state_dir,
             runtime_dir,
         })
     }
@@ -233,6 +247,19 @@ fn pipe_name(runtime_dir: &Path) -> String {
     format!(r"\\.\pipe\lidguard-{hex}")
 }
 
+/// Whether `dir` exists as something the user cannot use as their runtime directory: a link,
+/// not a directory, or another user's.
+#[cfg(unix)]
+fn taken_by_someone_else(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir() || m.uid() != current_uid())
+}
+
+#[cfg(not(unix))]
+fn taken_by_someone_else(_dir: &Path) -> bool {
+    false
+}
+
 #[cfg(unix)]
 fn current_uid() -> u32 {
     rustix::process::getuid().as_raw()
@@ -334,6 +361,35 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[cfg(unix)]
+    #[test]
+    fn a_runtime_dir_another_user_took_first_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let temp = tmp.path().join("tmp");
+        std::fs::create_dir(&temp).unwrap();
+        let vars = [("HOME", "/home/u"), ("TMPDIR", temp.to_str().unwrap())];
+        let p = Places::resolve(env(&vars)).unwrap();
+        let shared = temp.join(format!("lidguard-{}", current_uid()));
+        assert_eq!(p.runtime_dir, shared);
+        // Taken first: a file (anyone could), or another user's directory (root can make one).
+        std::fs::write(&shared, "").unwrap();
+        let p = Places::resolve(env(&vars)).unwrap();
+        assert_eq!(
+            p.runtime_dir,
+            Path::new("/home/u/.local/state/lidguard/run")
+        );
+        std::fs::remove_file(&shared).unwrap();
+        if rustix::process::geteuid().is_root() {
+            std::fs::create_dir(&shared).unwrap();
+            std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
+            let p = Places::resolve(env(&vars)).unwrap();
+            assert_eq!(
+                p.runtime_dir,
+                Path::new("/home/u/.local/state/lidguard/run")
+            );
+        }
+    }
+
     #[test]
     fn runtime_dir_is_private() {
         use std::os::unix::fs::PermissionsExt;

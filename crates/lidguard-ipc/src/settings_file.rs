@@ -86,14 +86,24 @@ pub fn load_or_default(path: &Path, os: Os) -> Result<Settings, SettingsFileErro
 
 /// Saves the settings atomically and privately, creating the directory (0700) if needed.
 /// Prefer [`update`], which does not lose a concurrent change.
+/// A settings file that is a link (into a dotfiles repository, say) is written where it points,
+/// and stays a link.
 pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsFileError> {
-    lidguard_files::private::write(path, settings.to_json_pretty().as_bytes()).map_err(|source| {
-        SettingsFileError::Io {
-            action: "write",
+    let io = |action: &'static str| {
+        move |source| SettingsFileError::Io {
+            action,
             path: path.to_owned(),
             source,
         }
-    })
+    };
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if linked {
+        std::fs::canonicalize(path).map_err(io("follow the link of"))?
+    } else {
+        path.to_owned()
+    };
+    lidguard_files::private::write(&target, settings.to_json_pretty().as_bytes())
+        .map_err(io("write"))
 }
 
 /// The lock every writer of `path` holds from its read to its write.
@@ -139,6 +149,34 @@ pub fn update<E: From<SettingsFileError>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_settings_file_is_written_through_its_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles/lidguard.json");
+        std::fs::create_dir_all(dotfiles.parent().unwrap()).unwrap();
+        std::fs::write(&dotfiles, "{}").unwrap();
+        let path = dir.path().join("cfg/settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&dotfiles, &path).unwrap();
+        let mut s = Settings::defaults_for(Os::Linux);
+        s.session_timeout_minutes = Some(30);
+        save(&path, &s).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            load(&dotfiles, Os::Linux)
+                .unwrap()
+                .unwrap()
+                .session_timeout_minutes,
+            Some(30)
+        );
+    }
 
     #[test]
     fn missing_file_is_none_and_save_load_round_trips() {

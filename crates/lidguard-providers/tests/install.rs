@@ -85,6 +85,15 @@ fn commands_are_quoted_only_when_the_shell_needs_it() {
         ps(r"C:\O'Neil\lidguard.exe").render("x"),
         r"& 'C:\O''Neil\lidguard.exe' x"
     );
+    // PowerShell also ends a single-quoted string at U+2018–U+201B: each is doubled too.
+    assert_eq!(
+        ps("C:\\Users\\O\u{2019}Brien\\lidguard.exe").render("x"),
+        "& 'C:\\Users\\O\u{2019}\u{2019}Brien\\lidguard.exe' x"
+    );
+    assert_eq!(
+        ps("C:\\a\u{2018}b\u{201a}c\u{201b}\\lg.exe").render("x"),
+        "& 'C:\\a\u{2018}\u{2018}b\u{201a}\u{201a}c\u{201b}\u{201b}\\lg.exe' x"
+    );
     let cmd = |p: &str| HookCommand {
         program: p.to_owned(),
         shell: HookShell::Cmd,

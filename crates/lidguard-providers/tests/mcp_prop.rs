@@ -201,7 +201,7 @@ proptest! {
         prop_assert_eq!(codex::status_codex(Some(&installed), EXE).unwrap().state, InstallState::Installed);
         let doc: toml_edit::DocumentMut = installed.parse().unwrap();
         for (k, v) in &keys { prop_assert_eq!(doc[k.as_str()].as_str(), Some(v.as_str())); }
-        let removed = text(codex::remove_codex(&installed, None).unwrap(), &installed);
+        let removed = text(codex::remove_codex(&installed, EXE, None).unwrap(), &installed);
         prop_assert_eq!(removed, before);
     }
 }

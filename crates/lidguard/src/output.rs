@@ -18,13 +18,40 @@ fn stdout_error(e: std::io::Error) -> std::io::Error {
     }
 }
 
-/// Writes `text` and a newline to stdout.
+/// Writes `text` and a newline to stdout, shown safely ([`shown`]).
 pub(crate) fn line(text: &str) -> std::io::Result<()> {
+    write_line(&shown(text))
+}
+
+fn write_line(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush())
         .map_err(stdout_error)
+}
+
+/// Text for a terminal: text from outside (session ids, paths, reasons, tool names from hook
+/// payloads) may hold escape sequences that rewrite the screen, or bidi and invisible characters
+/// that change what it seems to say; every such character is written as an escape (`\u{1b}`).
+/// Line breaks and tabs of lidguard's own layout stay.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && lidguard_core::text::needs_escape(c))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|l| {
+            l.split('\t')
+                .map(|part| lidguard_core::text::escape_controls(part).into_owned())
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
 }
 
 /// Writes bytes to stdout as they are (generated scripts and pages).
@@ -37,14 +64,15 @@ pub(crate) fn raw(bytes: &[u8]) -> std::io::Result<()> {
 
 /// Writes `value` as pretty JSON to stdout.
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    // JSON escapes controls itself; its strings stay exact for the programs that read them.
     let text = serde_json::to_string_pretty(value)?;
-    Ok(line(&text)?)
+    Ok(write_line(&text)?)
 }
 
-/// Writes text to stdout without a trailing newline (prompts).
+/// Writes text to stdout without a trailing newline (prompts), shown safely.
 pub(crate) fn prompt(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    out.write_all(shown(text).as_bytes())
         .and_then(|()| out.flush())
         .map_err(stdout_error)
 }
@@ -60,15 +88,15 @@ pub(crate) fn is_stdout_closed(err: &anyhow::Error) -> bool {
 
 /// Reports an error to the human at the terminal.
 pub(crate) fn error(text: &str) {
-    eprintln!("lidguard: error: {text}");
+    eprintln!("lidguard: error: {}", shown(text));
 }
 
 /// A note for the human at the terminal (on stderr, which stays out of a command's output).
 pub(crate) fn note(text: &str) {
-    eprintln!("lidguard: {text}");
+    eprintln!("lidguard: {}", shown(text));
 }
 
 /// A warning for the human at the terminal.
 pub(crate) fn warn(text: &str) {
-    eprintln!("lidguard: warning: {text}");
+    eprintln!("lidguard: warning: {}", shown(text));
 }

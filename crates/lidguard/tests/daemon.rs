@@ -422,3 +422,46 @@ fn without_a_power_backend_start_and_status_check_say_so() {
     home.ok(&["stop", "--provider", "custom", "--session", "s"]);
     home.ok(&["status", "--check"]);
 }
+
+/// The daemon raises its soft open-descriptor limit to the hard one (1,024 is reached by a burst
+/// of idle connections long before the machine's limit).
+#[test]
+fn the_daemon_raises_its_descriptor_limit_to_the_hard_one() {
+    let home = Home::new();
+    let mut start = std::process::Command::new("prlimit");
+    start.arg("--nofile=256:4096").arg(crate::util::BIN);
+    start.args(["start", "--provider", "custom", "--session", "s"]);
+    let start = home.configure(start);
+    let out = crate::util::pipe(start, b"");
+    assert!(out.status.success(), "{out:?}");
+    let pid = home.daemon_pid().unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers, ["4096", "4096"], "{line}");
+}
+
+/// Text from outside reaches the terminal escaped: a session id (or cwd, reason, tool) carrying
+/// an escape sequence or a bidi override is shown as `\u{1b}`, `\u{202e}`, never raw, in
+/// `status`, `events` and `hook-events`; `--json` keeps the exact string.
+#[test]
+fn terminal_output_escapes_controls_and_bidi_from_payloads() {
+    let home = Home::new();
+    let id = "a\u{1b}[2Jb\u{202e}c";
+    home.ok(&["start", "--provider", "custom", "--session", id]);
+    let hook = r#"{"session_id":"h\u001b]0;owned\u0007","hook_event_name":"PostToolUse","tool_name":"T\u202eX","tool_input":{},"tool_response":{},"cwd":"/tmp"}"#;
+    let out = crate::util::pipe(home.hook_cmd(&["claude-hook"]), hook.as_bytes());
+    assert!(out.status.success());
+    for args in [&["status"][..], &["events"], &["hook-events"]] {
+        let text = home.ok(args);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains('\u{7}'),
+            "{args:?}: {text:?}"
+        );
+    }
+    assert!(home.ok(&["status"]).contains("a\\u{1b}[2Jb\\u{202e}c"));
+    assert_eq!(home.session(id).unwrap()["sessionId"], id);
+}

@@ -67,7 +67,7 @@ impl Home {
         self.configure(cmd)
     }
 
-    fn configure(&self, mut cmd: Command) -> Command {
+    pub(crate) fn configure(&self, mut cmd: Command) -> Command {
         // HOME too: settings that change the managed hook timeout refresh the agents' configs
         // under it, and a test must never touch the real ones.
         cmd.env("LIDGUARD_HOME", self.path())

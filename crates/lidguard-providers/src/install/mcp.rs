@@ -64,6 +64,12 @@ impl JsonEntry {
         }
     }
 
+    /// The program this entry runs.
+    pub fn program(&self) -> Option<String> {
+        let keys: serde_json::Map<String, Value> = self.keys.iter().cloned().collect();
+        program_of(&Value::Object(keys)).map(str::to_owned)
+    }
+
     /// A Provider MCP entry named `server_name` running `provider-mcp-server`.
     pub fn provider(exe: &str, provider_name: &str, server_name: &str) -> JsonEntry {
         JsonEntry {
@@ -150,6 +156,28 @@ pub fn runs_lidguard(entry: &Value) -> bool {
             .any(|a| a == "mcp-server" || a == "provider-mcp-server")
 }
 
+/// The program an entry runs: its `command`, or the first element of a command array.
+pub(crate) fn program_of(entry: &Value) -> Option<&str> {
+    match entry.get("command")? {
+        Value::String(c) => Some(c),
+        Value::Array(a) => a.first()?.as_str(),
+        _ => None,
+    }
+}
+
+/// Whether remove may take `found` away: it runs lidguard, and either it runs this lidguard
+/// (`exe`) or lidguard's install of it is on record (`installed`). An entry that runs another
+/// lidguard (a build of the user's elsewhere) with no such record is the user's.
+pub(crate) fn removable(found: &Value, exe: Option<&str>, installed: bool) -> bool {
+    runs_lidguard(found) && (installed || program_of(found) == exe)
+}
+
+/// Whether an entry from before lidguard's install is put back by remove: anything but an entry
+/// running this very lidguard.
+pub(crate) fn restorable(previous: &Value, exe: Option<&str>) -> bool {
+    !(runs_lidguard(previous) && program_of(previous) == exe)
+}
+
 /// What an entry runs, in a few words.
 pub(crate) fn what_it_runs(entry: &Value) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -189,7 +217,8 @@ pub(crate) fn foreign_on_remove(path: &str, entry: &Value) -> InstallError {
     InstallError::Foreign {
         path: path.to_owned(),
         message: format!(
-            "is not lidguard's (it runs `{}`); left as it is",
+            "is not lidguard's (it runs `{}`, and lidguard has no record of writing it); left as \
+             it is",
             what_it_runs(entry)
         ),
     }
@@ -306,7 +335,8 @@ pub fn remove_json(
         .value()
         .and_then(|v| v.to_serde_value())
         .unwrap_or(Value::Null);
-    if !runs_lidguard(&found) {
+    let ours = entry.program();
+    if !removable(&found, ours.as_deref(), before.is_some()) {
         return Err(foreign_on_remove(
             &format!("{}.{}", entry.container, entry.name),
             &found,
@@ -325,7 +355,10 @@ pub fn remove_json(
                 .as_ref()
                 .and_then(|s| s.get(&entry.name))
                 .and_then(|p| p.value())
-                .filter(|v| v.to_serde_value().is_some_and(|v| !runs_lidguard(&v)))
+                .filter(|v| {
+                    v.to_serde_value()
+                        .is_some_and(|v| restorable(&v, ours.as_deref()))
+                })
                 .map(|v| cst_input(&v));
             (servers.is_some(), previous)
         }
@@ -457,6 +490,25 @@ mod tests {
             status_json(Some(&after), &entry).unwrap().state,
             InstallState::Installed
         );
+    }
+
+    #[test]
+    fn another_lidguard_of_the_users_is_left_alone_or_put_back() {
+        let entry = crate::agents::claude::mcp_entry(EXE);
+        let users = r#"{"mcpServers": {"lidguard": {"type": "stdio", "command": "/home/u/dev/lidguard", "args": ["mcp-server"]}}}"#;
+        assert!(matches!(
+            remove_json(users, &entry, None),
+            Err(InstallError::Foreign { .. })
+        ));
+        let after = changed(install_json(Some(users), &entry, false));
+        assert!(after.contains(EXE));
+        assert_eq!(changed(remove_json(&after, &entry, Some(users))), users);
+        // This lidguard's own entry goes, with or without a record.
+        let ours = changed(install_json(None, &entry, false));
+        assert!(matches!(
+            remove_json(&ours, &entry, None),
+            Ok(Change::Changed { .. })
+        ));
     }
 
     #[test]

@@ -90,7 +90,10 @@ impl HookCommand {
             }
             // A quoted string alone is an expression in PowerShell; `&` makes it a call.
             HookShell::PowerShell => {
-                format!("& '{}' {subcommand}", self.program.replace('\'', "''"))
+                format!(
+                    "& '{}' {subcommand}",
+                    powershell_single_quoted(&self.program)
+                )
             }
             HookShell::Cmd if is_plain(&self.program, "_-.\\/:") => {
                 format!("{} {subcommand}", self.program)
@@ -107,6 +110,19 @@ impl HookCommand {
             || (!self.program.is_empty() && command.contains(self.program.as_str()));
         names_us && has_word(&lower, subcommand)
     }
+}
+
+/// `text` for the inside of a PowerShell single-quoted string: every character PowerShell takes
+/// as a single quote — the ASCII apostrophe and U+2018–U+201B, as in `O’Brien` — doubled.
+fn powershell_single_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    for c in text.chars() {
+        if matches!(c, '\'' | '\u{2018}'..='\u{201b}') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Safe to leave unquoted: non-empty, and only ASCII letters, digits and `extra`.

@@ -7,8 +7,8 @@ use toml_edit::{Array, Item, Table, value};
 
 use crate::install::engine::shape;
 use crate::install::mcp::{
-    McpStatus, SERVER_NAME, differences, foreign_on_install, foreign_on_remove, runs_lidguard,
-    what_it_runs,
+    McpStatus, SERVER_NAME, differences, foreign_on_install, foreign_on_remove, removable,
+    restorable, runs_lidguard, what_it_runs,
 };
 use crate::install::toml::parse_toml;
 use crate::install::{Change, InstallError};
@@ -51,18 +51,26 @@ pub fn install_codex(
     force: bool,
 ) -> Result<Change, InstallError> {
     let mut doc = parse_toml(existing)?;
+    // `mcp_servers = { … }` written inline: lidguard's entry goes inside it, inline too.
+    let inline = doc.get("mcp_servers").is_some_and(Item::is_inline_table);
     let servers = match doc.get_mut("mcp_servers") {
         None => {
             let mut t = Table::new();
             // `[mcp_servers.lidguard]` alone, without an empty `[mcp_servers]` header above it.
             t.set_implicit(true);
             doc.insert("mcp_servers", Item::Table(t));
-            doc.get_mut("mcp_servers").and_then(Item::as_table_mut)
+            doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut)
         }
-        Some(item) => item.as_table_mut(),
+        Some(item) => item.as_table_like_mut(),
     }
     .ok_or_else(|| shape("mcp_servers", "is not a table"))?;
     match servers.get(SERVER_NAME) {
+        None if inline => {
+            servers.insert(
+                SERVER_NAME,
+                Item::Value(toml_edit::Value::InlineTable(toml_edit::InlineTable::new())),
+            );
+        }
         None => {
             servers.insert(SERVER_NAME, Item::Table(Table::new()));
         }
@@ -97,13 +105,17 @@ pub fn install_codex(
 /// Removes `[mcp_servers.lidguard]` (and an `[mcp_servers]` table left empty that `before`, the
 /// file before lidguard's install when known, did not have), or puts back the user's entry
 /// install replaced. An entry of that name that is not lidguard's is left alone.
-pub fn remove_codex(existing: &str, before: Option<&str>) -> Result<Change, InstallError> {
+pub fn remove_codex(
+    existing: &str,
+    exe: &str,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
     let mut doc = parse_toml(Some(existing))?;
     let old = before.and_then(|b| parse_toml(Some(b)).ok());
     let old_servers = old.as_ref().and_then(|d| d.get("mcp_servers"));
     let previous = old_servers
         .and_then(|s| s.get(SERVER_NAME))
-        .filter(|item| !runs_lidguard(&toml_entry(item)))
+        .filter(|item| restorable(&toml_entry(item), Some(exe)))
         .cloned();
     let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
         return Ok(Change::Unchanged);
@@ -112,7 +124,7 @@ pub fn remove_codex(existing: &str, before: Option<&str>) -> Result<Change, Inst
         return Ok(Change::Unchanged);
     };
     let found = toml_entry(found);
-    if !runs_lidguard(&found) {
+    if !removable(&found, Some(exe), before.is_some()) {
         return Err(foreign_on_remove("mcp_servers.lidguard", &found));
     }
     match previous {
@@ -196,14 +208,37 @@ mod tests {
                 .state,
             InstallState::Drifted
         );
-        assert_eq!(changed(remove_codex(&after, None)), before);
+        assert_eq!(changed(remove_codex(&after, EXE, None)), before);
 
         let fresh = changed(install_codex(None, EXE, false));
         assert!(
             !fresh.contains("[mcp_servers]\n"),
             "no empty parent header: {fresh}"
         );
-        assert_eq!(changed(remove_codex(&fresh, None)).trim(), "");
+        assert_eq!(changed(remove_codex(&fresh, EXE, None)).trim(), "");
+
+        // `mcp_servers` written inline: edited inline, and removed back to the same bytes.
+        let inline = "mcp_servers = { other = { command = \"x\" } }\n";
+        let after = changed(install_codex(Some(inline), EXE, false));
+        let doc: toml_edit::DocumentMut = after.parse().unwrap();
+        assert_eq!(
+            doc["mcp_servers"]["lidguard"]["command"].as_str(),
+            Some(EXE)
+        );
+        assert_eq!(doc["mcp_servers"]["other"]["command"].as_str(), Some("x"));
+        assert_eq!(changed(remove_codex(&after, EXE, Some(inline))), inline);
+
+        // Another lidguard of the user's (a build elsewhere) under this name, with no record of
+        // lidguard writing it: remove leaves it; after install and remove it is back as it was.
+        let users =
+            "[mcp_servers.lidguard]\ncommand = \"/home/u/dev/lidguard\"\nargs = [\"mcp-server\"]\n";
+        assert!(matches!(
+            remove_codex(users, EXE, None),
+            Err(InstallError::Foreign { .. })
+        ));
+        let after = changed(install_codex(Some(users), EXE, false));
+        assert!(after.contains(EXE));
+        assert_eq!(changed(remove_codex(&after, EXE, Some(users))), users);
         assert!(matches!(
             install_codex(Some("mcp_servers = 3"), EXE, false),
             Err(InstallError::Shape { .. })

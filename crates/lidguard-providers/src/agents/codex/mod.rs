@@ -70,7 +70,7 @@ static MCP: McpFile = McpFile {
     locate: mcp_location,
     entry: McpEntry::Own {
         install: mcp::install_codex,
-        remove: |text, _exe, before| mcp::remove_codex(text, before),
+        remove: |text, exe, before| mcp::remove_codex(text, exe, before),
         status: mcp::status_codex,
     },
 };
