@@ -256,9 +256,9 @@ impl View {
                     .unwrap_or_default();
                 Row::new(vec![
                     s.provider.to_string(),
-                    s.session_id.clone(),
+                    visible(&s.session_id),
                     state.to_owned(),
-                    why,
+                    visible(&why),
                     self.local(s.last_activity_at),
                 ])
             })
@@ -286,7 +286,7 @@ impl View {
             .events
             .iter()
             .skip(self.events.len().saturating_sub(shown))
-            .map(|e| Line::raw(e.clone()))
+            .map(|e| Line::raw(visible(e)))
             .collect();
         frame.render_widget(
             Paragraph::new(lines).block(Block::bordered().title(" last events ")),
@@ -300,7 +300,7 @@ impl View {
             keys.push_str(" — ");
             keys.push_str(message);
         }
-        frame.render_widget(Paragraph::new(keys), foot);
+        frame.render_widget(Paragraph::new(visible(&keys)), foot);
     }
 
     fn head(&self) -> Vec<Line<'static>> {
@@ -318,7 +318,7 @@ impl View {
             return lines;
         };
         let protection = super::status::protection_text(&s.protection);
-        lines.push(Line::raw(format!("Protection: {protection}")));
+        lines.push(Line::raw(format!("Protection: {}", visible(&protection))));
         lines.push(Line::raw(format!(
             "Lid: {} · displays: {} connected, {} external{}",
             s.lid,
@@ -345,7 +345,7 @@ impl View {
             Some(ask) => format!(
                 "Ask before sleep: {} — {}'s Stop hook waits",
                 ask.status.as_str(),
-                ask.key
+                visible(&ask.key.to_string())
             ),
             None => format!("Ask before sleep: {}", s.ask_before_sleep),
         };
@@ -358,4 +358,10 @@ impl View {
             .strftime("%H:%M:%S")
             .to_string()
     }
+}
+
+/// Text from outside with control, bidi and invisible characters escaped, as everywhere else on
+/// the terminal.
+fn visible(text: &str) -> String {
+    lidguard_core::text::escape_controls(text).into_owned()
 }
