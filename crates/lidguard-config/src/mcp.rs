@@ -41,6 +41,20 @@ pub enum Removed {
     },
 }
 
+/// What the file would be without lidguard's entry, for the install's receipt; `None` when the
+/// entry there runs another lidguard (a build of the user's elsewhere), which install refreshes
+/// and remove then puts back as it was.
+fn without_ours(
+    text: &str,
+    removal: Result<Change, InstallError>,
+) -> Result<Option<Option<String>>, InstallError> {
+    match removal {
+        Ok(change) => Ok(Some(file::left_after(text, change))),
+        Err(InstallError::Foreign { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// `mcp-install` for `p` at `location`; `exe` is the lidguard executable the entry runs.
 pub fn install(
     places: &lidguard_ipc::Places,
@@ -61,7 +75,7 @@ pub fn install(
                 .status(existing, exe)
                 .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign);
             let without_ours = match existing {
-                Some(text) if ours => Some(file::left_after(text, a.remove(text, exe, None)?)),
+                Some(text) if ours => without_ours(text, a.remove(text, exe, None))?,
                 _ => None,
             };
             Ok(Planned {
@@ -252,10 +266,7 @@ pub fn provider_install(
             let ours = edits::status_json(existing, &json)
                 .is_ok_and(|s| s.state != InstallState::Missing && !s.foreign);
             let without_ours = match existing {
-                Some(text) if ours => Some(file::left_after(
-                    text,
-                    edits::remove_json(text, &json, None)?,
-                )),
+                Some(text) if ours => without_ours(text, edits::remove_json(text, &json, None))?,
                 _ => None,
             };
             Ok(Planned {

@@ -861,8 +861,14 @@ fn check(kind: Kind, case: &Case) -> Result<(), TestCaseError> {
     remove(&w, kind, &loc, case.force).map_err(|e| TestCaseError::fail(format!("remove: {e}")))?;
     let back = snapshot(&loc.file);
     prop_assert_eq!(&back.link, &before.link, "the link stays after remove");
-    if case.content.had_ours {
-        // lidguard's old entries are gone with the new ones; everything else is as it was.
+    // An MCP entry running another lidguard (`/old/place/lidguard`) may be the user's own build:
+    // install refreshes it, and remove puts it back as it was (the original bytes, below).
+    let mcp = matches!(
+        kind,
+        Kind::ClaudeMcp | Kind::CodexMcp | Kind::CopilotMcp | Kind::OpenCodeMcp | Kind::ProviderMcp
+    );
+    if case.content.had_ours && !mcp {
+        // lidguard's old hook entries are gone with the new ones; everything else is as it was.
         let w2 = World::new();
         let loc2 = w2.location(kind);
         let plain = Case {
