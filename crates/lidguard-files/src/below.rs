@@ -100,9 +100,14 @@ impl Dir {
         }
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(&self.fd, temp.as_str(), flags, Mode::from_raw_mode(mode))?;
+        let fd = openat(
+            &self.fd,
+            temp.as_str(),
+            flags,
+            Mode::from_raw_mode(mode as rustix::fs::RawMode),
+        )?;
         let written = (|| {
-            fchmod(&fd, Mode::from_raw_mode(mode))?;
+            fchmod(&fd, Mode::from_raw_mode(mode as rustix::fs::RawMode))?;
             if let Some(owner) = owner {
                 give(&fd, owner)?;
             }

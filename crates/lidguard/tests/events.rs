@@ -426,16 +426,6 @@ fn the_history_survives_a_daemon_restart() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
 }
 
-/// The daemon's resident memory, from /proc.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 /// 500 KB fields in 300 hook payloads, with a follower that never reads: the daemon stays under
 /// 64 MiB, the lines it streams and logs are cut, and the database stays small.
 #[test]
@@ -470,7 +460,7 @@ fn huge_fields_keep_the_daemon_and_its_database_small_with_a_stalled_follower() 
         let events = lidguard_providers::parse(Provider::Claude, &input).unwrap();
         assert!(home.request(&Request::Hook { events }).ok);
     }
-    let rss = rss_kib(daemon);
+    let rss = crate::util::rss_kib(daemon);
     assert!(rss < 64 * 1024, "daemon RSS {rss} KiB");
     let replay = home.ok(&["events", "--since", "all", "--json"]);
     let longest = replay.lines().map(str::len).max().unwrap();

@@ -204,6 +204,16 @@ pub(crate) fn signal(pid: u32, sig: rustix::process::Signal) {
     }
 }
 
+/// A process's resident memory in KiB, from /proc.
+pub(crate) fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
 /// Polls `f` until it returns true or `timeout` passes.
 pub(crate) fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;

@@ -213,15 +213,6 @@ fn truncation_and_rotation_are_followed() {
     );
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn a_1_gib_transcript_keeps_memory_flat_and_detection_fast() {
     let home = Home::new();
@@ -236,7 +227,7 @@ fn a_1_gib_transcript_keeps_memory_flat_and_detection_fast() {
     );
     start(&home, "codex", "big", &t);
     let daemon = home.daemon_pid().unwrap();
-    let before = rss_kib(daemon);
+    let before = crate::util::rss_kib(daemon);
 
     let mut latencies = Vec::new();
     for i in 0..20 {
@@ -266,7 +257,7 @@ fn a_1_gib_transcript_keeps_memory_flat_and_detection_fast() {
     }
     latencies.sort();
     let median = latencies[latencies.len() / 2];
-    let after = rss_kib(daemon);
+    let after = crate::util::rss_kib(daemon);
     eprintln!(
         "1 GiB transcript: detection median {median:?} (min {:?}, max {:?}) over {} appends; daemon RSS {before} KiB -> {after} KiB",
         latencies[0],
