@@ -47,3 +47,5 @@ mod ask;
 mod settings;
 // What lidguard writes keeps the user's permissions, links and bytes.
 mod trust;
+// House rules: every test file compiled; the event schema's providers.
+mod guards;
