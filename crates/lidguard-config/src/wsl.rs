@@ -14,6 +14,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use wait_timeout::ChildExt;
+
 use lidguard_core::provider::Provider;
 use lidguard_providers::agent::Env;
 use lidguard_providers::install::mcp::{self as mcp_edits, McpStatus};
@@ -176,52 +178,26 @@ impl Wsl for WslExe {
                     ),
                 )
             })?;
-        // Everything off this thread, so a program that reads nothing or never ends cannot hold
-        // it past the limit.
+        // Input and output off this thread, so a program that reads nothing or never ends
+        // cannot hold it past the limit.
         let input = child.stdin.take().map(|mut pipe| {
             let bytes = stdin.to_vec();
             std::thread::spawn(move || pipe.write_all(&bytes))
         });
-        let read = |pipe: Option<Box<dyn io::Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                if let Some(mut pipe) = pipe {
-                    let _ = pipe.read_to_end(&mut bytes);
-                }
-                bytes
-            })
-        };
-        let stdout = read(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
-        );
-        let stderr = read(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
-        );
-        let deadline = std::time::Instant::now() + self.timeout;
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            if std::time::Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "{} did not answer within {} s (is WSL stuck? `wsl.exe --shutdown` \
-                         restarts it)",
-                        self.program.to_string_lossy(),
-                        self.timeout.as_secs()
-                    ),
-                ));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let Some(status) = child.wait_timeout(self.timeout)? else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{} did not answer within {} s (is WSL stuck? `wsl.exe --shutdown` restarts \
+                     it)",
+                    self.program.to_string_lossy(),
+                    self.timeout.as_secs()
+                ),
+            ));
         };
         if let Some(input) = input {
             let _ = input.join();
@@ -232,6 +208,17 @@ impl Wsl for WslExe {
             stderr: stderr.join().unwrap_or_default(),
         })
     }
+}
+
+/// Reads a child's pipe to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
 }
 
 /// The installed distros (`wsl.exe --list --quiet`).
@@ -814,6 +801,7 @@ pub fn refresh_timeouts(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[cfg(unix)]
     #[test]
@@ -831,7 +819,6 @@ mod tests {
         let cat = WslExe::at("/bin/cat").run(&[], b"hello").unwrap();
         assert_eq!(cat.stdout, b"hello");
     }
-    use super::*;
 
     /// `wsl.exe --list --quiet` as it writes it: UTF-16LE with CRLF line ends (bytes as
     /// microsoft/WSL#4607 shows them).

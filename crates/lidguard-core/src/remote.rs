@@ -399,9 +399,10 @@ impl Book {
         }
         let Some(answer) = read_answer(&question.asked, &reply.answer, self.free_text) else {
             let request = question.id.clone();
+            // Ask before sleep takes any words but for the free text refused here.
             let refused_words = !self.free_text
                 && question.asked == Asked::AskBeforeSleep
-                && read_answer(&question.asked, &reply.answer, true).is_some();
+                && !reply.answer.trim().is_empty();
             return Judgement::Ignored(if refused_words {
                 Ignored::FreeTextRefused { request }
             } else {

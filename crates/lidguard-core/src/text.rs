@@ -8,7 +8,7 @@ use std::borrow::Cow;
 /// marks, overrides and isolates (which reorder what a reader sees, so a command can render
 /// reversed), and the invisible format characters (zero-width spaces and joiners, the byte
 /// order mark, tag characters) that hide text between visible words.
-pub fn needs_escape(c: char) -> bool {
+fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -27,18 +27,25 @@ pub fn needs_escape(c: char) -> bool {
 /// `text` with every such character written as an escape (`\0`, `\n`, `\r`, `\t`,
 /// `\u{1b}`, `\u{202e}`); borrowed when there is nothing to escape.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
+    escape_controls_but(text, &[])
+}
+
+/// [`escape_controls`], leaving the characters of `keep` as they are (a terminal's own line
+/// breaks and tabs).
+pub fn escape_controls_but<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
+    let escaped = |c: char| needs_escape(c) && !keep.contains(&c);
+    if !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
+            c if !escaped(c) => out.push(c),
             '\0' => out.push_str("\\0"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
         }
     }
     Cow::Owned(out)
@@ -57,6 +64,10 @@ mod tests {
         assert_eq!(
             escape_controls("a\0b\nc\r\u{1b}[2J\u{7f}\u{85}\u{202e}z"),
             "a\\0b\\nc\\r\\u{1b}[2J\\u{7f}\\u{85}\\u{202e}z"
+        );
+        assert_eq!(
+            escape_controls_but("a\tb\nc\u{1b}", &['\n', '\t']),
+            "a\tb\nc\\u{1b}"
         );
         assert_eq!(
             escape_controls("rm\u{200b} -rf\u{2067} /\u{feff}\u{e0041}"),

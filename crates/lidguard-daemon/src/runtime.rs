@@ -952,13 +952,11 @@ impl Runtime {
                 fields.insert("remote".into(), remote);
             }
         }
-        let mut session_id = event.session_id.clone();
-        lidguard_ipc::stream::cut(&mut session_id, lidguard_ipc::stream::LOG_FIELD_LIMIT);
         let row = EventRow {
             at,
             name: HOOK_EVENT.to_owned(),
             provider: Some(event.provider.as_str().to_owned()),
-            session_id: Some(session_id),
+            session_id: Some(lidguard_ipc::stream::log_text(&event.session_id)),
             detail_json: lidguard_ipc::stream::log_detail(detail),
         };
         self.write(StoreWrite::Event(row));
@@ -1557,11 +1555,10 @@ impl Runtime {
             at: Timestamp::now(),
             name: event.name.clone(),
             provider: event.key.as_ref().map(|k| k.provider.as_str().to_owned()),
-            session_id: event.key.as_ref().map(|k| {
-                let mut id = k.session_id.clone();
-                lidguard_ipc::stream::cut(&mut id, lidguard_ipc::stream::LOG_FIELD_LIMIT);
-                id
-            }),
+            session_id: event
+                .key
+                .as_ref()
+                .map(|k| lidguard_ipc::stream::log_text(&k.session_id)),
             detail_json: lidguard_ipc::stream::log_detail(
                 serde_json::json!({ "detail": event.detail, "session": session }),
             ),

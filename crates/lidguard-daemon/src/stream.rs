@@ -105,14 +105,10 @@ impl Hub {
             line = serde_json::to_string(&event).unwrap_or_default();
         }
         line.push('\n');
-        let published = Published {
-            id: event.observation.id,
-            line: line.clone(),
-            dropped_through: None,
-        };
+        let id = event.observation.id;
         let item = Arc::new(Item {
-            line: line.into_boxed_str(),
-            id: event.observation.id,
+            line: line.clone().into_boxed_str(),
+            id,
             at: event.observation.at,
             provider: event.observation.provider,
             session_id: event.observation.session_id,
@@ -121,8 +117,9 @@ impl Hub {
         // No follower: nobody to send to, which is fine.
         let _ = self.tx.send(item);
         Published {
+            id,
+            line,
             dropped_through,
-            ..published
         }
     }
 

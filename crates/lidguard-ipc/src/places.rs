@@ -361,7 +361,6 @@ mod tests {
     }
 
     #[cfg(unix)]
-    #[cfg(unix)]
     #[test]
     fn a_runtime_dir_another_user_took_first_is_not_used() {
         let tmp = tempfile::tempdir().unwrap();
@@ -390,6 +389,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn runtime_dir_is_private() {
         use std::os::unix::fs::PermissionsExt;

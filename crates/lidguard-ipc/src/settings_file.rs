@@ -96,13 +96,10 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsFileError> {
             source,
         }
     };
-    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    let target = if linked {
-        std::fs::canonicalize(path).map_err(io("follow the link of"))?
-    } else {
-        path.to_owned()
-    };
-    lidguard_files::private::write(&target, settings.to_json_pretty().as_bytes())
+    // The links are followed as for the agents' configs (a link to a file yet to be made too).
+    let target = lidguard_files::edit::Target::resolve(path)
+        .map_err(|e| io("follow the link of")(std::io::Error::other(e)))?;
+    lidguard_files::private::write(&target.real, settings.to_json_pretty().as_bytes())
         .map_err(io("write"))
 }
 
@@ -163,6 +160,12 @@ mod tests {
         let mut s = Settings::defaults_for(Os::Linux);
         s.session_timeout_minutes = Some(30);
         save(&path, &s).unwrap();
+        // A link to a file not made yet is followed too.
+        let later = dir.path().join("dotfiles/later.json");
+        let dangling = dir.path().join("cfg/dangling.json");
+        std::os::unix::fs::symlink(&later, &dangling).unwrap();
+        save(&dangling, &s).unwrap();
+        assert!(later.is_file());
         assert!(
             std::fs::symlink_metadata(&path)
                 .unwrap()

@@ -123,6 +123,13 @@ pub fn log_detail(mut detail: serde_json::Value) -> String {
     detail.to_string()
 }
 
+/// A text for a column of the event log (a session id), cut to [`LOG_FIELD_LIMIT`].
+pub fn log_text(text: &str) -> String {
+    let mut text = text.to_owned();
+    cut(&mut text, LOG_FIELD_LIMIT);
+    text
+}
+
 /// Cuts every string inside `value` to `limit` bytes.
 fn cut_strings(value: &mut serde_json::Value, limit: usize) {
     match value {

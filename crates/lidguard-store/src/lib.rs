@@ -673,15 +673,7 @@ impl Store {
     /// [`Store::write_batch`] with the commit synced to disk (`synchronous=FULL`): for changes
     /// a command was told were made, which must survive a crash of the machine too.
     pub fn write_batch_synced(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
-        let action = "save what changed, synced";
-        self.conn
-            .pragma_update(None, "synchronous", "FULL")
-            .map_err(self.err(action))?;
-        let result = self.write_batch(writes);
-        // Back to NORMAL even if the write failed; hook writes need not be synced.
-        let restored = self.conn.pragma_update(None, "synchronous", "NORMAL");
-        result?;
-        restored.map_err(self.err(action))
+        self.synced("save what changed, synced", || self.write_batch(writes))
     }
 
     /// Runs `f` in one write transaction, so its statements commit together.
@@ -708,13 +700,22 @@ impl Store {
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
         // The setting cannot change inside a transaction, so `f` runs in autocommit mode.
+        self.synced(action, || f(&self.conn).map_err(self.err(action)))
+    }
+
+    /// Runs `f` with `synchronous=FULL` and puts NORMAL back afterwards, even if `f` failed:
+    /// later writes need not be synced.
+    fn synced<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(self.err(action))?;
-        let result = f(&self.conn);
-        // Restore NORMAL even if the write failed; later writes need not be synced.
+        let result = f();
         let restored = self.conn.pragma_update(None, "synchronous", "NORMAL");
-        let value = result.map_err(self.err(action))?;
+        let value = result?;
         restored.map_err(self.err(action))?;
         Ok(value)
     }

@@ -36,22 +36,7 @@ fn write_line(text: &str) -> std::io::Result<()> {
 /// that change what it seems to say; every such character is written as an escape (`\u{1b}`).
 /// Line breaks and tabs of lidguard's own layout stay.
 fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c != '\n' && c != '\t' && lidguard_core::text::needs_escape(c))
-    {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let lines: Vec<String> = text
-        .split('\n')
-        .map(|l| {
-            l.split('\t')
-                .map(|part| lidguard_core::text::escape_controls(part).into_owned())
-                .collect::<Vec<_>>()
-                .join("\t")
-        })
-        .collect();
-    std::borrow::Cow::Owned(lines.join("\n"))
+    lidguard_core::text::escape_controls_but(text, &['\n', '\t'])
 }
 
 /// Writes bytes to stdout as they are (generated scripts and pages).

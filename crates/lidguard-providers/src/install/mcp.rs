@@ -126,41 +126,29 @@ impl McpStatus {
 /// command array) is a `lidguard` executable in any directory, and its arguments start one of
 /// lidguard's MCP servers.
 pub fn runs_lidguard(entry: &Value) -> bool {
-    let strings = |v: Option<&Value>| -> Vec<String> {
+    fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
         v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (program, mut args) = match entry.get("command") {
-        Some(Value::String(c)) => (Some(c.clone()), Vec::new()),
-        Some(Value::Array(_)) => {
-            let mut all = strings(entry.get("command"));
-            let rest = all.split_off(1.min(all.len()));
-            (all.pop(), rest)
-        }
-        _ => (None, Vec::new()),
-    };
-    args.extend(strings(entry.get("args")));
-    let is_lidguard = program.is_some_and(|p| {
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+    let is_lidguard = program_of(entry).is_some_and(|p| {
         let name = p.rsplit(['/', '\\']).next().unwrap_or_default();
         let name = name.to_ascii_lowercase();
         name == "lidguard" || name == "lidguard.exe"
     });
-    is_lidguard
-        && args
-            .iter()
-            .any(|a| a == "mcp-server" || a == "provider-mcp-server")
+    // The arguments: `args`, and the rest of a command array.
+    let mut args = strings(entry.get("command"))
+        .skip(1)
+        .chain(strings(entry.get("args")));
+    is_lidguard && args.any(|a| a == "mcp-server" || a == "provider-mcp-server")
 }
 
-/// The program an entry runs: its `command`, or the first element of a command array.
+/// The program an entry runs: its `command`, or the first string of a command array.
 pub(crate) fn program_of(entry: &Value) -> Option<&str> {
     match entry.get("command")? {
         Value::String(c) => Some(c),
-        Value::Array(a) => a.first()?.as_str(),
+        Value::Array(a) => a.iter().find_map(Value::as_str),
         _ => None,
     }
 }

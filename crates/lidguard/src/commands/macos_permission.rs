@@ -115,11 +115,8 @@ mod job {
 
     const DIR: [&str; 2] = ["Library", "LaunchAgents"];
 
-    fn name(home: &Path) -> String {
-        launchd::agent_path(home)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+    fn name() -> String {
+        format!("{}.plist", launchd::LABEL)
     }
 
     pub(super) fn read(home: &Path) -> std::io::Result<Option<String>> {
@@ -129,7 +126,7 @@ mod job {
             Err(e) => return Err(e),
         };
         Ok(dir
-            .read(&name(home))?
+            .read(&name())?
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
     }
 
@@ -143,11 +140,11 @@ mod job {
             uid: rustix::process::geteuid().as_raw(),
             gid: rustix::process::getegid().as_raw(),
         }));
-        Dir::open(home, &DIR, create)?.replace(&name(home), text.as_bytes(), 0o644, owner)
+        Dir::open(home, &DIR, create)?.replace(&name(), text.as_bytes(), 0o644, owner)
     }
 
     pub(super) fn remove(home: &Path) -> std::io::Result<bool> {
-        Dir::open(home, &DIR, None)?.remove(&name(home))
+        Dir::open(home, &DIR, None)?.remove(&name())
     }
 }
 

@@ -66,7 +66,7 @@ pub(crate) fn run(places: &Places, args: RunArgs) -> anyhow::Result<ExitCode> {
     let status = child.wait()?;
     let code = exit_code(&status);
     // A signal while the command ran asked the work to stop: its leftovers are not waited for.
-    if follow && !forward.passed_on() && background::left_running() {
+    if follow && !forward.signalled() && background::left_running() {
         let leave = {
             let places = places.clone();
             let session = session.clone();
@@ -202,7 +202,7 @@ mod signals {
         target: Option<tokio::sync::mpsc::UnboundedSender<Target>>,
         /// Set once a signal came while the command ran (passed on, or sent to it by the
         /// terminal too).
-        passed_on: Arc<AtomicBool>,
+        signalled: Arc<AtomicBool>,
     }
 
     impl Forwarder {
@@ -210,21 +210,21 @@ mod signals {
         pub(super) fn install() -> Forwarder {
             let (ready_tx, ready_rx) = mpsc::channel::<bool>();
             let (target_tx, target_rx) = tokio::sync::mpsc::unbounded_channel::<Target>();
-            let passed_on = Arc::new(AtomicBool::new(false));
-            let flag = Arc::clone(&passed_on);
+            let signalled = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&signalled);
             let spawned = std::thread::Builder::new()
                 .name("signals".into())
                 .spawn(move || forward(&ready_tx, target_rx, &flag));
             let ready = spawned.is_ok() && ready_rx.recv().unwrap_or(false);
             Forwarder {
                 target: ready.then_some(target_tx),
-                passed_on,
+                signalled,
             }
         }
 
         /// Whether a signal came while the command ran.
-        pub(super) fn passed_on(&self) -> bool {
-            self.passed_on.load(Ordering::SeqCst)
+        pub(super) fn signalled(&self) -> bool {
+            self.signalled.load(Ordering::SeqCst)
         }
 
         /// Starts passing signals on to `pid`.
@@ -249,7 +249,7 @@ mod signals {
     fn forward(
         ready: &mpsc::Sender<bool>,
         mut targets: tokio::sync::mpsc::UnboundedReceiver<Target>,
-        passed_on: &AtomicBool,
+        signalled: &AtomicBool,
     ) {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -297,7 +297,7 @@ mod signals {
                     Some((sig, always)) = rx.recv() => match target.take() {
                         Some(Target::Command(pid)) => {
                             // Asked to stop, whether the terminal or lidguard delivers it.
-                            passed_on.store(true, Ordering::SeqCst);
+                            signalled.store(true, Ordering::SeqCst);
                             if always || !in_terminal_foreground() {
                                 let _ = kill_process(pid, sig);
                             }
@@ -335,7 +335,7 @@ mod signals {
 
         pub(super) fn on_signal_leave(&self, _leave: Box<dyn FnOnce() + Send>) {}
 
-        pub(super) fn passed_on(&self) -> bool {
+        pub(super) fn signalled(&self) -> bool {
             false
         }
     }

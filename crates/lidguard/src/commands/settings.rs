@@ -73,8 +73,8 @@ fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow:
         output::line(&format!(
             "{}: {} -> {}",
             spec.flag,
-            shown(spec, &applied.old),
-            shown(spec, &applied.new)
+            applied.old.shown_value(spec),
+            applied.new.shown_value(spec)
         ))?;
     }
     output::line(&format!("Saved to {}.", places.settings_file().display()))?;
@@ -135,11 +135,6 @@ fn phone_line(settings: &Settings) -> String {
     parts.join("; ")
 }
 
-/// A field's value as printed: secrets are never shown, only whether one is set.
-fn shown(spec: &FieldSpec, settings: &Settings) -> String {
-    settings.shown_value(spec)
-}
-
 fn render(settings: &Settings, os: Os, path: &str) -> String {
     let mut out = format!("Settings ({path}):\n");
     let width = fields_for(os).map(|s| s.flag.len()).max().unwrap_or(0);
@@ -149,7 +144,7 @@ fn render(settings: &Settings, os: Os, path: &str) -> String {
             category = Some(spec.category);
             out.push_str(&format!("\n  {}\n", spec.category.label()));
         }
-        let value = shown(spec, settings);
+        let value = settings.shown_value(spec);
         out.push_str(&format!("    {:<width$}  {value}\n", spec.flag));
     }
     out.push_str(&format!(
@@ -193,7 +188,7 @@ fn edit(
                 category = Some(spec.category);
                 writeln!(out, "  {}", spec.category.label())?;
             }
-            let value = shown(spec, &draft);
+            let value = draft.shown_value(spec);
             let mark = if draft.get_field(spec.flag) == current.get_field(spec.flag) {
                 " "
             } else {
@@ -225,7 +220,7 @@ fn edit(
         };
         writeln!(out, "\n{} — {}", spec.flag, spec.help)?;
         writeln!(out, "Accepted: {}.", spec.expected())?;
-        let current_value = shown(spec, &draft);
+        let current_value = draft.shown_value(spec);
         let Some(value) = read(out, &format!("New value [{current_value}]: "))? else {
             return Ok(None);
         };
