@@ -265,7 +265,7 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 /// The lid as the decision saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Lid {
     /// Open.
     Open,
@@ -273,6 +273,23 @@ pub enum Lid {
     Closed,
     /// Not known (no lid switch, unreadable state): never treated as closed.
     Unknown,
+}
+
+impl Lid {
+    /// "Open", "Closed" or "Unknown".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lid::Open => "Open",
+            Lid::Closed => "Closed",
+            Lid::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Lid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What lidguard answers.

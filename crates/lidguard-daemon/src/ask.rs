@@ -19,6 +19,9 @@ use lidguard_core::ask::AskOutcome;
 use lidguard_core::webhook::Payload;
 use serde::Deserialize;
 
+/// The longest the post-stop (or follow-up) sound may play.
+pub(crate) const SOUND_LIMIT: Duration = Duration::from_secs(60);
+
 /// The pause between two polls.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -180,12 +183,12 @@ fn play_sound(x: &Exchange) {
         return;
     }
     let volume = x.volume_percent;
-    std::thread::spawn(move || {
-        match lidguard_platform::sound::play(&sound, volume, crate::runtime::SOUND_LIMIT) {
+    std::thread::spawn(
+        move || match lidguard_platform::sound::play(&sound, volume, SOUND_LIMIT) {
             Ok(played) => tracing::info!(?played, "follow-up sound played"),
             Err(e) => tracing::warn!(error = %e, "follow-up sound not played"),
-        }
-    });
+        },
+    );
 }
 
 fn sleep_unless(canceled: &AtomicBool, total: Duration) {

@@ -11,7 +11,6 @@
 //! (a lid known only from `/proc/acpi`, no uevents) falls back to a slow poll while needed.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use lidguard_platform::power::PowerControl;
 use lidguard_platform::sources::Roots;
@@ -38,7 +37,7 @@ impl MachineWatch {
     /// Sets up what can be signalled; `changed` hears of every change.
     pub(crate) async fn start(
         roots: &Roots,
-        power: Option<&Arc<dyn PowerControl>>,
+        power: Option<&dyn PowerControl>,
         changed: mpsc::UnboundedSender<()>,
     ) -> MachineWatch {
         if roots.overridden {

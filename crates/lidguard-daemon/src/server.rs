@@ -144,6 +144,16 @@ pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
     pipe::Listener::bind(path)
 }
 
+/// Waits (2 s at most) until the connections of `alive`'s clones have written their answers.
+pub(crate) async fn answers_written(alive: &Arc<()>) {
+    let written = async {
+        while Arc::strong_count(alive) > 1 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), written).await;
+}
+
 /// Accepts connections until aborted. Every connection task holds a clone of `alive`, so the
 /// runtime can wait for answers still being written before it exits.
 pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {

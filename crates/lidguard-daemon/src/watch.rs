@@ -340,6 +340,16 @@ impl Watchers {
         );
     }
 
+    /// Takes in one change; whether transcripts wait to be read (a read is due after the
+    /// debounce).
+    pub(crate) fn take_change(&mut self, change: FsChange) -> bool {
+        self.changed(change);
+        if self.needs_resync() {
+            self.move_watches();
+        }
+        self.has_dirty()
+    }
+
     /// A change the file watcher reported.
     pub(crate) fn changed(&mut self, change: FsChange) {
         if self.followed.contains_key(&change.path) {

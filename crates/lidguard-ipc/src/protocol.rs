@@ -209,6 +209,10 @@ pub struct Response {
     /// Ask before sleep: the user's reply, which continues the agent's turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
+    /// For a hook: exactly what it prints for its agent (the decision or the continuation,
+    /// rendered once, by the daemon, in the agent's dialect). Nothing to print when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
     /// For `start`: the keep-awake protection as it stands once the session is applied, so the
     /// caller can say at once when nothing can be held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,6 +232,7 @@ impl Response {
             decision: None,
             wait_until: None,
             continuation: None,
+            stdout: None,
             protection: None,
         }
     }
@@ -244,6 +249,7 @@ impl Response {
             decision: None,
             wait_until: None,
             continuation: None,
+            stdout: None,
             protection: None,
         }
     }

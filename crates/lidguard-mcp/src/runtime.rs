@@ -24,7 +24,7 @@ pub(crate) const NOT_RUNNING: &str = "lidguard's runtime is not running: no sess
 /// What came back from the daemon.
 pub(crate) enum Answer {
     /// The daemon answered (its `ok` may still be false).
-    Reply(Response),
+    Reply(Box<Response>),
     /// No daemon runs.
     NotRunning,
     /// A daemon may run but could not be reached or did not answer.
@@ -75,11 +75,10 @@ impl Runtime {
     /// The daemon's snapshot, or why there is none.
     pub(crate) async fn status(&self) -> Result<Box<Status>, String> {
         match self.send(Request::Status).await {
-            Answer::Reply(Response {
-                status: Some(status),
-                ..
-            }) => Ok(status),
-            Answer::Reply(r) => Err(format!("the runtime gave no status: {}", r.message)),
+            Answer::Reply(r) => match r.status {
+                Some(status) => Ok(status),
+                None => Err(format!("the runtime gave no status: {}", r.message)),
+            },
             Answer::NotRunning => Err(NOT_RUNNING.to_owned()),
             Answer::Unreachable(e) => Err(e),
         }
@@ -98,7 +97,7 @@ fn current_exe() -> Result<PathBuf, ClientError> {
 
 async fn blocking(call: impl FnOnce() -> Result<Response, ClientError> + Send + 'static) -> Answer {
     match tokio::task::spawn_blocking(call).await {
-        Ok(Ok(response)) => Answer::Reply(response),
+        Ok(Ok(response)) => Answer::Reply(Box::new(response)),
         Ok(Err(ClientError::NotRunning { .. })) => Answer::NotRunning,
         Ok(Err(e)) => Answer::Unreachable(e.to_string()),
         Err(e) => Answer::Unreachable(format!("the request task failed: {e}")),

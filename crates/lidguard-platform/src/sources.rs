@@ -5,10 +5,9 @@
 //! unreadable or malformed file counts as "nothing known".
 //!
 //! These are plain file reads and work on every OS; where `/proc` and `/sys` do not exist they
-//! report [`LidState::Unknown`], no lid switch and no displays.
+//! report [`Lid::Unknown`], no lid switch and no displays.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -80,33 +79,8 @@ impl Default for Roots {
     }
 }
 
-/// Whether the lid is open.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LidState {
-    /// The lid is open.
-    Open,
-    /// The lid is closed.
-    Closed,
-    /// No lid, or no way to tell (this turns closed-lid behaviour off).
-    Unknown,
-}
-
-impl LidState {
-    /// "Open", "Closed" or "Unknown".
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LidState::Open => "Open",
-            LidState::Closed => "Closed",
-            LidState::Unknown => "Unknown",
-        }
-    }
-}
-
-impl fmt::Display for LidState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The lid: the core's type, so a reading is what a decision sees.
+pub use lidguard_core::event::Lid;
 
 /// The subdirectories (or links to them) of `dir`, with their names; nothing when unreadable.
 fn entries(dir: &Path) -> Vec<(String, PathBuf)> {
@@ -133,7 +107,7 @@ fn acpi_lid_dir(roots: &Roots) -> PathBuf {
 
 /// Lid from `<proc>/acpi/button/lid/*/state` files: any "closed" → Closed, else any "open" →
 /// Open, else Unknown (missing dir, unreadable, malformed → Unknown, never panic).
-pub fn lid_state_from_files(roots: &Roots) -> LidState {
+pub fn lid_state_from_files(roots: &Roots) -> Lid {
     let mut any_open = false;
     for (_, lid) in entries(&acpi_lid_dir(roots)) {
         let Ok(text) = fs::read(lid.join("state")) else {
@@ -141,15 +115,11 @@ pub fn lid_state_from_files(roots: &Roots) -> LidState {
         };
         let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
         if text.contains("closed") {
-            return LidState::Closed;
+            return Lid::Closed;
         }
         any_open |= text.contains("open");
     }
-    if any_open {
-        LidState::Open
-    } else {
-        LidState::Unknown
-    }
+    if any_open { Lid::Open } else { Lid::Unknown }
 }
 
 /// Whether an input device's `capabilities/sw` bitmap has bit 0 (`SW_LID`) set.
@@ -369,33 +339,25 @@ pub fn battery(roots: &Roots) -> Option<lidguard_core::suspend::Battery> {
 
 /// The lid, by the best source: logind's `LidClosed` (system bus) when the machine has a lid
 /// switch and the roots are not overridden, else (or when logind cannot tell) the ACPI files.
-pub async fn lid_state(roots: &Roots) -> LidState {
+pub async fn lid_state(roots: &Roots) -> Lid {
     if !roots.overridden
         && cfg!(target_os = "linux")
         && has_lid_switch(roots)
         && let Some(closed) = crate::power::logind_lid_closed().await
     {
-        return if closed {
-            LidState::Closed
-        } else {
-            LidState::Open
-        };
+        return if closed { Lid::Closed } else { Lid::Open };
     }
     lid_state_from_files(roots)
 }
 
 /// Like [`lid_state`], asking an already connected backend instead of opening a connection
 /// (on Windows: the lid-switch notifications, which know a machine has a lid by calling back).
-pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> LidState {
+pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> Lid {
     if !roots.overridden
         && (!cfg!(target_os = "linux") || has_lid_switch(roots))
         && let Some(closed) = power.lid_closed().await
     {
-        return if closed {
-            LidState::Closed
-        } else {
-            LidState::Open
-        };
+        return if closed { Lid::Closed } else { Lid::Open };
     }
     lid_state_from_files(roots)
 }
@@ -506,8 +468,8 @@ mod tests {
 
     #[test]
     fn lid_state_display() {
-        assert_eq!(LidState::Open.to_string(), "Open");
-        assert_eq!(LidState::Closed.to_string(), "Closed");
-        assert_eq!(LidState::Unknown.to_string(), "Unknown");
+        assert_eq!(Lid::Open.to_string(), "Open");
+        assert_eq!(Lid::Closed.to_string(), "Closed");
+        assert_eq!(Lid::Unknown.to_string(), "Unknown");
     }
 }

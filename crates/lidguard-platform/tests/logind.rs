@@ -12,7 +12,7 @@ use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
 
 use lidguard_platform::power::{self, Inhibit, LID_SWITCH_WHY, PowerControl, ProtectionPlan};
-use lidguard_platform::sources::{LidState, Roots, lid_state_using};
+use lidguard_platform::sources::{Lid, Roots, lid_state_using};
 use lidguard_testbus::{PrivateLogind, bus_or_skip, logind_or_skip, serial};
 use tokio::runtime::Runtime;
 
@@ -215,7 +215,7 @@ fn reads_lid_closed_from_logind() {
     let roots = Roots::new(fake.path().join("proc"), fake.path().join("sys"));
     assert_eq!(
         block_on(&rt, lid_state_using(power.as_ref(), &roots)),
-        LidState::Unknown
+        Lid::Unknown
     );
 }
 

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use lidguard_platform::sources::{
-    LidState, Roots, has_lid_switch, lid_state, lid_state_from_files, visible_displays,
+    Lid, Roots, has_lid_switch, lid_state, lid_state_from_files, visible_displays,
 };
 use tempfile::TempDir;
 
@@ -50,10 +50,10 @@ fn roots_new_is_overridden() {
 fn lid_open_and_closed() {
     let tree = Tree::new();
     tree.write("proc/acpi/button/lid/LID0/state", b"state:      open\n");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Open);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Open);
 
     tree.write("proc/acpi/button/lid/LID0/state", b"state:      closed\n");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Closed);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Closed);
 }
 
 #[test]
@@ -62,35 +62,35 @@ fn any_closed_lid_wins_over_open_ones() {
     tree.write("proc/acpi/button/lid/LID0/state", b"state:      open\n");
     tree.write("proc/acpi/button/lid/LID1/state", b"state:      CLOSED\n");
     tree.write("proc/acpi/button/lid/LID2/state", b"state:      open\n");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Closed);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Closed);
 }
 
 #[test]
 fn lid_unknown_cases() {
     // No acpi directory at all.
     let tree = Tree::new();
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 
     // The proc root itself missing.
     let missing = Roots::new(tree.path("nowhere/proc"), tree.path("nowhere/sys"));
-    assert_eq!(lid_state_from_files(&missing), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&missing), Lid::Unknown);
 
     // An empty lid directory.
     tree.mkdir("proc/acpi/button/lid");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 
     // A lid without a state file.
     tree.mkdir("proc/acpi/button/lid/LID0");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 
     // Malformed content, including bytes that are not UTF-8.
     tree.write(
         "proc/acpi/button/lid/LID0/state",
         b"state: \xff\xfe half-shut\n",
     );
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
     tree.write("proc/acpi/button/lid/LID0/state", b"");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 }
 
 #[test]
@@ -98,16 +98,16 @@ fn unreadable_lid_entries_are_unknown() {
     // `lid` is a file, so it cannot be listed (this fails even for root, unlike chmod 000).
     let tree = Tree::new();
     tree.write("proc/acpi/button/lid", b"open");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 
     // `state` is a directory, so it cannot be read.
     let tree = Tree::new();
     tree.mkdir("proc/acpi/button/lid/LID0/state");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Unknown);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Unknown);
 
     // An unreadable entry next to a readable one does not hide the readable one.
     tree.write("proc/acpi/button/lid/LID1/state", b"state: open\n");
-    assert_eq!(lid_state_from_files(&tree.roots), LidState::Open);
+    assert_eq!(lid_state_from_files(&tree.roots), Lid::Open);
 }
 
 #[cfg(unix)]
@@ -120,9 +120,9 @@ fn permission_denied_lid_directory_is_unknown_or_readable() {
     fs::set_permissions(&lid_dir, fs::Permissions::from_mode(0o000)).expect("chmod");
     let can_still_read = fs::read_dir(&lid_dir).is_ok(); // root ignores the mode
     let expected = if can_still_read {
-        LidState::Closed
+        Lid::Closed
     } else {
-        LidState::Unknown
+        Lid::Unknown
     };
     assert_eq!(lid_state_from_files(&tree.roots), expected);
     fs::set_permissions(&lid_dir, fs::Permissions::from_mode(0o755)).expect("chmod back");
@@ -208,7 +208,7 @@ fn combined_lid_state_uses_files_for_overridden_roots() {
         .enable_all()
         .build()
         .expect("runtime");
-    assert_eq!(rt.block_on(lid_state(&tree.roots)), LidState::Closed);
+    assert_eq!(rt.block_on(lid_state(&tree.roots)), Lid::Closed);
     tree.write("proc/acpi/button/lid/LID0/state", b"state: open\n");
-    assert_eq!(rt.block_on(lid_state(&tree.roots)), LidState::Open);
+    assert_eq!(rt.block_on(lid_state(&tree.roots)), Lid::Open);
 }

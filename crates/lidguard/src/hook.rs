@@ -1,7 +1,7 @@
 //! `lidguard <provider>-hook`: the hot path, run on every hook event of every agent.
 //!
 //! It does only this: read stdin, parse it with the provider's dialect, make one socket round
-//! trip, print the decision if there is one. (A continuable Stop the daemon asks to wait for
+//! trip, print what the daemon rendered for the agent, if anything. (A continuable Stop the daemon asks to wait for
 //! ask before sleep keeps the same connection open for a second answer, and prints the user's
 //! reply as the agent's continuation.) No async runtime, no database, no settings file,
 //! no log subscriber. And it fails open: whatever goes wrong — malformed JSON, an unknown
@@ -91,10 +91,6 @@ fn handle(
             event.owner_pid = owner;
         }
     }
-    let decision_event = events
-        .iter()
-        .find(|e| e.kind.wants_decision())
-        .map(|e| e.hook_event.clone());
     let hook_event = events
         .first()
         .map(|e| e.hook_event.clone())
@@ -123,17 +119,12 @@ fn handle(
             response.message
         ));
     }
-    let out = match (&response.decision, decision_event, &response.continuation) {
-        (Some(decision), Some(event), _) => lidguard_providers::render(provider, &event, decision),
-        // Ask before sleep: the user's reply continues the turn.
-        (_, _, Some(reply)) => lidguard_providers::render_continuation(provider, reply),
-        _ => None,
-    };
-    if let Some(out) = out {
+    // The daemon rendered the decision (or the continuation) in the agent's dialect: what it
+    // logged and streamed as told is exactly what is printed here.
+    if let Some(out) = &response.stdout {
         let mut stdout = std::io::stdout().lock();
         stdout
             .write_all(out.as_bytes())
-            .and_then(|()| stdout.write_all(b"\n"))
             .and_then(|()| stdout.flush())
             .map_err(|e| format!("cannot write the hook output: {e}"))?;
     }

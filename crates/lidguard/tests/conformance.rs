@@ -1,7 +1,8 @@
 //! Every captured payload in `tests/fixtures/<provider>/` through the real hook binary against
 //! a real daemon, with the lid open and with the lid closed (through the documented
 //! `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` source override): the normalized events the daemon
-//! recorded and the exact stdout must match the fixture's `expect`.
+//! recorded and the exact stdout must match the fixture's `expect`, and the event stream's
+//! `visibility.stdout` must be exactly what the hook printed.
 //!
 //! `LIDGUARD_BLESS=1 cargo test -p lidguard --test integration conformance` writes what was
 //! observed into fixtures that have no `expect` yet; review the diff before committing.
@@ -124,6 +125,24 @@ impl LidHome {
         (String::from_utf8(out.stdout).unwrap(), events)
     }
 
+    /// What the event stream says the agents were told since stream id `since`: the stdout
+    /// of every hook line after it, in order, and the newest id.
+    fn told(&self, since: u64) -> (String, u64) {
+        let out = self.cmd(&["events", "--json"]).output().unwrap();
+        assert!(out.status.success());
+        let mut told = String::new();
+        let mut newest = since;
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let event: Value = serde_json::from_str(line).unwrap();
+            let id = event["observation"]["id"].as_u64().unwrap();
+            newest = newest.max(id);
+            if id > since && event["observation"]["source"] == "hook" {
+                told.push_str(event["visibility"]["stdout"].as_str().unwrap_or(""));
+            }
+        }
+        (told, newest)
+    }
+
     /// When the newest recorded event arrived.
     fn latest(&self) -> Option<jiff::Timestamp> {
         self.recorded().last().map(at)
@@ -154,6 +173,8 @@ fn every_fixture_normalizes_and_answers_as_expected() {
     let bless = std::env::var_os("LIDGUARD_BLESS").is_some();
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut open_seen = open.told(0).1;
+    let mut closed_seen = closed.told(0).1;
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let mut fixture: Value =
@@ -165,8 +186,20 @@ fn every_fixture_normalizes_and_answers_as_expected() {
             other => serde_json::to_string(other).unwrap(),
         };
         let (open_out, open_events) = open.run_hook(Exe::Hook, &provider, &event, &stdin);
+        let (told, newest) = open.told(open_seen);
+        open_seen = newest;
         let (closed_out, closed_events) = closed.run_hook(Exe::Hook, &provider, &event, &stdin);
+        let (closed_told, newest) = closed.told(closed_seen);
+        closed_seen = newest;
+        assert_eq!(
+            (&told, &closed_told),
+            (&open_out, &closed_out),
+            "{}: the stream's visibility.stdout is exactly what the hook printed (lid open, \
+             lid closed)",
+            path.display()
+        );
         let (full_out, full_events) = open.run_hook(Exe::Full, &provider, &event, &stdin);
+        open_seen = open.told(open_seen).1;
         assert_eq!(
             (&full_out, &full_events),
             (&open_out, &open_events),

@@ -207,8 +207,9 @@ fn decisions_daemon_events_and_what_the_agent_was_told() {
     assert_eq!(provenance["lid"], "Closed");
     assert_eq!(provenance["externalDisplays"], 0);
     assert_eq!(
-        format!("{}\n", denied["visibility"]["stdout"].as_str().unwrap()),
-        told
+        denied["visibility"]["stdout"].as_str().unwrap(),
+        told,
+        "the stream shows exactly what the hook printed"
     );
     assert_eq!(denied["visibility"]["logged"], true);
     let asked = requests[1];

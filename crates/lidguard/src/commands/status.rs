@@ -71,7 +71,7 @@ fn not_running(json: bool) -> anyhow::Result<ExitCode> {
 
 /// The lid exactly as the daemon reads it (logind, else the files below `roots`), from a
 /// command that has no async runtime of its own.
-pub(crate) fn current_lid(roots: &Roots) -> anyhow::Result<sources::LidState> {
+pub(crate) fn current_lid(roots: &Roots) -> anyhow::Result<sources::Lid> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?

@@ -1,0 +1,136 @@
+//! Requests: what each command-line request asks of the registry, decided before anything is
+//! applied (hooks and the event stream have their own paths).
+
+use lidguard_core::registry::{Input, RemoveSelector, StartSession, StopSession};
+use lidguard_core::session::{Session, SessionKey};
+use lidguard_core::settings::{Os, Settings};
+use lidguard_ipc::protocol::{Outcome, Request, Response};
+use lidguard_platform::sources::Roots;
+
+/// How a request is carried out.
+pub(super) enum Route {
+    /// Answered as it is.
+    Now(Response),
+    Status,
+    /// An input about one session.
+    Session {
+        key: SessionKey,
+        input: Input,
+        /// Answered only once the change is on disk: a daemon killed right after answering
+        /// loses nothing it acknowledged.
+        durable: bool,
+        /// The lid read first (a stop may schedule a suspend).
+        observe_first: bool,
+        /// The answer says what protection is held (a start).
+        with_protection: bool,
+    },
+    Remove(RemoveSelector),
+    CleanupOrphans,
+    Settings(Box<Settings>),
+}
+
+/// The route of `request`; hooks and `events` are not routed here.
+pub(super) fn route(request: Request) -> Route {
+    let plain = |key: SessionKey, input: Input| Route::Session {
+        key,
+        input,
+        durable: false,
+        observe_first: false,
+        with_protection: false,
+    };
+    match request {
+        Request::Ping => Route::Now(Response::ok(Outcome::Done, "pong")),
+        Request::Status => Route::Status,
+        Request::Start {
+            session,
+            cwd,
+            transcript_path,
+            watched_pid,
+        } => {
+            let key = session.key();
+            let input = Input::Start(StartSession {
+                key: key.clone(),
+                cwd,
+                transcript_path,
+                watched_pid,
+            });
+            Route::Session {
+                key,
+                input,
+                durable: true,
+                observe_first: false,
+                with_protection: true,
+            }
+        }
+        Request::Stop {
+            session,
+            kind,
+            end_reason,
+            pending_work,
+        } => {
+            let key = session.key();
+            let input = Input::Stop(StopSession {
+                key: key.clone(),
+                kind,
+                end_reason,
+                pending_work,
+                stop_hook: None,
+            });
+            Route::Session {
+                key,
+                input,
+                durable: true,
+                observe_first: true,
+                with_protection: false,
+            }
+        }
+        Request::Activity { session, reason } => {
+            let key = session.key();
+            plain(key.clone(), Input::Activity { key, reason })
+        }
+        Request::SoftLock { session, reason } => {
+            let key = session.key();
+            plain(key.clone(), Input::SoftLock { key, reason })
+        }
+        Request::RemoveSession {
+            all,
+            session_id,
+            provider,
+            provider_name,
+        } => match (all, session_id) {
+            (true, _) => Route::Remove(RemoveSelector::All),
+            (false, Some(session_id)) => Route::Remove(RemoveSelector::Matching {
+                session_id,
+                provider,
+                provider_name,
+            }),
+            (false, None) => Route::Now(Response::error(
+                "remove-session needs `all` or a `sessionId`",
+            )),
+        },
+        Request::CleanupOrphans => Route::CleanupOrphans,
+        Request::Hook { .. } | Request::Events { .. } => Route::Now(Response::error(
+            "hook and events requests are handled above",
+        )),
+        Request::Settings { settings } => {
+            let mut settings = *settings;
+            settings.normalize(Os::current());
+            match settings.validate(Os::current()) {
+                Ok(()) => Route::Settings(Box::new(settings)),
+                Err(errors) => {
+                    let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    let reasons = reasons.join("; ");
+                    Route::Now(Response::error(format!("settings rejected: {reasons}")))
+                }
+            }
+        }
+    }
+}
+
+/// The sessions whose watched process is gone.
+pub(super) fn orphans<'a>(sessions: impl Iterator<Item = &'a Session>) -> Vec<SessionKey> {
+    let system = Roots::system();
+    let orphaned = |pid| !lidguard_platform::process::is_alive(&system, pid);
+    let gone = sessions.filter(|s| s.watched_pid.is_some_and(orphaned));
+    gone.map(|s| s.key.clone()).collect()
+}
