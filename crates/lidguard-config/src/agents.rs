@@ -4,7 +4,7 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use lidguard_core::provider::Provider;
-use lidguard_providers::agent::{AGENTS, agent};
+use lidguard_providers::{AGENTS, agent};
 
 pub use lidguard_providers::agent::{Env, Location};
 

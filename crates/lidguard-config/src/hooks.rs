@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use lidguard_core::provider::Provider;
-use lidguard_providers::agent::{AGENTS, Agent, agent};
+use lidguard_providers::agent::Agent;
 use lidguard_providers::install::{Change, HookCommand, InstallState};
+use lidguard_providers::{AGENTS, agent};
 use serde::Serialize;
 
 use crate::agents::{self, Env, Location};

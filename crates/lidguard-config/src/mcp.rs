@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use lidguard_core::provider::Provider;
-use lidguard_providers::agent::{McpFile, agent};
+use lidguard_providers::agent;
+use lidguard_providers::agent::McpFile;
 use lidguard_providers::install::mcp::{self as edits, JsonEntry, McpStatus};
 use lidguard_providers::install::{Change, InstallError, InstallState};
 use serde::Serialize;

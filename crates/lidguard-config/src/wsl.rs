@@ -577,7 +577,7 @@ pub fn hook_command(linux_exe: &str) -> HookCommand {
 }
 
 fn agent_of(p: Provider) -> Result<&'static lidguard_providers::agent::Agent, String> {
-    lidguard_providers::agent::agent(p).ok_or_else(|| format!("{p} is not managed by lidguard"))
+    lidguard_providers::agent(p).ok_or_else(|| format!("{p} is not managed by lidguard"))
 }
 
 fn mcp_of(p: Provider) -> Result<&'static lidguard_providers::agent::McpFile, String> {
@@ -770,7 +770,7 @@ pub fn refresh_timeouts(
                 continue;
             }
         };
-        for a in lidguard_providers::agent::AGENTS
+        for a in lidguard_providers::AGENTS
             .iter()
             .filter(|a| a.hooks.timeouts)
         {

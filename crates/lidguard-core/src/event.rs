@@ -18,20 +18,7 @@ pub const RAW_EXCERPT_BYTES: usize = 2048;
 /// Longest prompt text kept with a start event, in characters.
 pub const PROMPT_CHARS: usize = 500;
 
-/// What kind of background work an agent left running.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum WorkKind {
-    /// A subagent (Claude `SubagentStart`, Copilot `subagentStart`).
-    Subagent,
-    /// A background or detached shell.
-    Shell,
-    /// A background agent or task (Claude `Agent`/`Task` in the background, `TaskCreated`,
-    /// Copilot background `task`).
-    Task,
-    /// A monitor (Claude `Monitor`).
-    Monitor,
-}
+pub use crate::session::WorkKind;
 
 /// What happened, in provider-neutral terms.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,8 +6,22 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::event::WorkKind;
 use crate::provider::Provider;
+
+/// What kind of background work an agent left running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WorkKind {
+    /// A subagent (Claude `SubagentStart`, Copilot `subagentStart`).
+    Subagent,
+    /// A background or detached shell.
+    Shell,
+    /// A background agent or task (Claude `Agent`/`Task` in the background, `TaskCreated`,
+    /// Copilot background `task`).
+    Task,
+    /// A monitor (Claude `Monitor`).
+    Monitor,
+}
 
 /// Identifies a session: (provider, session id, provider name). The provider name is only
 /// meaningful for [`Provider::Mcp`] and is empty for every other provider.

@@ -24,6 +24,7 @@ pub mod polkit;
 pub mod power;
 pub mod process;
 mod root_file;
+mod roots;
 pub mod saved_setting;
 pub mod sleep_disabled;
 pub mod sound;
@@ -32,5 +33,6 @@ pub mod sudoers;
 pub mod tail;
 #[cfg(target_os = "linux")]
 pub mod uevents;
+mod units;
 #[cfg(windows)]
 mod windows;

@@ -167,7 +167,7 @@ fn pmset_here() -> Pmset {
 
 /// The `SleepDisabled` lidguard changes: `pmset`, or the file below `LIDGUARD_SYS_ROOT` when
 /// tests relocate the system.
-pub fn sleep_setting(roots: &crate::sources::Roots) -> Arc<dyn Setting<bool>> {
+pub fn sleep_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<bool>> {
     if roots.overridden {
         Arc::new(FileSetting::sleep_disabled(&roots.sys_root))
     } else {
@@ -176,7 +176,7 @@ pub fn sleep_setting(roots: &crate::sources::Roots) -> Arc<dyn Setting<bool>> {
 }
 
 /// The `hibernatemode` lidguard changes to hibernate, like [`sleep_setting`].
-pub fn hibernate_setting(roots: &crate::sources::Roots) -> Arc<dyn Setting<u32>> {
+pub fn hibernate_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<u32>> {
     if roots.overridden {
         Arc::new(FileSetting::hibernate_mode(&roots.sys_root))
     } else {

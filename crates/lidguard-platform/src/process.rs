@@ -1,6 +1,10 @@
 //! Processes lidguard watches (the agent that owns a session).
 
-use crate::sources::Roots;
+use crate::roots::Roots;
+
+pub(crate) mod info;
+
+pub use info::ProcessInfo;
 
 /// Whether `pid` is a live process (not a zombie).
 ///
@@ -101,19 +105,6 @@ mod tests {
         assert_eq!(stat_state("42 (noclose"), None);
         assert_eq!(stat_state("42 (x)"), None);
     }
-}
-
-/// One process in a hook's ancestry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProcessInfo {
-    /// Its pid.
-    pub pid: u32,
-    /// Its parent's pid (0 when unknown).
-    pub ppid: u32,
-    /// The short name (`/proc/<pid>/comm`; the kernel truncates it to 15 bytes).
-    pub name: String,
-    /// The command line, arguments joined by spaces.
-    pub cmdline: String,
 }
 
 /// The ancestors of `pid` (its parent first), at most `max_depth` of them, stopping at init,

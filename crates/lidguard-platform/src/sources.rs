@@ -7,77 +7,13 @@
 //! These are plain file reads and work on every OS; where `/proc` and `/sys` do not exist they
 //! report [`Lid::Unknown`], no lid switch and no displays.
 
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::power::PowerControl;
 
-/// Environment variable that replaces `/proc` (sets [`Roots::overridden`]).
-pub const PROC_ROOT_ENV: &str = "LIDGUARD_PROC_ROOT";
-/// Environment variable that replaces `/sys` (sets [`Roots::overridden`]).
-pub const SYS_ROOT_ENV: &str = "LIDGUARD_SYS_ROOT";
-
-/// Roots for file-based sensing; production uses "/proc" and "/sys"; tests and users override
-/// with `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT`.
-#[derive(Clone, Debug)]
-pub struct Roots {
-    /// Where procfs is (`/proc`).
-    pub proc_root: PathBuf,
-    /// Where sysfs is (`/sys`).
-    pub sys_root: PathBuf,
-    /// Whether either root was replaced; then only the files are trusted (no logind).
-    pub overridden: bool,
-}
-
-impl Roots {
-    /// The real `/proc` and `/sys`, not overridden.
-    pub fn system() -> Roots {
-        Roots {
-            proc_root: PathBuf::from("/proc"),
-            sys_root: PathBuf::from("/sys"),
-            overridden: false,
-        }
-    }
-
-    /// `/proc` and `/sys`, each replaced by `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` when that
-    /// variable is set and not empty; `overridden` is true when either is.
-    pub fn from_env() -> Roots {
-        Self::from_vars(
-            std::env::var_os(PROC_ROOT_ENV),
-            std::env::var_os(SYS_ROOT_ENV),
-        )
-    }
-
-    /// [`Roots::from_env`] with the variables' values passed in.
-    fn from_vars(proc_root: Option<OsString>, sys_root: Option<OsString>) -> Roots {
-        let proc_root = proc_root.filter(|value| !value.is_empty());
-        let sys_root = sys_root.filter(|value| !value.is_empty());
-        let overridden = proc_root.is_some() || sys_root.is_some();
-        let system = Self::system();
-        Roots {
-            proc_root: proc_root.map_or(system.proc_root, PathBuf::from),
-            sys_root: sys_root.map_or(system.sys_root, PathBuf::from),
-            overridden,
-        }
-    }
-
-    /// Explicit roots (`overridden` = true).
-    pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Roots {
-        Roots {
-            proc_root: proc_root.into(),
-            sys_root: sys_root.into(),
-            overridden: true,
-        }
-    }
-}
-
-impl Default for Roots {
-    /// Same as [`Roots::system`].
-    fn default() -> Roots {
-        Roots::system()
-    }
-}
+pub use crate::roots::{PROC_ROOT_ENV, Roots, SYS_ROOT_ENV};
+pub use crate::units::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
 
 /// The lid: the core's type, so a reading is what a decision sees.
 pub use lidguard_core::event::Lid;
@@ -272,17 +208,6 @@ pub fn thermal_millidegrees(roots: &Roots) -> Vec<i64> {
     thermal_readings(roots).unwrap_or_default()
 }
 
-/// Kelvin (WMI's `ThermalZoneInformation.Temperature`) in millidegrees Celsius.
-pub fn kelvin_to_millidegrees(kelvin: u32) -> i64 {
-    i64::from(kelvin) * 1000 - 273_150
-}
-
-/// Tenths of a kelvin (WMI's `MSAcpi_ThermalZoneTemperature.CurrentTemperature`) in
-/// millidegrees Celsius.
-pub fn decikelvin_to_millidegrees(decikelvin: u32) -> i64 {
-    i64::from(decikelvin) * 100 - 273_150
-}
-
 /// The temperature the emergency guard uses: the zones combined by `mode`, whole °C, or
 /// `None` when no zone can be read.
 pub fn temperature(roots: &Roots, mode: lidguard_core::settings::TemperatureMode) -> Option<i32> {
@@ -367,14 +292,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wmi_units_in_millidegrees() {
-        // 3232 dK and 323 K are both about 50 °C.
-        assert_eq!(decikelvin_to_millidegrees(3232), 50_050);
-        assert_eq!(kelvin_to_millidegrees(323), 49_850);
-        assert_eq!(kelvin_to_millidegrees(0), -273_150);
-    }
-
-    #[test]
     fn macos_built_in_panels_are_not_external() {
         // A MacBook with its panel and one monitor; lid closed, the panel drops out.
         assert_eq!(count_displays(&[true, false], true), 1);
@@ -382,24 +299,6 @@ mod tests {
         assert_eq!(count_displays(&[false], true), 1);
         assert_eq!(count_displays(&[true], true), 0);
         assert_eq!(count_displays(&[], true), 0);
-    }
-
-    #[test]
-    fn from_vars_defaults_and_overrides() {
-        let roots = Roots::from_vars(None, None);
-        assert_eq!(roots.proc_root, PathBuf::from("/proc"));
-        assert_eq!(roots.sys_root, PathBuf::from("/sys"));
-        assert!(!roots.overridden);
-
-        let roots = Roots::from_vars(Some("/tmp/p".into()), Some(OsString::new()));
-        assert_eq!(roots.proc_root, PathBuf::from("/tmp/p"));
-        assert_eq!(roots.sys_root, PathBuf::from("/sys"));
-        assert!(roots.overridden);
-
-        let roots = Roots::from_vars(None, Some("/tmp/s".into()));
-        assert_eq!(roots.proc_root, PathBuf::from("/proc"));
-        assert_eq!(roots.sys_root, PathBuf::from("/tmp/s"));
-        assert!(roots.overridden);
     }
 
     #[test]

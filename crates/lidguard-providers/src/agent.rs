@@ -16,9 +16,7 @@ use lidguard_core::event::{AgentEvent, Decision};
 use lidguard_core::provider::Provider;
 use serde_json::Value;
 
-use crate::agents::codex::trust::CodexTrust;
-use crate::install::{Change, ForeignHook, HookCommand, HookStatus, InstallError};
-use crate::transcript::Discovery;
+use crate::install::{Change, CodexTrust, ForeignHook, HookCommand, HookStatus, InstallError};
 use crate::{HookInput, ParseError};
 
 /// Reads an environment variable (injectable for tests).
@@ -253,4 +251,13 @@ pub enum Question {
     Answered(String),
 }
 
-pub use crate::agents::{AGENTS, agent, by_hook_command};
+/// The result of looking for a session's transcript when its hooks gave no path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Discovery {
+    /// Exactly one file matches.
+    Found(PathBuf),
+    /// No file matches (yet).
+    NotFound,
+    /// Several files match; none is chosen.
+    Ambiguous(usize),
+}

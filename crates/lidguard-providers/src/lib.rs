@@ -20,7 +20,8 @@ pub mod last_message;
 pub mod owner;
 pub mod transcript;
 
-pub use agent::{AGENTS, Agent, agent};
+pub use agent::Agent;
+pub use agents::{AGENTS, agent, by_hook_command};
 
 use lidguard_core::event::{AgentEvent, Decision, RAW_EXCERPT_BYTES, truncate_bytes};
 use lidguard_core::provider::Provider;

@@ -17,7 +17,7 @@ const WRAPPERS: [&str; 4] = ["node", "npm", "npx", "bun"];
 /// Whether a process with this `name` (from `/proc/<pid>/comm`) and `cmdline` is the agent of
 /// `provider` (each agent's rule is in its folder).
 pub fn is_owner(provider: Provider, name: &str, cmdline: &str) -> bool {
-    crate::agent::agent(provider).is_some_and(|a| (a.is_owner)(name, cmdline))
+    crate::agents::agent(provider).is_some_and(|a| (a.is_owner)(name, cmdline))
 }
 
 /// What the agents' rules look at: the process name normalized, the command line in lowercase,

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use lidguard_core::provider::Provider;
 use serde_json::Value;
 
-use crate::agent::{Env, Question, TranscriptRules, agent};
+use crate::agent::{Env, Question, TranscriptRules};
+use crate::agents::agent;
 
 /// What the monitor tells the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,16 +150,7 @@ impl Detector {
     }
 }
 
-/// The result of looking for a session's transcript when its hooks gave no path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Discovery {
-    /// Exactly one file matches.
-    Found(PathBuf),
-    /// No file matches (yet).
-    NotFound,
-    /// Several files match; none is chosen.
-    Ambiguous(usize),
-}
+pub use crate::agent::Discovery;
 
 /// Looks for `session_id`'s transcript where `provider` keeps them (`var` reads environment
 /// variables; `home` is the user's home directory); see each agent's rules.

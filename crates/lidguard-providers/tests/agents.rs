@@ -33,7 +33,7 @@ fn hook_and_snippet_commands_are_unique_and_found() {
             a.snippet_command
         );
         assert_eq!(
-            lidguard_providers::agent::by_hook_command(a.hook_command).map(|x| x.provider),
+            lidguard_providers::by_hook_command(a.hook_command).map(|x| x.provider),
             Some(a.provider)
         );
         assert_eq!(

@@ -11,7 +11,8 @@ use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, 
 use lidguard_core::provider::Provider;
 use lidguard_core::settings::FIELDS;
 use lidguard_core::settings::Os;
-use lidguard_providers::agent::{AGENTS, Agent};
+use lidguard_providers::AGENTS;
+use lidguard_providers::agent::Agent;
 
 /// Keeps a laptop awake, lid closed included, exactly while AI coding agents work.
 #[derive(Debug, Parser)]

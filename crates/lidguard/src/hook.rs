@@ -40,7 +40,7 @@ pub fn parse_args(
 ) -> Option<(Provider, Option<String>)> {
     let command = args.next()?;
     let rest: Vec<String> = args.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
-    let agent = lidguard_providers::agent::by_hook_command(command.to_str()?)?;
+    let agent = lidguard_providers::by_hook_command(command.to_str()?)?;
     let event = match rest.as_slice() {
         [] => None,
         [flag, value] if flag == "--event" || flag == "--event-name" => Some(value.clone()),

@@ -14,7 +14,7 @@ use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailabl
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
 use crate::pmset::{self, Setting};
-use crate::sources::Roots;
+use crate::roots::Roots;
 use crate::{hibernate_mode, sleep_disabled};
 
 const BACKEND: &str = "macOS power management";

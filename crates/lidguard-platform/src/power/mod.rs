@@ -192,7 +192,7 @@ pub async fn connect_keeping(
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
 ) -> Result<Option<String>, String> {
-    let roots = crate::sources::Roots::from_env();
+    let roots = crate::roots::Roots::from_env();
     let mut restored: Vec<String> = Vec::new();
     #[cfg(windows)]
     restored.extend(imp::restore_pending(backups)?.describe());

@@ -43,7 +43,7 @@ use windows_sys::Win32::UI::WindowsAndMessaging::{DEVICE_NOTIFY_CALLBACK, PBT_PO
 
 use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable};
 use crate::lid_action::{self, LidActionPolicy, PolicyBackups};
-use crate::sources::Roots;
+use crate::roots::Roots;
 
 const BACKEND: &str = "Windows power management";
 

@@ -16,7 +16,7 @@ use windows_sys::Win32::System::Threading::{
     RegisterWaitForSingleObject, UnregisterWaitEx, WT_EXECUTEONLYONCE, WaitForSingleObject,
 };
 
-use crate::process::ProcessInfo;
+use crate::process::info::ProcessInfo;
 
 /// An open process handle, closed on drop.
 struct Process(HANDLE);

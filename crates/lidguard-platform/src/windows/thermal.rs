@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use wmi::WMIConnection;
 
-use crate::sources::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
+use crate::units::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
 
 const PERF_QUERY: &str =
     "SELECT Temperature FROM Win32_PerfFormattedData_Counters_ThermalZoneInformation";

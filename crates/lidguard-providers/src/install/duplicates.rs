@@ -67,7 +67,7 @@ pub(crate) fn find(body: &str, scope: &[&str]) -> Vec<Duplicate> {
         comments: CommentCollectionStrategy::Off,
         tokens: false,
     };
-    let Ok(parsed) = jsonc_parser::parse_to_ast(body, &options, &super::engine::parse_options())
+    let Ok(parsed) = jsonc_parser::parse_to_ast(body, &options, &super::jsonc::parse_options())
     else {
         return Vec::new();
     };
@@ -214,7 +214,7 @@ mod tests {
     fn keep_last_leaves_what_json_parse_sees() {
         let text = r#"{"hooks": {"A": []}, "x": 1, "x": 2, "hooks": {"B": [], "B": [1]}}"#;
         let root =
-            jsonc_parser::cst::CstRootNode::parse(text, &super::super::engine::parse_options())
+            jsonc_parser::cst::CstRootNode::parse(text, &super::super::jsonc::parse_options())
                 .unwrap();
         let object = root.object_value().unwrap();
         keep_last(&object, &["hooks"]);

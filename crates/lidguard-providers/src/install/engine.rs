@@ -7,12 +7,12 @@
 
 use std::collections::HashSet;
 
-use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use serde_json::Value;
 
 use super::duplicates::{self, Duplicate, DuplicateKeys};
 use super::envelope::Envelope;
+use super::jsonc::parse_options;
 use super::{Change, ForeignHook, HookCommand, HookSource, HookStatus, InstallError, InstallState};
 
 /// Where handlers sit under `hooks.<Event>`.
@@ -138,23 +138,6 @@ impl Doc {
         } else {
             Change::Changed { new_text }
         }
-    }
-}
-
-/// What the agents accept: JSON plus comments and trailing commas (JSONC). The JSON5 extras
-/// are refused — a file using them is not one these agents read.
-pub(crate) fn parse_options() -> ParseOptions {
-    ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
     }
 }
 

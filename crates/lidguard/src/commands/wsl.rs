@@ -203,8 +203,7 @@ pub(crate) fn mcp(
         stamp: &stamp,
         places,
     };
-    let has_mcp =
-        |p: Provider| lidguard_providers::agent::agent(p).is_some_and(|a| a.mcp.is_some());
+    let has_mcp = |p: Provider| lidguard_providers::agent(p).is_some_and(|a| a.mcp.is_some());
     let mut healthy = true;
     for p in providers(args.agent.as_deref(), command, &env, &distro, has_mcp)? {
         let label = p.display_name();

@@ -62,30 +62,7 @@ const CODEX_EVENTS: &[(&str, &str, bool)] = &[
     ("Interrupt", "interrupt", false),
 ];
 
-/// How Codex treats each of lidguard's entries in `hooks.json`. Entries are named by their
-/// event (`PreToolUse`); when an event holds several lidguard handlers, the second and later
-/// are named `PreToolUse#2`, `PreToolUse#3`, ... in file order. Every entry is in exactly one
-/// list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CodexTrust {
-    /// Codex runs them: a trust record with the entry's current hash.
-    pub trusted: Vec<String>,
-    /// No trust record (or one without a hash): Codex skips them until they are trusted.
-    pub untrusted: Vec<String>,
-    /// A trust record with another hash: the entry changed since it was trusted (new command,
-    /// timeout, matcher or position); Codex skips it until it is trusted again.
-    pub stale: Vec<String>,
-    /// Turned off in Codex's `/hooks` (`enabled = false` in the record): Codex skips them even
-    /// when trusted, and [`codex_trust_lidguard`] leaves that choice alone.
-    pub disabled: Vec<String>,
-}
-
-impl CodexTrust {
-    /// Whether Codex runs every lidguard entry found.
-    pub fn all_trusted(&self) -> bool {
-        self.untrusted.is_empty() && self.stale.is_empty() && self.disabled.is_empty()
-    }
-}
+pub use crate::install::CodexTrust;
 
 /// One lidguard handler in `hooks.json`, with what Codex's trust record for it must say.
 struct Entry {
