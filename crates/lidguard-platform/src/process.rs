@@ -94,19 +94,6 @@ fn linux_is_alive(roots: &Roots, pid: u32) -> bool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::stat_state;
-
-    #[test]
-    fn state_after_last_paren() {
-        assert_eq!(stat_state("42 (bash) S 1 42 42 0"), Some('S'));
-        assert_eq!(stat_state("42 (we ird) (x)) Z 1 0"), Some('Z'));
-        assert_eq!(stat_state("42 (noclose"), None);
-        assert_eq!(stat_state("42 (x)"), None);
-    }
-}
-
 /// The ancestors of `pid` (its parent first), at most `max_depth` of them, stopping at init,
 /// at an unreadable process or at a cycle.
 ///
@@ -175,4 +162,17 @@ fn read_process(roots: &Roots, pid: u32) -> Option<ProcessInfo> {
 #[cfg(not(target_os = "linux"))]
 fn read_process(_roots: &Roots, _pid: u32) -> Option<ProcessInfo> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stat_state;
+
+    #[test]
+    fn state_after_last_paren() {
+        assert_eq!(stat_state("42 (bash) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (we ird) (x)) Z 1 0"), Some('Z'));
+        assert_eq!(stat_state("42 (noclose"), None);
+        assert_eq!(stat_state("42 (x)"), None);
+    }
 }
