@@ -4,7 +4,6 @@
 //!
 //! The edits themselves are pure (`lidguard_providers::install`); this crate adds the files:
 //! links, locks, modes, backups, receipts.
-#![deny(missing_docs)]
 
 pub mod agents;
 pub mod file;

@@ -126,7 +126,7 @@ impl WslExe {
     /// `LIDGUARD_WSL_EXE` when set, else `wsl.exe` from `PATH`.
     pub fn from_env() -> WslExe {
         WslExe {
-            program: std::env::var_os(WSL_EXE_ENV)
+            program: lidguard_files::environment::var(WSL_EXE_ENV)
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| "wsl.exe".into()),
             env: Vec::new(),
@@ -800,6 +800,10 @@ pub fn refresh_timeouts(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use super::*;
 

@@ -15,6 +15,10 @@
 //!
 //! The number of cases per agent config is `LIDGUARD_PROPTEST_CASES` (CI: 10,000; default
 //! 1,000 for a quick local run).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::ffi::OsString;
 use std::os::unix::fs::{PermissionsExt, symlink};

@@ -17,7 +17,6 @@
 //! - [`event`]: the provider-neutral model of what an agent did, and closed-lid decisions.
 //! - [`suspend`]: the closed-lid suspend flow's machine observations, pending suspend and
 //!   OS request.
-#![deny(missing_docs)]
 
 pub mod ask;
 pub mod event;

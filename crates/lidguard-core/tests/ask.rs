@@ -1,6 +1,10 @@
 //! Simulation tests of ask before sleep (README, Ask before sleep) on the pure core: the gate, the
 //! order (delay, question, reply wait, PreSuspend, sleep), every outcome, what cancels the
 //! wait, and repeat on/off.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 mod sim;
 

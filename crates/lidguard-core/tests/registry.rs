@@ -1,4 +1,8 @@
 //! Simulation and property tests of the session registry with a virtual clock.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use jiff::{SignedDuration, Timestamp};
 use lidguard_core::protection::Inhibit;

@@ -1,6 +1,10 @@
 //! Simulation tests of the closed-lid suspend flow on the pure core, with a virtual clock:
 //! every branch of the README's suspend flow (delay, cancel by activity / lid open / new session, all
 //! soft-locked, sound phase, cancel-path stops, emergency hibernation).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 mod sim;
 

@@ -1,5 +1,9 @@
 //! Simulation tests of when the PreSuspend and PostSessionEnd webhooks are sent and when they
 //! are suppressed (README, Webhooks), with their payloads, on the pure core.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 mod sim;
 

@@ -173,6 +173,10 @@ fn restore_holding(places: &Places, lock: InstanceLock) -> Option<String> {
 }
 
 #[cfg(all(test, unix))]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     //! macOS's `SleepDisabled` change and its restore, at the state-machine level on any Unix:
     //! the real store, the file seam for the setting, and a process really killed with the

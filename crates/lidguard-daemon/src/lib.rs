@@ -8,7 +8,6 @@
 //!
 //! It exits on SIGTERM/SIGINT (releasing everything first) and on its own
 //! `serverRuntimeCleanupDelayMinutes` after the last session is gone.
-#![deny(missing_docs)]
 
 mod ask;
 mod backups;

@@ -76,8 +76,14 @@ fn activated() -> Option<std::os::unix::net::UnixListener> {
     use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
 
     const FIRST_FD: i32 = 3;
-    let pid: u32 = std::env::var("LISTEN_PID").ok()?.trim().parse().ok()?;
-    let count: u32 = std::env::var("LISTEN_FDS").ok()?.trim().parse().ok()?;
+    let pid: u32 = lidguard_files::environment::text("LISTEN_PID")?
+        .trim()
+        .parse()
+        .ok()?;
+    let count: u32 = lidguard_files::environment::text("LISTEN_FDS")?
+        .trim()
+        .parse()
+        .ok()?;
     if pid != std::process::id() || count == 0 {
         return None;
     }

@@ -157,7 +157,7 @@ impl Watchers {
             unwatched: HashSet::new(),
             resync: false,
             dirty: HashSet::new(),
-            home: std::env::var_os("HOME")
+            home: lidguard_files::environment::var("HOME")
                 .map(PathBuf::from)
                 .or_else(std::env::home_dir),
         }
@@ -295,7 +295,7 @@ impl Watchers {
         self.last_discovery
             .insert(s.key.clone(), (std::time::Instant::now(), attempts + 1));
         let home = self.home.clone()?;
-        let var = |name: &str| std::env::var_os(name);
+        let var = lidguard_files::environment::var;
         match discover(s.key.provider, &s.key.session_id, &home, &var) {
             Discovery::Found(path) => Some(path),
             Discovery::NotFound => {

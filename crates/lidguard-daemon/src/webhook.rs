@@ -23,7 +23,7 @@ pub(crate) fn url_for(settings: &Settings, event: EventType) -> Option<String> {
 
 /// `auto` resolved from the environment's language, else the setting itself.
 pub(crate) fn culture(setting: &str) -> String {
-    culture_from(setting, |name| std::env::var(name).ok())
+    culture_from(setting, lidguard_files::environment::text)
 }
 
 /// [`culture`] with the environment injected. The messages locale is the first non-empty of

@@ -20,6 +20,17 @@ pub(crate) struct Attributes {
     pub(crate) readonly: bool,
 }
 
+/// Writes `bytes` to `path` atomically as a file with permission bits `mode` (Unix; ignored
+/// elsewhere), whatever the umask: a reader sees the old file or the new one, never part of
+/// one. The directory must exist.
+pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let attrs = Attributes {
+        mode: mode & 0o7777,
+        ..Attributes::default()
+    };
+    replace(path, bytes, attrs, || Ok(()))
+}
+
 /// Creates the temporary file in `dir` (private until its attributes are set).
 pub(crate) fn temp_file(dir: &Path, name: &str) -> io::Result<(File, PathBuf)> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -58,7 +69,7 @@ pub(crate) fn replace(
         file.sync_all()?;
         drop(file);
         check()?;
-        #[allow(clippy::disallowed_methods)] // this is the one atomic rename
+        #[allow(clippy::disallowed_methods, reason = "this is the one atomic rename")]
         std::fs::rename(&tmp, path)?;
         sync_dir(dir);
         Ok(())

@@ -10,7 +10,13 @@
 //! - [`text`]: what may reach the log from outside (control characters escaped).
 //! - [`below`] (Unix): files root writes in a directory a user controls, every step relative to
 //!   a descriptor opened without following links.
-#![deny(missing_docs)]
+//! - [`atomic`]: the one atomic replace every writer above goes through, for files that are
+//!   none of those (a unit file, a file in a system directory root owns).
+//! - [`environment`]: the process environment, read in this one place; everything else takes
+//!   an injected lookup.
+//!
+//! `clippy.toml` disallows `std::fs::write`, `std::fs::rename` and `std::env::var(_os)`
+//! everywhere else.
 
 #[cfg(unix)]
 pub mod below;
@@ -19,4 +25,5 @@ pub mod lock;
 pub mod private;
 pub mod text;
 
-mod atomic;
+pub mod atomic;
+pub mod environment;

@@ -27,7 +27,7 @@ pub struct Places {
 impl Places {
     /// Resolves the places from the process environment.
     pub fn from_env() -> io::Result<Places> {
-        Places::resolve(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+        Places::resolve(|name| lidguard_files::environment::var(name).filter(|v| !v.is_empty()))
     }
 
     /// Resolves the places from `var` (injectable for tests). Empty values count as unset:
@@ -316,6 +316,10 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use super::*;
     use std::collections::HashMap;

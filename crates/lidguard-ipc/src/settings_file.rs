@@ -144,6 +144,10 @@ pub fn update<E: From<SettingsFileError>>(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use super::*;
 

@@ -105,7 +105,7 @@ pub(crate) fn apply(
         return Err(refused.join("\n"));
     }
     let changes = Changes { reset, fields };
-    let var = |name: &str| std::env::var_os(name);
+    let var = lidguard_files::environment::var;
     let applied =
         settings::apply(places, os, &changes, || hook_command, &var).map_err(|e| match e {
             Rejected::Field { flag, message } => {

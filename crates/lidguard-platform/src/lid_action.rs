@@ -257,9 +257,7 @@ impl LidActionPolicy for FilePolicy {
         let mut file = self.read_file()?;
         file.schemes.insert(scheme.to_owned(), AcDc { ac, dc });
         let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-        let temp = self.path.with_extension("json.tmp");
-        std::fs::write(&temp, text)
-            .and_then(|()| std::fs::rename(&temp, &self.path))
+        lidguard_files::atomic::write(&self.path, text.as_bytes(), 0o600)
             .map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
@@ -300,6 +298,10 @@ pub(crate) mod memory {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::Mutex;

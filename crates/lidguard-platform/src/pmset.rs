@@ -219,9 +219,7 @@ impl FileSetting {
     }
 
     fn set_number(&self, value: u32) -> Result<(), String> {
-        let temp = self.path.with_extension("tmp");
-        std::fs::write(&temp, format!("{value}\n"))
-            .and_then(|()| std::fs::rename(&temp, &self.path))
+        lidguard_files::atomic::write(&self.path, format!("{value}\n").as_bytes(), 0o600)
             .map_err(|e| format!("{}: {e}", self.path.display()))
     }
 }

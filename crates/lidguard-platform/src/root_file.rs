@@ -4,11 +4,8 @@
 //! it has a fixed mode whatever the umask.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-
-/// How many temporary names are tried before giving up.
-const TEMP_ATTEMPTS: u32 = 32;
 
 /// One managed file.
 #[derive(Clone, Copy, Debug)]
@@ -70,23 +67,12 @@ impl RootFile<'_> {
         })
     }
 
-    /// Writes `text` to a new temporary file in the directory (`.NAME.<pid>.<n>.tmp`, a name
-    /// the readers skip) and renames it over the file. On failure the temporary file is
-    /// removed, the file is as it was, and the error says which step failed ("create a
-    /// temporary file in", "write a temporary file in", "move the new file into").
+    /// Writes `text` atomically (a temporary file in the directory, whose dot name the readers
+    /// skip, renamed over the file) with the managed mode. On failure the file is as it was,
+    /// and the error says which step failed.
     pub(crate) fn write(&self, text: &str) -> Result<(), (&'static str, io::Error)> {
-        let (temp, file) = self.create_temp()?;
-        let result = match self.write_and_sync(file, text) {
-            Err(e) => Err(("write a temporary file in", e)),
-            Ok(()) => fs::rename(&temp, self.path()).map_err(|e| ("move the new file into", e)),
-        };
-        if result.is_err() {
-            // Best effort: the name is lidguard's own, and readers ignore it anyway.
-            let _ = fs::remove_file(&temp);
-        } else {
-            sync_dir(self.dir);
-        }
-        result
+        lidguard_files::atomic::write(&self.path(), text.as_bytes(), self.mode)
+            .map_err(|e| ("write the new file into", e))
     }
 
     /// Deletes the file; `Ok(false)` when it was not there.
@@ -99,39 +85,6 @@ impl RootFile<'_> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
         }
-    }
-
-    fn create_temp(&self) -> Result<(PathBuf, fs::File), (&'static str, io::Error)> {
-        let pid = std::process::id();
-        let mut last = None;
-        for attempt in 0..TEMP_ATTEMPTS {
-            let temp = self.dir.join(format!(".{}.{pid}.{attempt}.tmp", self.name));
-            let mut options = fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(self.mode);
-            }
-            match options.open(&temp) {
-                Ok(file) => return Ok((temp, file)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(("create a temporary file in", e)),
-            }
-        }
-        let source = last.unwrap_or_else(|| io::Error::other("no temporary name was free"));
-        Err(("create a temporary file in", source))
-    }
-
-    /// Writes, sets the mode regardless of the umask, and flushes to disk.
-    fn write_and_sync(&self, mut file: fs::File, text: &str) -> io::Result<()> {
-        file.write_all(text.as_bytes())?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(fs::Permissions::from_mode(self.mode))?;
-        }
-        file.sync_all()
     }
 }
 

@@ -34,8 +34,8 @@ impl Roots {
     /// variable is set and not empty; `overridden` is true when either is.
     pub fn from_env() -> Roots {
         Self::from_vars(
-            std::env::var_os(PROC_ROOT_ENV),
-            std::env::var_os(SYS_ROOT_ENV),
+            lidguard_files::environment::var(PROC_ROOT_ENV),
+            lidguard_files::environment::var(SYS_ROOT_ENV),
         )
     }
 

@@ -207,7 +207,7 @@ pub fn theme_names(sound: SystemSound) -> &'static [&'static str] {
 /// The XDG data directories of this process's environment, most important first; see
 /// [`data_dirs`].
 pub fn data_dirs_from_env() -> Vec<PathBuf> {
-    data_dirs(|name| std::env::var_os(name))
+    data_dirs(lidguard_files::environment::var)
 }
 
 /// The XDG data directories, most important first, with environment variables looked up through
@@ -384,7 +384,7 @@ pub fn play(
     volume_percent: Option<u8>,
     timeout: Duration,
 ) -> Result<PlayedSound, SoundError> {
-    let path = std::env::var_os("PATH");
+    let path = lidguard_files::environment::var("PATH");
     play_with(
         setting_text,
         volume_percent,
@@ -687,6 +687,10 @@ impl Drop for VolumeOverride {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use std::ffi::{OsStr, OsString};
     use std::fs;

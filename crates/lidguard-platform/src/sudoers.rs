@@ -295,7 +295,7 @@ fn check_text(visudo: &Path, text: &str) -> Result<(), String> {
     crate::root_file::private_dir(&dir)
         .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let file = dir.join(SUDOERS_FILE);
-    let checked = std::fs::write(&file, text)
+    let checked = lidguard_files::atomic::write(&file, text.as_bytes(), 0o600)
         .map_err(|e| format!("cannot write {}: {e}", file.display()))
         .and_then(|()| check_with_visudo(visudo, &file));
     let _ = std::fs::remove_dir_all(&dir);
@@ -303,6 +303,10 @@ fn check_text(visudo: &Path, text: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 mod tests {
     use super::*;
 

@@ -3,7 +3,10 @@
 //! Every test takes `lidguard_testbus::serial()` first (one logind per machine) and is skipped,
 //! with a note on stderr, where a private logind cannot run (not root, not installed) unless
 //! `CI` is set, where it fails instead.
-
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 #![cfg(target_os = "linux")]
 
 use std::collections::BTreeSet;

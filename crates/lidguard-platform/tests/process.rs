@@ -1,4 +1,8 @@
 //! `process::is_alive` against real processes and a fake proc tree.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use lidguard_platform::process::is_alive;
 use lidguard_platform::sources::Roots;

@@ -1,4 +1,8 @@
 //! File-based sensing against fake `/proc` and `/sys` trees.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::fs;
 use std::path::Path;

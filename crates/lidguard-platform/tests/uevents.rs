@@ -2,6 +2,10 @@
 //! file (root only; CI runs as root) arrives, and events of other subsystems are skipped.
 #![cfg(target_os = "linux")]
 #![allow(clippy::print_stderr, reason = "a skipped test says why")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::time::Duration;
 

@@ -1,5 +1,9 @@
 //! Agent settings around lidguard's hooks: Codex hook trust (against what the real Codex
 //! 0.171.0 wrote, tests/fixtures/codex/trust/) and the agents' own keep-awake settings.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use lidguard_providers::agents::codex::trust::{
     CodexTrust, codex_keep_awake, codex_trust, codex_trust_lidguard,

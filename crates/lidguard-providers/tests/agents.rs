@@ -2,6 +2,10 @@
 //! install → status → remove round trip holds, snippet printers, captured (or, for Cursor,
 //! documented) fixtures for every event its hook status watches, a folder README whose cited
 //! fixtures exist, and rows in the project README's hook and install tables.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

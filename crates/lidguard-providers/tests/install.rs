@@ -1,4 +1,8 @@
 //! Hook installers: install, remove and status against missing, realistic and broken files.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use lidguard_providers::agents::{
     claude::install as claude, codex::install as codex, copilot::install as copilot,

@@ -6,6 +6,10 @@
 //! install is idempotent and gives `Installed`; install and remove never lose, add or reorder
 //! anything but lidguard's entries; remove after install gives back the original bytes when
 //! the original had no lidguard entry.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use lidguard_providers::agents::{
     claude::install as claude, codex::install as codex, copilot::install as copilot,

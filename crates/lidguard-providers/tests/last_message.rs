@@ -1,5 +1,9 @@
 //! `lastAssistantMessage` from real transcripts captured from Claude Code 2.1.332, Codex
 //! 0.171.0 and Copilot CLI 1.0.102 (`tests/fixtures/transcripts/`, see its README).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::path::PathBuf;
 

@@ -4,6 +4,10 @@
 //! install gives `Installed` and is idempotent; no foreign server or key is lost or changed;
 //! remove after install gives back the original bytes (an originally empty server container
 //! is dropped, as the hook installer does).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use lidguard_providers::agents::{claude, codex::mcp as codex, copilot, opencode};
 use lidguard_providers::install::mcp::{self, JsonEntry};

@@ -2,6 +2,10 @@
 //! may continue, `stopHookActive`), the continuation it prints, the plugin file's version, and the
 //! plugin itself run under node against a fake OpenCode client and a fake hook command
 //! (`tests/opencode_plugin/`).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -2,6 +2,10 @@
 //! 0.171.0 and Copilot CLI 1.0.102 (`tests/fixtures/transcripts/`, see its README): what the
 //! whole file says must match the fixture's `.expect.json`, and a file that ends in an
 //! interrupt must also stop a session that follows it line by line.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::path::PathBuf;
 

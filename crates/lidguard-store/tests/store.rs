@@ -1,4 +1,8 @@
 //! Integration tests of the lidguard store against real database files.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -20,7 +20,10 @@
 //! also takes a file lock so test binaries of different crates running at the same time wait
 //! for each other.
 #![cfg(target_os = "linux")]
-#![deny(missing_docs)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader};

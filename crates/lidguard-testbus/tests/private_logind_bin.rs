@@ -1,6 +1,9 @@
 //! The `lidguard-private-logind` bin as the e2e drivers use it: one JSON line, logind on the
 //! printed bus, and everything stopped when stdin closes or SIGTERM arrives.
-
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader};

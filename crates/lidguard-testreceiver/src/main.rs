@@ -3,6 +3,10 @@
 //!
 //! On start it prints exactly one line to stdout, `{"url":"http://127.0.0.1:PORT",
 //! "webhookUrl":"http://127.0.0.1:PORT/api/webhooks/lidguard/<secret>"}`, and flushes.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 
 use std::io::Write;
 use std::process::ExitCode;

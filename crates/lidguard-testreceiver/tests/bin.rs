@@ -1,4 +1,8 @@
 //! The `lidguard-test-receiver` binary: its ready line, flags and exit codes.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

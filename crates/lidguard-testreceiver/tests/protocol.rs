@@ -1,4 +1,8 @@
 //! The receiver's protocol over real loopback HTTP, with a tiny std-only client.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;

@@ -14,6 +14,10 @@
 //! `--runs N`, default 1000; `--seconds S` for the concurrent part, default 10; `--cold N`,
 //! default 20).
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::fs::File;
 use std::path::Path;

@@ -12,6 +12,10 @@
 //! Run: `cargo bench -p lidguard --bench idle` (options after `--`: `--seconds S`,
 //! `--sessions N`).
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

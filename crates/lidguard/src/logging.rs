@@ -53,7 +53,10 @@ impl RotatingFile {
         if state.1 + buf.len() as u64 > self.max_bytes && state.1 > 0 {
             let mut rotated = self.path.clone().into_os_string();
             rotated.push(".1");
-            #[allow(clippy::disallowed_methods)] // rotation is a plain rename by design
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "rotation moves the whole log aside; nothing is written"
+            )]
             std::fs::rename(&self.path, &rotated)?;
             let file = lidguard_files::private::open_append(&self.path)?;
             *state = (file, 0);

@@ -1,6 +1,10 @@
 //! Integration tests: the real `lidguard` binary, the real daemon, real sockets and SQLite,
-#![allow(clippy::print_stderr, reason = "skipped tests say why")]
 //! and the real systemd-logind on a private system bus.
+#![allow(clippy::print_stderr, reason = "skipped tests say why")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests write fixtures and read the environment directly"
+)]
 
 // Test helpers: a private LIDGUARD_HOME per test, commands, the raw socket.
 mod util;

@@ -358,8 +358,7 @@ pub(super) async fn connect(
 async fn connect_logind(address: Option<&str>) -> Result<LogindPower, PowerUnavailable> {
     let (bus, shown_address) = match address {
         None => {
-            let shown = std::env::var("DBUS_SYSTEM_BUS_ADDRESS")
-                .ok()
+            let shown = lidguard_files::environment::text("DBUS_SYSTEM_BUS_ADDRESS")
                 .filter(|value| !value.trim().is_empty())
                 .unwrap_or_else(|| DEFAULT_SYSTEM_BUS.to_owned());
             ("the system bus".to_owned(), shown)

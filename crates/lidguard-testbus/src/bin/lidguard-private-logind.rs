@@ -16,6 +16,10 @@
 //!
 //! Only one private logind runs on a machine at a time (they share `/run/systemd/`): a second
 //! one, or a `cargo test` of the logind tests, waits for the first (at most 120 s).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: fixtures are written and the environment read directly"
+)]
 
 use std::process::ExitCode;
 

@@ -30,7 +30,7 @@ pub(crate) fn hook_program() -> anyhow::Result<String> {
     let Some(name) = program.file_name() else {
         return Ok(lidguard_files::text::plain_path(&program));
     };
-    let on_path = std::env::var_os("PATH")
+    let on_path = lidguard_files::environment::var("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|dir| dir.join(name))
@@ -52,7 +52,7 @@ pub(crate) fn hook_exe() -> anyhow::Result<std::path::PathBuf> {
 }
 
 fn env(name: &str) -> Option<std::ffi::OsString> {
-    std::env::var_os(name)
+    lidguard_files::environment::var(name)
 }
 
 /// Which providers a `--provider` value names; `all` keeps those whose config directory exists.

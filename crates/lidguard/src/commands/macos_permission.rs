@@ -45,10 +45,9 @@ pub(crate) fn run(places: &Places, args: &MacosPermissionArgs) -> anyhow::Result
 fn target(args: &MacosPermissionArgs) -> anyhow::Result<Target> {
     let name = match &args.user {
         Some(user) => user.clone(),
-        None => std::env::var("SUDO_USER")
-            .ok()
+        None => lidguard_files::environment::text("SUDO_USER")
             .filter(|u| !u.is_empty() && u != "root")
-            .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+            .or_else(|| lidguard_files::environment::text("USER").filter(|u| !u.is_empty()))
             .context("cannot tell which user the rule is for; pass --user NAME")?,
     };
     let account = account(&name);

@@ -32,7 +32,7 @@ fn targets(
     which: Option<&str>,
     command: &str,
 ) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
-    let var = |name: &str| std::env::var_os(name);
+    let var = lidguard_files::environment::var;
     config_edit::targets(
         which,
         "lidguard registers its MCP server with",

@@ -83,7 +83,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // left a backup: any command puts the user's values back (the daemon itself does so when
     // it starts). Linux changes no such policy.
     if (cfg!(any(windows, target_os = "macos"))
-        || std::env::var_os(lidguard_platform::sources::SYS_ROOT_ENV).is_some())
+        || lidguard_files::environment::var(lidguard_platform::sources::SYS_ROOT_ENV).is_some())
         && !matches!(command, Command::RunServer | Command::PowerRestore(_))
         && let Some(line) = lidguard_daemon::restore_left_changed(&places)
     {

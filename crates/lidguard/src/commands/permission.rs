@@ -59,9 +59,8 @@ fn target_user(given: Option<&str>) -> anyhow::Result<String> {
     if let Some(user) = given {
         return Ok(user.to_owned());
     }
-    if let Some(user) = std::env::var("SUDO_USER")
-        .ok()
-        .filter(|u| !u.is_empty() && u != "root")
+    if let Some(user) =
+        lidguard_files::environment::text("SUDO_USER").filter(|u| !u.is_empty() && u != "root")
     {
         return Ok(user);
     }
@@ -69,9 +68,8 @@ fn target_user(given: Option<&str>) -> anyhow::Result<String> {
 }
 
 fn current_user() -> Option<String> {
-    std::env::var("USER")
-        .ok()
-        .or_else(|| std::env::var("LOGNAME").ok())
+    lidguard_files::environment::text("USER")
+        .or_else(|| lidguard_files::environment::text("LOGNAME"))
         .filter(|u| !u.is_empty())
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn run(places: &Places, args: &ServiceArgs) -> anyhow::Result<ExitCod
 
 /// `$XDG_CONFIG_HOME/systemd/user`, else `~/.config/systemd/user`.
 fn unit_dir() -> anyhow::Result<PathBuf> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
+    let config = lidguard_files::environment::var("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
@@ -116,7 +116,12 @@ fn service_text(exe: &Path, vars: &[(&str, Option<OsString>)]) -> String {
 fn place_vars() -> Vec<(&'static str, Option<OsString>)> {
     PLACE_VARS
         .iter()
-        .map(|name| (*name, std::env::var_os(name).filter(|v| !v.is_empty())))
+        .map(|name| {
+            (
+                *name,
+                lidguard_files::environment::var(name).filter(|v| !v.is_empty()),
+            )
+        })
         .collect()
 }
 
@@ -149,21 +154,8 @@ fn systemctl(args: &[&str]) -> Result<String, String> {
 fn write_unit(path: &Path, text: &str) -> anyhow::Result<()> {
     let dir = path.parent().context("a unit file has a directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let temp = path.with_extension("lidguard-tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options.open(&temp).and_then(|mut file| {
-        use std::io::Write;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
-    written
-        .and_then(|()| std::fs::rename(&temp, path))
+    // Readable by the user alone, replaced atomically (systemd never reads half a unit).
+    lidguard_files::atomic::write(path, text.as_bytes(), 0o600)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

@@ -62,9 +62,13 @@ fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow:
             .map(HookCommand::new)
             .map_err(|e| format!("{e:#}"))
     };
-    let applied = lidguard_config::settings::apply(places, os, &changes, hook_command, &|name| {
-        std::env::var_os(name)
-    })?;
+    let applied = lidguard_config::settings::apply(
+        places,
+        os,
+        &changes,
+        hook_command,
+        &lidguard_files::environment::var,
+    )?;
     if applied.changed.is_empty() {
         output::line("No change.")?;
         return Ok(applied.new);
