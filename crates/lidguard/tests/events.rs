@@ -130,6 +130,10 @@ fn decisions_daemon_events_and_what_the_agent_was_told() {
     // Lid closed, no external display: the closed-lid policy (deny) answers the permission
     // request, and the stream says what the agent was told — byte for byte.
     set_lid(&proc_root, "closed");
+    // Claude's dialect has no answer for its question tool: the hook prints nothing, and the
+    // stream names no decision the agent did not receive.
+    let question = fixture_stdin("tmux-ask-user-question__PreToolUse.json");
+    assert_eq!(hook(&home, &roots, &question), "");
     let permission = fixture_stdin("print-permission__PermissionRequest.json");
     let told = hook(&home, &roots, &permission);
     assert!(told.contains("\"behavior\":\"deny\""), "{told}");
@@ -156,6 +160,15 @@ fn decisions_daemon_events_and_what_the_agent_was_told() {
         .map(|e| e["observation"]["id"].as_u64().unwrap())
         .collect();
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    let question = events
+        .iter()
+        .find(|e| {
+            e["observation"]["hookEvent"] == "PreToolUse"
+                && e["observation"]["tool"] == "AskUserQuestion"
+        })
+        .expect("the question tool is in the stream");
+    assert_eq!(question["authority"]["decision"], "none", "{question}");
+    assert_eq!(question["visibility"]["stdout"], Value::Null, "{question}");
     let kinds: Vec<&str> = events.iter().map(kind).collect();
     let first = |k: &str| kinds.iter().position(|x| *x == k).unwrap_or(usize::MAX);
     let last = |k: &str| kinds.iter().rposition(|x| *x == k).unwrap_or(0);
@@ -228,11 +241,13 @@ fn decisions_daemon_events_and_what_the_agent_was_told() {
     let session = denied["observation"]["sessionId"].as_str().unwrap();
     let replay = home.ok(&["events", "--since", "all", "--json", "--session", session]);
     let replayed = validated(&replay.lines().map(str::to_owned).collect::<Vec<_>>());
-    assert!(replayed.iter().all(|e| {
+    let of_session = |e: &Value| {
         let s = &e["observation"]["sessionId"];
         s.is_null() || s == session
-    }));
-    assert!(replayed.len() >= events.len() - 1, "{replay}");
+    };
+    assert!(replayed.iter().all(of_session));
+    let expected = events.iter().filter(|e| of_session(e)).count();
+    assert!(replayed.len() >= expected - 1, "{replay}");
     let human = home.ok(&["events", "--since", "all", "--provider", "codex"]);
     assert!(!human.contains("permission-requested"), "{human}");
     assert!(human.contains("suspend-scheduled"), "{human}");

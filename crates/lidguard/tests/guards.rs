@@ -1,7 +1,9 @@
-//! House rules a test checks: nothing under `tests/` is left out of the test binary, and the
-//! published event schema names exactly the providers lidguard knows.
+//! House rules a test checks: nothing under `tests/` is left out of the test binary, the
+//! published event schema names exactly the providers lidguard knows, and no two source files
+//! of a crate need each other.
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use lidguard_core::provider::Provider;
 
@@ -68,4 +70,169 @@ fn find_provider_enums(value: &serde_json::Value, found: &mut Vec<Vec<serde_json
         }
         _ => {}
     }
+}
+
+/// The files of one crate's `src/` by module path (`lib.rs`, `main.rs` and `mod.rs` name their
+/// folder; the binaries under `src/bin/` are crates of their own and left out).
+fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut found = BTreeMap::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path != src.join("bin") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = relative
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            if parts.len() == 1 && ["lib", "main"].contains(&parts[0].as_str())
+                || parts.last().is_some_and(|p| p == "mod")
+            {
+                parts.pop();
+            }
+            found.insert(parts, path);
+        }
+    }
+    found
+}
+
+/// The paths `text` names through `crate::`, `super::` and `self::` (grouped `use` lists
+/// spelled out), made absolute for a file at module `at`. Comments and a trailing
+/// `#[cfg(test)] mod tests` are left out: a file's tests may use what they like.
+fn paths_named(text: &str, at: &[String]) -> Vec<Vec<String>> {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut named = Vec::new();
+    for head in ["crate::", "super::", "self::"] {
+        for (start, _) in code.match_indices(head) {
+            if start > 0 && (ident(bytes[start - 1]) || bytes[start - 1] == b':') {
+                continue;
+            }
+            let mut base: Vec<String> = match head {
+                "crate::" => Vec::new(),
+                "super::" => at[..at.len().saturating_sub(1)].to_vec(),
+                _ => at.to_vec(),
+            };
+            let rest = &code[start + head.len()..];
+            let mut rest = rest;
+            while let Some(after) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = after;
+            }
+            spell_out(rest, base, &mut named);
+        }
+    }
+    named
+}
+
+/// The path at the start of `rest` after `prefix`: one path, or each of a `{…}` group.
+fn spell_out(rest: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let mut rest = rest;
+    loop {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        prefix.push(rest[..end].to_owned());
+        match rest[end..].strip_prefix("::") {
+            Some(after) => rest = after,
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    if let Some(group) = rest.strip_prefix('{') {
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    spell_out(item.trim(), prefix.clone(), out);
+                    item.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        spell_out(item.trim(), prefix, out);
+        return;
+    }
+    out.push(prefix);
+}
+
+/// No two files of a crate need each other, directly or around a circle: each module's
+/// dependencies point one way, so a part can be read (and moved) without the rest.
+#[test]
+fn no_import_circles_between_files() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut circles = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
+        let src = entry.path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let files = modules(&src);
+        let mut edges: BTreeMap<&Vec<String>, BTreeSet<&Vec<String>>> = BTreeMap::new();
+        for (module, path) in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let targets = edges.entry(module).or_default();
+            for named in paths_named(&text, module) {
+                // The longest prefix of the path that is a file of this crate.
+                let target = (0..=named.len())
+                    .rev()
+                    .find_map(|n| files.get_key_value(&named[..n]).map(|(k, _)| k));
+                if let Some(target) = target.filter(|t| *t != module) {
+                    targets.insert(target);
+                }
+            }
+        }
+        // Two modules in one circle reach each other.
+        let reach = |from: &Vec<String>| {
+            let mut seen = BTreeSet::new();
+            let mut todo = vec![from];
+            while let Some(m) = todo.pop() {
+                for next in edges.get(m).into_iter().flatten() {
+                    if seen.insert(*next) {
+                        todo.push(next);
+                    }
+                }
+            }
+            seen
+        };
+        for (module, targets) in &edges {
+            for target in targets {
+                if module < target && reach(target).contains(module) {
+                    circles.push(format!(
+                        "{}: {} <-> {}",
+                        entry.file_name().to_string_lossy(),
+                        module.join("/"),
+                        target.join("/")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "import circles: {circles:#?}");
 }
