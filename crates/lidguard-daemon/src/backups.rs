@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use jiff::Timestamp;
 use lidguard_ipc::Places;
 use lidguard_platform::lid_action::PolicyBackups;
+use lidguard_platform::policy::PolicyError;
 use lidguard_store::Store;
 
 use crate::InstanceLock;
@@ -24,9 +25,11 @@ pub struct StoreBackups {
 
 impl StoreBackups {
     /// Opens the database at `places`.
-    pub fn open(places: &Places) -> Result<StoreBackups, String> {
-        lidguard_files::private::ensure_dir(&places.state_dir).map_err(|e| e.to_string())?;
-        let store = Store::open(&places.database()).map_err(|e| e.to_string())?;
+    pub fn open(places: &Places) -> Result<StoreBackups, PolicyError> {
+        lidguard_files::private::ensure_dir(&places.state_dir)
+            .map_err(|e| PolicyError::Backups(Box::new(e)))?;
+        let store =
+            Store::open(&places.database()).map_err(|e| PolicyError::Backups(Box::new(e)))?;
         Ok(StoreBackups {
             store: Mutex::new(store),
             places: places.clone(),
@@ -36,26 +39,26 @@ impl StoreBackups {
     fn with<T>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, lidguard_store::StoreError>,
-    ) -> Result<T, String> {
+    ) -> Result<T, PolicyError> {
         let store = self
             .store
             .lock()
-            .map_err(|_| "the backup store's lock is poisoned".to_owned())?;
-        f(&store).map_err(|e| e.to_string())
+            .map_err(|_| PolicyError::Backups("the backup store's lock is poisoned".into()))?;
+        f(&store).map_err(|e| PolicyError::Backups(Box::new(e)))
     }
 }
 
 impl PolicyBackups for StoreBackups {
-    fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, String> {
+    fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, PolicyError> {
         self.with(|s| s.save_policy_backup(kind, json, Timestamp::now()))
     }
 
-    fn load(&self, kind: &str) -> Result<Option<String>, String> {
+    fn load(&self, kind: &str) -> Result<Option<String>, PolicyError> {
         self.with(|s| s.policy_backup(kind))
             .map(|b| b.map(|b| b.data_json))
     }
 
-    fn delete(&self, kind: &str) -> Result<(), String> {
+    fn delete(&self, kind: &str) -> Result<(), PolicyError> {
         self.with(|s| s.delete_policy_backup(kind)).map(drop)
     }
 
@@ -83,7 +86,7 @@ fn start_watcher(places: &Places) {
     let uid = rustix::process::getuid().as_raw();
     let job = std::env::home_dir().map(|home| launchd::agent_path(&home));
     if job.is_some_and(|job| job.exists())
-        && std::env::var_os(lidguard_ipc::places::HOME_VAR).is_none()
+        && lidguard_files::environment::var(lidguard_ipc::places::HOME_VAR).is_none()
     {
         let kicked = Command::new("/bin/launchctl")
             .args(launchd::kickstart_args(uid))

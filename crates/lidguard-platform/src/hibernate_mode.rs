@@ -7,6 +7,7 @@
 
 use crate::lid_action::PolicyBackups;
 use crate::pmset::{HIBERNATE_MODES, HIBERNATE_TO_DISK};
+use crate::policy::PolicyError;
 use crate::saved_setting::{self, Restored, Setting};
 
 /// The store's backup kind for `hibernatemode`.
@@ -14,28 +15,31 @@ pub const BACKUP_KIND: &str = "macos-hibernate-mode";
 
 /// Sets `hibernatemode 25` after backing up the user's mode; returns the saved mode. Refuses a
 /// mode Apple does not support, changing nothing.
-pub fn prepare(setting: &dyn Setting<u32>, backups: &dyn PolicyBackups) -> Result<u32, String> {
+pub fn prepare(
+    setting: &dyn Setting<u32>,
+    backups: &dyn PolicyBackups,
+) -> Result<u32, PolicyError> {
     let current = setting.read()?;
     if !HIBERNATE_MODES.contains(&current) {
-        return Err(format!(
+        return Err(PolicyError::Missing(format!(
             "hibernatemode is {current}, which Apple does not support (0, 3 or 25); lidguard \
              leaves it alone and does not hibernate"
-        ));
+        )));
     }
-    saved_setting::change(setting, backups, BACKUP_KIND, HIBERNATE_TO_DISK)
-        .map_err(|e| format!("cannot set hibernatemode {HIBERNATE_TO_DISK}: {e}"))
+    let what = "set hibernatemode 25";
+    saved_setting::change(setting, backups, (BACKUP_KIND, what), HIBERNATE_TO_DISK)
 }
 
 /// Puts the user's mode back and deletes the backup.
 pub fn restore(
     setting: &dyn Setting<u32>,
     backups: &dyn PolicyBackups,
-) -> Result<Restored<u32>, String> {
+) -> Result<Restored<u32>, PolicyError> {
     saved_setting::restore(setting, backups, BACKUP_KIND)
 }
 
 /// Whether a backup is pending.
-pub fn pending(backups: &dyn PolicyBackups) -> Result<bool, String> {
+pub fn pending(backups: &dyn PolicyBackups) -> Result<bool, PolicyError> {
     saved_setting::pending(backups, BACKUP_KIND)
 }
 
@@ -63,10 +67,10 @@ mod tests {
     }
 
     impl Setting<u32> for Mode {
-        fn read(&self) -> Result<u32, String> {
+        fn read(&self) -> Result<u32, PolicyError> {
             Ok(*self.0.lock().unwrap())
         }
-        fn write(&self, value: u32) -> Result<(), String> {
+        fn write(&self, value: u32) -> Result<(), PolicyError> {
             self.1.lock().unwrap().push(value);
             *self.0.lock().unwrap() = value;
             Ok(())
@@ -102,7 +106,7 @@ mod tests {
         let mode = Mode::at(5);
         let backups = MemoryBackups::default();
         let err = prepare(&mode, &backups).unwrap_err();
-        assert!(err.contains("does not support"), "{err}");
+        assert!(err.to_string().contains("does not support"), "{err}");
         assert!(mode.1.lock().unwrap().is_empty());
         assert!(!pending(&backups).unwrap());
     }

@@ -18,6 +18,7 @@ pub mod lid_action;
 #[cfg(target_os = "macos")]
 mod macos;
 pub mod pmset;
+pub mod policy;
 pub mod polkit;
 pub mod power;
 pub mod process;

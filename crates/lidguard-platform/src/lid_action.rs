@@ -19,6 +19,7 @@
 //! The OS calls sit behind [`LidActionPolicy`]: powrprof on Windows, or [`FilePolicy`] — a JSON
 //! file below the `LIDGUARD_SYS_ROOT` seam — where tests need a lid action Wine does not have.
 
+use crate::policy::PolicyError;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -45,24 +46,24 @@ pub struct LidActionBackup {
 /// The OS side: the active power scheme and its lid-close action.
 pub trait LidActionPolicy: Send + Sync {
     /// The active scheme's GUID.
-    fn active_scheme(&self) -> Result<String, String>;
+    fn active_scheme(&self) -> Result<String, PolicyError>;
     /// `(AC, DC)` lid-close action of `scheme`.
-    fn read(&self, scheme: &str) -> Result<(u32, u32), String>;
+    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError>;
     /// Writes both values into `scheme` (not yet in effect for the active scheme).
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), String>;
+    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError>;
     /// Makes `scheme` active again, which puts written values into effect.
-    fn apply(&self, scheme: &str) -> Result<(), String>;
+    fn apply(&self, scheme: &str) -> Result<(), PolicyError>;
 }
 
 /// Durable storage of policy backups (lidguard's store).
 pub trait PolicyBackups: Send + Sync {
     /// Saves `json` under `kind` unless a backup of that kind exists; `Ok(false)` when one did.
     /// Returns after the write is on disk.
-    fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, String>;
+    fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, PolicyError>;
     /// The backup of `kind`, if any.
-    fn load(&self, kind: &str) -> Result<Option<String>, String>;
+    fn load(&self, kind: &str) -> Result<Option<String>, PolicyError>;
     /// Deletes the backup of `kind`.
-    fn delete(&self, kind: &str) -> Result<(), String>;
+    fn delete(&self, kind: &str) -> Result<(), PolicyError>;
     /// Called once lidguard changed the policy backed up as `kind`: the daemon starts a watcher
     /// that restores it should the daemon die (macOS). Does nothing by default.
     fn changed(&self, kind: &str) {
@@ -75,11 +76,11 @@ pub trait PolicyBackups: Send + Sync {
 pub fn change(
     policy: &dyn LidActionPolicy,
     backups: &dyn PolicyBackups,
-) -> Result<LidActionBackup, String> {
+) -> Result<LidActionBackup, PolicyError> {
     let scheme = policy.active_scheme()?;
     let (ac, dc) = policy.read(&scheme)?;
     let current = LidActionBackup { scheme, ac, dc };
-    let json = serde_json::to_string(&current).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&current).expect("a backup always serializes");
     let saved = if backups.save_if_absent(BACKUP_KIND, &json)? {
         current.clone()
     } else {
@@ -89,13 +90,10 @@ pub fn change(
         .write(&current.scheme, DO_NOTHING, DO_NOTHING)
         .and_then(|()| policy.apply(&current.scheme));
     if let Err(e) = changed {
-        let undo = restore(policy, backups);
-        return Err(match undo {
-            Ok(_) => format!("cannot set the lid-close action to do nothing: {e}"),
-            Err(undo) => format!(
-                "cannot set the lid-close action to do nothing: {e}; restoring the saved \
-                 values failed too: {undo}"
-            ),
+        return Err(PolicyError::Change {
+            what: "set the lid-close action to do nothing",
+            cause: Box::new(e),
+            undo: restore(policy, backups).err().map(Box::new),
         });
     }
     Ok(saved)
@@ -136,7 +134,7 @@ impl Restored {
 pub fn restore(
     policy: &dyn LidActionPolicy,
     backups: &dyn PolicyBackups,
-) -> Result<Restored, String> {
+) -> Result<Restored, PolicyError> {
     let Some(backup) = load(backups)? else {
         return Ok(Restored::Nothing);
     };
@@ -155,12 +153,17 @@ pub fn restore(
     Ok(Restored::Values { backup, applied })
 }
 
-fn load(backups: &dyn PolicyBackups) -> Result<Option<LidActionBackup>, String> {
+fn load(backups: &dyn PolicyBackups) -> Result<Option<LidActionBackup>, PolicyError> {
     match backups.load(BACKUP_KIND)? {
         None => Ok(None),
-        Some(json) => serde_json::from_str(&json)
-            .map(Some)
-            .map_err(|e| format!("the saved lid-close action is unreadable ({e}): {json}")),
+        Some(json) => match serde_json::from_str(&json) {
+            Ok(backup) => Ok(Some(backup)),
+            Err(e) => Err(PolicyError::SavedUnreadable {
+                kind: "lid-close action".to_owned(),
+                reason: e.to_string(),
+                json,
+            }),
+        },
     }
 }
 
@@ -178,8 +181,8 @@ pub fn guid_to_string(data1: u32, data2: u16, data3: u16, data4: [u8; 8]) -> Str
 }
 
 /// The fields of a GUID written as [`guid_to_string`] does (either case, braces allowed).
-pub fn parse_guid(text: &str) -> Result<(u32, u16, u16, [u8; 8]), String> {
-    let bad = || format!("not a GUID: {text}");
+pub fn parse_guid(text: &str) -> Result<(u32, u16, u16, [u8; 8]), PolicyError> {
+    let bad = || PolicyError::NotGuid(text.to_owned());
     let hex: String = text
         .trim()
         .trim_start_matches('{')
@@ -232,36 +235,36 @@ impl FilePolicy {
         }
     }
 
-    fn read_file(&self) -> Result<PolicyFile, String> {
-        let text = std::fs::read_to_string(&self.path)
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", self.path.display()))
+    fn read_file(&self) -> Result<PolicyFile, PolicyError> {
+        let text =
+            std::fs::read_to_string(&self.path).map_err(|e| PolicyError::file(&self.path, e))?;
+        serde_json::from_str(&text).map_err(|e| PolicyError::file(&self.path, e))
     }
 }
 
 impl LidActionPolicy for FilePolicy {
-    fn active_scheme(&self) -> Result<String, String> {
+    fn active_scheme(&self) -> Result<String, PolicyError> {
         Ok(self.read_file()?.active_scheme)
     }
 
-    fn read(&self, scheme: &str) -> Result<(u32, u32), String> {
+    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
         let file = self.read_file()?;
         let values = file
             .schemes
             .get(scheme)
-            .ok_or_else(|| format!("{}: no scheme {scheme}", self.path.display()))?;
+            .ok_or_else(|| PolicyError::file(&self.path, format!("no scheme {scheme}")))?;
         Ok((values.ac, values.dc))
     }
 
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), String> {
+    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
         let mut file = self.read_file()?;
         file.schemes.insert(scheme.to_owned(), AcDc { ac, dc });
-        let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&file).expect("the policy file always serializes");
         lidguard_files::atomic::write(&self.path, text.as_bytes(), 0o600)
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|e| PolicyError::file(&self.path, e))
     }
 
-    fn apply(&self, scheme: &str) -> Result<(), String> {
+    fn apply(&self, scheme: &str) -> Result<(), PolicyError> {
         // Only checks the scheme exists: the file has no "in effect" state of its own.
         self.read(scheme).map(drop)
     }
@@ -274,12 +277,13 @@ pub(crate) mod memory {
     use std::sync::Mutex;
 
     use super::PolicyBackups;
+    use crate::policy::PolicyError;
 
     #[derive(Default)]
     pub(crate) struct MemoryBackups(Mutex<BTreeMap<String, String>>);
 
     impl PolicyBackups for MemoryBackups {
-        fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, String> {
+        fn save_if_absent(&self, kind: &str, json: &str) -> Result<bool, PolicyError> {
             let mut map = self.0.lock().unwrap();
             if map.contains_key(kind) {
                 return Ok(false);
@@ -287,10 +291,10 @@ pub(crate) mod memory {
             map.insert(kind.to_owned(), json.to_owned());
             Ok(true)
         }
-        fn load(&self, kind: &str) -> Result<Option<String>, String> {
+        fn load(&self, kind: &str) -> Result<Option<String>, PolicyError> {
             Ok(self.0.lock().unwrap().get(kind).cloned())
         }
-        fn delete(&self, kind: &str) -> Result<(), String> {
+        fn delete(&self, kind: &str) -> Result<(), PolicyError> {
             self.0.lock().unwrap().remove(kind);
             Ok(())
         }
@@ -346,21 +350,24 @@ mod tests {
     }
 
     impl LidActionPolicy for Os {
-        fn active_scheme(&self) -> Result<String, String> {
+        fn active_scheme(&self) -> Result<String, PolicyError> {
             Ok(self.state.lock().unwrap().active.clone())
         }
-        fn read(&self, scheme: &str) -> Result<(u32, u32), String> {
+        fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
             Ok(self.stored(scheme))
         }
-        fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), String> {
+        fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
             let mut s = self.state.lock().unwrap();
             if s.fail_write_of == Some(ac) {
-                return Err("access denied by group policy".into());
+                return Err(PolicyError::Call {
+                    call: "PowerWriteACValueIndex",
+                    code: 5,
+                });
             }
             s.written.insert(scheme.to_owned(), (ac, dc));
             Ok(())
         }
-        fn apply(&self, scheme: &str) -> Result<(), String> {
+        fn apply(&self, scheme: &str) -> Result<(), PolicyError> {
             let mut s = self.state.lock().unwrap();
             s.applies += 1;
             if s.active == scheme {
@@ -429,7 +436,12 @@ mod tests {
         os.state.lock().unwrap().fail_write_of = Some(DO_NOTHING);
         let store = Store::default();
         let error = change(&os, &store).unwrap_err();
-        assert!(error.contains("group policy"), "{error}");
+        let error = error.to_string();
+        assert!(
+            error.starts_with("cannot set the lid-close action to do nothing")
+                && error.contains("PowerWriteACValueIndex failed (error 5)"),
+            "{error}"
+        );
         assert_eq!(os.in_effect(), (1, 1));
         assert_eq!(store.load(BACKUP_KIND).unwrap(), None);
     }
@@ -471,7 +483,7 @@ mod tests {
         let store = Store::default();
         store.save_if_absent(BACKUP_KIND, "{not json").unwrap();
         let error = restore(&os, &store).unwrap_err();
-        assert!(error.contains("unreadable"), "{error}");
+        assert!(error.to_string().contains("unreadable"), "{error}");
         assert!(store.load(BACKUP_KIND).unwrap().is_some());
     }
 

@@ -11,6 +11,7 @@
 //!   lidguard runs them as `sudo -n /usr/bin/pmset …` (no prompt: without the sudoers rule of
 //!   `macos-permission install` it fails at once) unless it already runs as root.
 
+use crate::policy::PolicyError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -91,20 +92,15 @@ impl Pmset {
     }
 
     /// `pmset -g`.
-    pub fn settings(&self) -> Result<String, String> {
+    pub fn settings(&self) -> Result<String, PolicyError> {
         run(&[self.program.clone(), "-g".to_owned()])
     }
 
     /// Runs `pmset ARGS` with root rights.
-    pub fn set(&self, args: &[String]) -> Result<(), String> {
+    pub fn set(&self, args: &[String]) -> Result<(), PolicyError> {
         run(&privileged(&self.program, args, self.euid))
             .map(drop)
-            .map_err(|e| {
-                format!(
-                    "{e}; `sudo lidguard macos-permission install` lets lidguard run it without \
-                     a password"
-                )
-            })
+            .map_err(|e| PolicyError::NeedsRoot(Box::new(e)))
     }
 }
 
@@ -113,11 +109,11 @@ impl Pmset {
 pub struct SleepDisabled(pub Pmset);
 
 impl Setting<bool> for SleepDisabled {
-    fn read(&self) -> Result<bool, String> {
+    fn read(&self) -> Result<bool, PolicyError> {
         self.0.settings().map(|text| sleep_disabled(&text))
     }
 
-    fn write(&self, disabled: bool) -> Result<(), String> {
+    fn write(&self, disabled: bool) -> Result<(), PolicyError> {
         self.0.set(&disablesleep_args(disabled))
     }
 }
@@ -127,33 +123,39 @@ impl Setting<bool> for SleepDisabled {
 pub struct HibernateMode(pub Pmset);
 
 impl Setting<u32> for HibernateMode {
-    fn read(&self) -> Result<u32, String> {
+    fn read(&self) -> Result<u32, PolicyError> {
         let text = self.0.settings()?;
-        hibernate_mode(&text).ok_or_else(|| "pmset -g shows no hibernatemode".to_owned())
+        hibernate_mode(&text)
+            .ok_or_else(|| PolicyError::Missing("pmset -g shows no hibernatemode".to_owned()))
     }
 
-    fn write(&self, mode: u32) -> Result<(), String> {
+    fn write(&self, mode: u32) -> Result<(), PolicyError> {
         self.0.set(&hibernatemode_args(mode))
     }
 }
 
 /// Runs a command line and returns its stdout, or an error with its stderr.
-fn run(line: &[String]) -> Result<String, String> {
-    let (program, args) = line.split_first().ok_or("empty command line")?;
+pub(crate) fn run(line: &[String]) -> Result<String, PolicyError> {
     let shown = line.join(" ");
+    let Some((program, args)) = line.split_first() else {
+        return Err(PolicyError::Missing("an empty command line".to_owned()));
+    };
     let out = Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
+        .map_err(|source| PolicyError::Spawn {
+            shown: shown.clone(),
+            source,
+        })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!(
-            "{shown} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(PolicyError::Command {
+            shown,
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
     }
 }
 
@@ -207,39 +209,39 @@ impl FileSetting {
         }
     }
 
-    fn number(&self) -> Result<u32, String> {
+    fn number(&self) -> Result<u32, PolicyError> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => text
                 .trim()
                 .parse()
-                .map_err(|e| format!("{}: {e}", self.path.display())),
+                .map_err(|e| PolicyError::file(&self.path, e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-            Err(e) => Err(format!("{}: {e}", self.path.display())),
+            Err(e) => Err(PolicyError::file(&self.path, e)),
         }
     }
 
-    fn set_number(&self, value: u32) -> Result<(), String> {
+    fn set_number(&self, value: u32) -> Result<(), PolicyError> {
         lidguard_files::atomic::write(&self.path, format!("{value}\n").as_bytes(), 0o600)
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|e| PolicyError::file(&self.path, e))
     }
 }
 
 impl Setting<bool> for FileSetting {
-    fn read(&self) -> Result<bool, String> {
+    fn read(&self) -> Result<bool, PolicyError> {
         self.number().map(|n| n == 1)
     }
 
-    fn write(&self, value: bool) -> Result<(), String> {
+    fn write(&self, value: bool) -> Result<(), PolicyError> {
         self.set_number(u32::from(value))
     }
 }
 
 impl Setting<u32> for FileSetting {
-    fn read(&self) -> Result<u32, String> {
+    fn read(&self) -> Result<u32, PolicyError> {
         self.number()
     }
 
-    fn write(&self, value: u32) -> Result<(), String> {
+    fn write(&self, value: u32) -> Result<(), PolicyError> {
         self.set_number(value)
     }
 }
@@ -347,8 +349,9 @@ mod tests {
             "echo nope >&2; exit 1".into(),
         ])
         .unwrap_err();
+        let err = err.to_string();
         assert!(err.contains("/bin/sh -c") && err.contains("nope"), "{err}");
-        let err = run(&["/nonexistent/pmset".into()]).unwrap_err();
+        let err = run(&["/nonexistent/pmset".into()]).unwrap_err().to_string();
         assert!(err.starts_with("cannot run /nonexistent/pmset"), "{err}");
     }
 }

@@ -8,6 +8,7 @@
 //! ([`crate::hibernate_mode`]) are kept this way; the backups live in lidguard's store
 //! ([`PolicyBackups`]).
 
+use crate::policy::PolicyError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -16,9 +17,9 @@ use crate::lid_action::PolicyBackups;
 /// A setting, read and written.
 pub trait Setting<T>: Send + Sync {
     /// Its value now.
-    fn read(&self) -> Result<T, String>;
+    fn read(&self) -> Result<T, PolicyError>;
     /// Sets it.
-    fn write(&self, value: T) -> Result<(), String>;
+    fn write(&self, value: T) -> Result<(), PolicyError>;
 }
 
 /// What [`restore`] did.
@@ -37,18 +38,19 @@ pub enum Restored<T> {
 }
 
 /// Sets `wanted` after saving the current value under `kind`; returns the saved value in force
-/// (an older backup's when one existed). When setting fails, the saved value is put back.
+/// (an older backup's when one existed). When setting fails, the saved value is put back (the
+/// error says `what` could not be done).
 pub fn change<T>(
     setting: &dyn Setting<T>,
     backups: &dyn PolicyBackups,
-    kind: &str,
+    (kind, what): (&str, &'static str),
     wanted: T,
-) -> Result<T, String>
+) -> Result<T, PolicyError>
 where
     T: Copy + PartialEq + Serialize + DeserializeOwned,
 {
     let current = setting.read()?;
-    let json = serde_json::to_string(&current).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&current).expect("a saved value always serializes");
     let saved = if backups.save_if_absent(kind, &json)? {
         current
     } else {
@@ -58,9 +60,10 @@ where
         return Ok(saved);
     }
     if let Err(e) = setting.write(wanted) {
-        return Err(match restore(setting, backups, kind) {
-            Ok(_) => e,
-            Err(undo) => format!("{e}; putting the saved value back failed too: {undo}"),
+        return Err(PolicyError::Change {
+            what,
+            cause: Box::new(e),
+            undo: restore(setting, backups, kind).err().map(Box::new),
         });
     }
     Ok(saved)
@@ -72,7 +75,7 @@ pub fn restore<T>(
     setting: &dyn Setting<T>,
     backups: &dyn PolicyBackups,
     kind: &str,
-) -> Result<Restored<T>, String>
+) -> Result<Restored<T>, PolicyError>
 where
     T: Copy + PartialEq + DeserializeOwned,
 {
@@ -88,15 +91,23 @@ where
 }
 
 /// Whether a backup of `kind` is pending (a change is in place, or a dead daemon left one).
-pub fn pending(backups: &dyn PolicyBackups, kind: &str) -> Result<bool, String> {
+pub fn pending(backups: &dyn PolicyBackups, kind: &str) -> Result<bool, PolicyError> {
     Ok(backups.load(kind)?.is_some())
 }
 
-fn load<T: DeserializeOwned>(backups: &dyn PolicyBackups, kind: &str) -> Result<Option<T>, String> {
+fn load<T: DeserializeOwned>(
+    backups: &dyn PolicyBackups,
+    kind: &str,
+) -> Result<Option<T>, PolicyError> {
     match backups.load(kind)? {
         None => Ok(None),
-        Some(json) => serde_json::from_str(&json)
-            .map(Some)
-            .map_err(|e| format!("the saved {kind} value is unreadable ({e}): {json}")),
+        Some(json) => match serde_json::from_str(&json) {
+            Ok(value) => Ok(Some(value)),
+            Err(e) => Err(PolicyError::SavedUnreadable {
+                kind: kind.to_owned(),
+                reason: e.to_string(),
+                json,
+            }),
+        },
     }
 }

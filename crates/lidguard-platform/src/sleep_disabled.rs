@@ -19,6 +19,7 @@
 //! to end, and before lidguard asks the Mac to sleep.
 
 use crate::lid_action::PolicyBackups;
+use crate::policy::PolicyError;
 use crate::saved_setting::{self, Restored, Setting};
 
 /// The store's backup kind for `SleepDisabled`.
@@ -26,21 +27,23 @@ pub const BACKUP_KIND: &str = "macos-sleep-disabled";
 
 /// Disables sleep after backing up the user's value; returns the saved value in force (an older
 /// backup's when one existed).
-pub fn change(setting: &dyn Setting<bool>, backups: &dyn PolicyBackups) -> Result<bool, String> {
-    saved_setting::change(setting, backups, BACKUP_KIND, true)
-        .map_err(|e| format!("cannot disable sleep: {e}"))
+pub fn change(
+    setting: &dyn Setting<bool>,
+    backups: &dyn PolicyBackups,
+) -> Result<bool, PolicyError> {
+    saved_setting::change(setting, backups, (BACKUP_KIND, "disable sleep"), true)
 }
 
 /// Puts the saved `SleepDisabled` back and deletes the backup.
 pub fn restore(
     setting: &dyn Setting<bool>,
     backups: &dyn PolicyBackups,
-) -> Result<Restored<bool>, String> {
+) -> Result<Restored<bool>, PolicyError> {
     saved_setting::restore(setting, backups, BACKUP_KIND)
 }
 
 /// Whether a backup is pending (a change is in place or a dead daemon left one).
-pub fn pending(backups: &dyn PolicyBackups) -> Result<bool, String> {
+pub fn pending(backups: &dyn PolicyBackups) -> Result<bool, PolicyError> {
     saved_setting::pending(backups, BACKUP_KIND)
 }
 
@@ -84,12 +87,16 @@ mod tests {
     }
 
     impl saved_setting::Setting<bool> for Setting {
-        fn read(&self) -> Result<bool, String> {
+        fn read(&self) -> Result<bool, PolicyError> {
             Ok(self.value())
         }
-        fn write(&self, disabled: bool) -> Result<(), String> {
+        fn write(&self, disabled: bool) -> Result<(), PolicyError> {
             if self.fail_writes {
-                return Err("sudo: a password is required".into());
+                return Err(PolicyError::Command {
+                    shown: "sudo -n /usr/bin/pmset -a disablesleep 1".to_owned(),
+                    status: "exit status: 1".to_owned(),
+                    stderr: "sudo: a password is required".to_owned(),
+                });
             }
             self.writes.lock().unwrap().push(disabled);
             *self.value.lock().unwrap() = disabled;
@@ -159,7 +166,11 @@ mod tests {
         };
         let backups = Backups::default();
         let err = change(&setting, &backups).unwrap_err();
-        assert!(err.contains("password is required"), "{err}");
+        let err = err.to_string();
+        assert!(
+            err.starts_with("cannot disable sleep") && err.contains("password is required"),
+            "{err}"
+        );
         assert!(!setting.value());
         assert!(!pending(&backups).unwrap(), "no backup left pending");
     }

@@ -14,6 +14,7 @@ use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailabl
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
 use crate::pmset::{self, Setting};
+use crate::policy::PolicyError;
 use crate::roots::Roots;
 use crate::{hibernate_mode, sleep_disabled};
 
@@ -155,7 +156,7 @@ impl PowerControl for MacPower {
                     }
                 });
             }
-            asked
+            asked.map_err(|e| e.to_string())
         })
     }
 }
@@ -168,13 +169,15 @@ fn sleep_now(
     modes: &dyn Setting<u32>,
     backups: Option<&dyn PolicyBackups>,
     hibernate: bool,
-) -> Result<(), String> {
+) -> Result<(), PolicyError> {
     if let Some(backups) = backups {
         sleep_disabled::restore(setting, backups)?;
     }
     if hibernate {
         let Some(backups) = backups else {
-            return Err("there is no durable place to back up hibernatemode".into());
+            return Err(PolicyError::Missing(
+                "there is no durable place to back up hibernatemode".to_owned(),
+            ));
         };
         hibernate_mode::prepare(modes, backups)?;
         let slept = pmset_sleepnow();
@@ -187,21 +190,8 @@ fn sleep_now(
 }
 
 /// `pmset sleepnow` (no root needed).
-fn pmset_sleepnow() -> Result<(), String> {
-    let out = std::process::Command::new(pmset::PMSET)
-        .arg("sleepnow")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {} sleepnow: {e}", pmset::PMSET))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} sleepnow failed: {}",
-            pmset::PMSET,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+fn pmset_sleepnow() -> Result<(), PolicyError> {
+    pmset::run(&[pmset::PMSET.to_owned(), "sleepnow".to_owned()]).map(drop)
 }
 
 impl MacPower {
@@ -211,7 +201,8 @@ impl MacPower {
                 let Some(backups) = self.backups.clone() else {
                     return Err("there is no durable place to back up SleepDisabled".into());
                 };
-                let saved = sleep_disabled::change(self.setting.as_ref(), backups.as_ref())?;
+                let saved = sleep_disabled::change(self.setting.as_ref(), backups.as_ref())
+                    .map_err(|e| e.to_string())?;
                 // SleepDisabled outlives a dead daemon: a watcher restores it if this one dies.
                 backups.changed(sleep_disabled::BACKUP_KIND);
                 tracing::info!(

@@ -191,7 +191,7 @@ pub async fn connect_keeping(
 /// it are restored on every system, so the restore paths run in Linux tests too.
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, crate::policy::PolicyError> {
     let roots = crate::roots::Roots::from_env();
     let mut restored: Vec<String> = Vec::new();
     #[cfg(windows)]

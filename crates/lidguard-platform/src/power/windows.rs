@@ -43,6 +43,7 @@ use windows_sys::Win32::UI::WindowsAndMessaging::{DEVICE_NOTIFY_CALLBACK, PBT_PO
 
 use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable};
 use crate::lid_action::{self, LidActionPolicy, PolicyBackups};
+use crate::policy::PolicyError;
 use crate::roots::Roots;
 
 const BACKEND: &str = "Windows power management";
@@ -80,7 +81,7 @@ pub(super) async fn connect(
         } else {
             match crate::windows::powrprof::Powrprof::load() {
                 Ok(p) => (Some(Arc::new(p)), String::new()),
-                Err(e) => (None, e),
+                Err(e) => (None, e.to_string()),
             }
         };
     // A daemon that died with the lid action changed left a backup: put the user's values
@@ -116,7 +117,9 @@ pub(super) async fn connect(
 }
 
 /// Restores a lid-close action left changed, with the OS's own policy (or the test seam).
-pub(super) fn restore_pending(backups: &dyn PolicyBackups) -> Result<lid_action::Restored, String> {
+pub(super) fn restore_pending(
+    backups: &dyn PolicyBackups,
+) -> Result<lid_action::Restored, PolicyError> {
     let roots = Roots::from_env();
     if backups.load(lid_action::BACKUP_KIND)?.is_none() {
         return Ok(lid_action::Restored::Nothing);
@@ -272,7 +275,8 @@ impl WindowsPower {
                 let Some(backups) = self.backups.clone() else {
                     return Err("there is no durable place to back up the lid-close action".into());
                 };
-                let saved = lid_action::change(policy.as_ref(), backups.as_ref())?;
+                let saved = lid_action::change(policy.as_ref(), backups.as_ref())
+                    .map_err(|e| e.to_string())?;
                 tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
                 Ok(LidHold { policy, backups })
             })

@@ -4,6 +4,7 @@
 //! Wine 8.0 does not export them, and a hard import there aborts the process at the first call;
 //! a missing function becomes an error that says so.
 
+use crate::policy::PolicyError;
 use std::ffi::c_void;
 
 use windows_sys::Win32::Foundation::{HLOCAL, LocalFree};
@@ -35,20 +36,22 @@ pub(crate) struct Powrprof {
 
 impl Powrprof {
     /// Loads powrprof.dll and finds the functions; an error names the first one missing.
-    pub(crate) fn load() -> Result<Powrprof, String> {
+    pub(crate) fn load() -> Result<Powrprof, PolicyError> {
         let name: Vec<u16> = "powrprof.dll".encode_utf16().chain(Some(0)).collect();
         // SAFETY: loads a system DLL by name; it stays loaded for the process's lifetime.
         let module = unsafe { LoadLibraryW(name.as_ptr()) };
         if module.is_null() {
-            return Err("powrprof.dll cannot be loaded".into());
+            return Err(PolicyError::Missing(
+                "powrprof.dll cannot be loaded".to_owned(),
+            ));
         }
         let find = |symbol: &[u8]| {
             // SAFETY: `symbol` is NUL-terminated ASCII; `module` is loaded.
             unsafe { GetProcAddress(module, symbol.as_ptr()) }.ok_or_else(|| {
-                format!(
+                PolicyError::Missing(format!(
                     "powrprof.dll has no {}",
                     String::from_utf8_lossy(&symbol[..symbol.len() - 1])
-                )
+                ))
             })
         };
         // SAFETY: each pointer comes from GetProcAddress for the named function, whose
@@ -74,23 +77,25 @@ impl Powrprof {
     }
 }
 
-fn check(what: &str, code: u32) -> Result<(), String> {
+fn check(call: &'static str, code: u32) -> Result<(), PolicyError> {
     if code == 0 {
         Ok(())
     } else {
-        Err(format!("{what} failed (error {code})"))
+        Err(PolicyError::Call { call, code })
     }
 }
 
 impl LidActionPolicy for Powrprof {
-    fn active_scheme(&self) -> Result<String, String> {
+    fn active_scheme(&self) -> Result<String, PolicyError> {
         let mut guid: *mut GUID = std::ptr::null_mut();
         // SAFETY: the function allocates the GUID, which is freed with LocalFree below.
         check("PowerGetActiveScheme", unsafe {
             (self.get_active)(std::ptr::null_mut(), &mut guid)
         })?;
         if guid.is_null() {
-            return Err("PowerGetActiveScheme returned no scheme".into());
+            return Err(PolicyError::Missing(
+                "PowerGetActiveScheme returned no scheme".to_owned(),
+            ));
         }
         // SAFETY: `guid` points to the GUID allocated above.
         let text = guid_text(unsafe { &*guid });
@@ -99,7 +104,7 @@ impl LidActionPolicy for Powrprof {
         Ok(text)
     }
 
-    fn read(&self, scheme: &str) -> Result<(u32, u32), String> {
+    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
         let scheme = parse_guid(scheme)?;
         let (mut ac, mut dc) = (0u32, 0u32);
         // SAFETY: the GUIDs live across the calls; the outputs are ours.
@@ -128,7 +133,7 @@ impl LidActionPolicy for Powrprof {
         Ok((ac, dc))
     }
 
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), String> {
+    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
         let scheme = parse_guid(scheme)?;
         // SAFETY: the GUIDs live across the calls.
         unsafe {
@@ -155,7 +160,7 @@ impl LidActionPolicy for Powrprof {
         }
     }
 
-    fn apply(&self, scheme: &str) -> Result<(), String> {
+    fn apply(&self, scheme: &str) -> Result<(), PolicyError> {
         let scheme = parse_guid(scheme)?;
         // SAFETY: the GUID lives across the call.
         check("PowerSetActiveScheme", unsafe {
@@ -168,7 +173,7 @@ fn guid_text(guid: &GUID) -> String {
     crate::lid_action::guid_to_string(guid.data1, guid.data2, guid.data3, guid.data4)
 }
 
-fn parse_guid(text: &str) -> Result<GUID, String> {
+fn parse_guid(text: &str) -> Result<GUID, PolicyError> {
     let (data1, data2, data3, data4) = crate::lid_action::parse_guid(text)?;
     Ok(GUID {
         data1,

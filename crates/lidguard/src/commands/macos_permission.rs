@@ -184,6 +184,7 @@ fn status(places: &Places, dir: &Path, target: &Target, as_json: bool) -> anyhow
     } else if places.database().exists() {
         lidguard_daemon::StoreBackups::open(places)
             .and_then(|b| lidguard_platform::sleep_disabled::pending(&b))
+            .map_err(|e| e.to_string())
     } else {
         Ok(false)
     };
