@@ -28,7 +28,7 @@ pub(crate) async fn request(
             Ok(power) => {
                 let hibernate = mode == SuspendMode::Hibernate;
                 match tokio::time::timeout(REQUEST_TIMEOUT, power.suspend(hibernate)).await {
-                    Ok(result) => result,
+                    Ok(result) => result.map_err(|e| e.to_string()),
                     Err(_) => Err(format!(
                         "the request was not answered within {} s",
                         REQUEST_TIMEOUT.as_secs()

@@ -19,7 +19,7 @@ use zbus::{Connection, DBusError, connection};
 
 use super::{
     BoxFuture, CONNECT_TIMEOUT, HeldProtection, Inhibit, LID_SWITCH_WHY, PowerControl, PowerError,
-    PowerUnavailable, ProtectionPlan, keep_awake_group, wants_lid_switch, what_of,
+    PowerUnavailable, ProtectionPlan, SuspendError, keep_awake_group, wants_lid_switch, what_of,
 };
 
 /// The address zbus uses for the system bus when `DBUS_SYSTEM_BUS_ADDRESS` is unset.
@@ -206,31 +206,35 @@ impl PowerControl for LogindPower {
         })
     }
 
-    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
         Box::pin(async move {
             let (verb, can) = if hibernate {
                 ("Hibernate", self.proxy.can_hibernate().await)
             } else {
                 ("Suspend", self.proxy.can_suspend().await)
             };
-            let can =
-                can.map_err(|e| format!("{BACKEND} Can{verb} failed: {}", logind_problem(&e)))?;
+            let can = can.map_err(|e| {
+                SuspendError::Failed(format!(
+                    "{BACKEND} Can{verb} failed: {}",
+                    logind_problem(&e)
+                ))
+            })?;
             // "challenge" needs interactive authentication, which a background daemon cannot
             // give; "na" means the system cannot do it at all.
             match can.as_str() {
                 "yes" => {}
                 "na" => {
-                    return Err(format!(
+                    return Err(SuspendError::Unsupported(format!(
                         "{BACKEND} reports Can{verb}=na: this system cannot {} (no support, no swap for hibernation, or a container)",
                         verb.to_ascii_lowercase()
-                    ));
+                    )));
                 }
                 other => {
-                    return Err(format!(
+                    return Err(SuspendError::NotAllowed(format!(
                         "{BACKEND} reports Can{verb}={other}: this user may not {} without authentication (polkit org.freedesktop.login1.{})",
                         verb.to_ascii_lowercase(),
                         verb.to_ascii_lowercase()
-                    ));
+                    )));
                 }
             }
             let call = if hibernate {
@@ -238,7 +242,9 @@ impl PowerControl for LogindPower {
             } else {
                 self.proxy.suspend(false).await
             };
-            call.map_err(|e| format!("{BACKEND} {verb} failed: {}", logind_problem(&e)))
+            call.map_err(|e| {
+                SuspendError::Failed(format!("{BACKEND} {verb} failed: {}", logind_problem(&e)))
+            })
         })
     }
 

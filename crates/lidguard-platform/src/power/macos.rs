@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 
-use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable};
+use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable, SuspendError};
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
 use crate::pmset::{self, Setting};
@@ -122,7 +122,7 @@ impl PowerControl for MacPower {
         Box::pin(async { (Some("yes".to_owned()), Some("yes".to_owned())) })
     }
 
-    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
         let setting = self.setting.clone();
         let modes = self.hibernate.clone();
         let backups = self.backups.clone();
@@ -140,7 +140,7 @@ impl PowerControl for MacPower {
                 }
             })
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SuspendError::Failed(e.to_string()))?;
             if asked.is_ok()
                 && hibernate
                 && let Some(backups) = backups
@@ -156,7 +156,7 @@ impl PowerControl for MacPower {
                     }
                 });
             }
-            asked.map_err(|e| e.to_string())
+            asked.map_err(SuspendError::from)
         })
     }
 }
@@ -199,10 +199,11 @@ impl MacPower {
         self.lid_hold
             .get_or_make(|| {
                 let Some(backups) = self.backups.clone() else {
-                    return Err("there is no durable place to back up SleepDisabled".into());
+                    return Err(PolicyError::Missing(
+                        "there is no durable place to back up SleepDisabled".to_owned(),
+                    ));
                 };
-                let saved = sleep_disabled::change(self.setting.as_ref(), backups.as_ref())
-                    .map_err(|e| e.to_string())?;
+                let saved = sleep_disabled::change(self.setting.as_ref(), backups.as_ref())?;
                 // SleepDisabled outlives a dead daemon: a watcher restores it if this one dies.
                 backups.changed(sleep_disabled::BACKUP_KIND);
                 tracing::info!(
@@ -214,10 +215,10 @@ impl MacPower {
                     backups,
                 })
             })
-            .map_err(|message| PowerError::Refused {
+            .map_err(|e| PowerError::Refused {
                 backend: BACKEND.to_owned(),
                 what: Inhibit::HandleLidSwitch.as_str().to_owned(),
-                message,
+                message: e.to_string(),
             })
     }
 }

@@ -103,9 +103,13 @@ pub trait PowerControl: Send + Sync {
     /// Asks the OS to suspend (`hibernate`: to disk) now, after checking that it can. Returns
     /// when the request was accepted (on a real suspend, after the machine wakes up) or with
     /// an error that says why it was not.
-    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
         let what = if hibernate { "hibernate" } else { "suspend" };
-        Box::pin(async move { Err(format!("this backend cannot {what}")) })
+        Box::pin(async move {
+            Err(SuspendError::Unsupported(format!(
+                "this backend cannot {what}"
+            )))
+        })
     }
 }
 
@@ -149,6 +153,25 @@ pub enum PowerError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// Why the OS did not take a suspend request; the message is the OS's, with what it means.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuspendError {
+    /// This machine cannot (no support, no swap for hibernation, a container, Modern Standby).
+    #[error("{0}")]
+    Unsupported(String),
+    /// This user may not (authentication needed, a privilege missing).
+    #[error("{0}")]
+    NotAllowed(String),
+    /// The request failed.
+    #[error("{0}")]
+    Failed(String),
+    /// An OS policy that must change first could not be (macOS: `SleepDisabled`,
+    /// `hibernatemode`).
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
 }
 
 /// Why protection cannot be had at all (no system bus, no logind, unsupported OS). Display text
@@ -258,11 +281,12 @@ impl<T> SharedChange<T> {
     }
 
     /// The change in place, or a new one from `make`.
-    fn get_or_make(&self, make: impl FnOnce() -> Result<T, String>) -> Result<Arc<T>, String> {
+    fn get_or_make<E>(&self, make: impl FnOnce() -> Result<T, E>) -> Result<Arc<T>, E> {
+        // Only a weak pointer is kept under the lock: a panic elsewhere cannot leave it torn.
         let mut current = self
             .0
             .lock()
-            .map_err(|_| "internal lock poisoned".to_owned())?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(change) = current.upgrade() {
             return Ok(change);
         }

@@ -41,7 +41,7 @@ use windows_sys::Win32::System::Threading::{
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{DEVICE_NOTIFY_CALLBACK, PBT_POWERSETTINGCHANGE};
 
-use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable};
+use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable, SuspendError};
 use crate::lid_action::{self, LidActionPolicy, PolicyBackups};
 use crate::policy::PolicyError;
 use crate::roots::Roots;
@@ -209,11 +209,11 @@ impl PowerControl for WindowsPower {
         })
     }
 
-    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || suspend_now(hibernate))
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| SuspendError::Failed(e.to_string()))?
         })
     }
 }
@@ -256,9 +256,7 @@ impl WindowsPower {
                 if plan.away_mode {
                     flags |= ES_AWAYMODE_REQUIRED;
                 }
-                ThreadState::hold(flags)
-                    .map(KeepHold::ThreadState)
-                    .map_err(|e| backend_error("execution state", e))
+                ThreadState::hold(flags).map(KeepHold::ThreadState)
             }
         }
     }
@@ -267,23 +265,24 @@ impl WindowsPower {
         self.lid_hold
             .get_or_make(|| {
                 let Some(policy) = self.lid_policy.clone() else {
-                    return Err(format!(
+                    return Err(PolicyError::Missing(format!(
                         "the lid-close action cannot be read or changed here: {}",
                         self.lid_policy_error
-                    ));
+                    )));
                 };
                 let Some(backups) = self.backups.clone() else {
-                    return Err("there is no durable place to back up the lid-close action".into());
+                    return Err(PolicyError::Missing(
+                        "there is no durable place to back up the lid-close action".to_owned(),
+                    ));
                 };
-                let saved = lid_action::change(policy.as_ref(), backups.as_ref())
-                    .map_err(|e| e.to_string())?;
+                let saved = lid_action::change(policy.as_ref(), backups.as_ref())?;
                 tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
                 Ok(LidHold { policy, backups })
             })
-            .map_err(|message| PowerError::Refused {
+            .map_err(|e| PowerError::Refused {
                 backend: BACKEND.to_owned(),
                 what: Inhibit::HandleLidSwitch.as_str().to_owned(),
-                message,
+                message: e.to_string(),
             })
     }
 }
@@ -384,7 +383,7 @@ struct ThreadState {
 }
 
 impl ThreadState {
-    fn hold(flags: u32) -> Result<ThreadState, String> {
+    fn hold(flags: u32) -> Result<ThreadState, PowerError> {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let (ready, is_ready) = std::sync::mpsc::channel::<bool>();
         let thread = std::thread::Builder::new()
@@ -399,7 +398,7 @@ impl ThreadState {
                     unsafe { SetThreadExecutionState(ES_CONTINUOUS) };
                 }
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| backend_error("execution state", e.to_string()))?;
         if is_ready.recv().unwrap_or(false) {
             Ok(ThreadState {
                 stop: Some(stop),
@@ -407,7 +406,10 @@ impl ThreadState {
             })
         } else {
             let _ = thread.join();
-            Err("SetThreadExecutionState refused the flags".into())
+            Err(backend_error(
+                "execution state",
+                "SetThreadExecutionState refused the flags".to_owned(),
+            ))
         }
     }
 }
@@ -518,7 +520,7 @@ unsafe extern "system" fn lid_callback(
 }
 
 /// `SetSuspendState` after enabling the shutdown privilege it needs.
-fn suspend_now(hibernate: bool) -> Result<(), String> {
+fn suspend_now(hibernate: bool) -> Result<(), SuspendError> {
     enable_shutdown_privilege()?;
     // SAFETY: plain call; the privilege is enabled above.
     if unsafe { SetSuspendState(hibernate, false, false) } {
@@ -526,18 +528,18 @@ fn suspend_now(hibernate: bool) -> Result<(), String> {
     } else {
         // SAFETY: reads this thread's last error.
         let code = unsafe { GetLastError() };
-        Err(format!(
-            "SetSuspendState failed (error {code}{})",
-            if code == 50 {
-                ": not supported, as on Modern Standby machines"
-            } else {
-                ""
-            }
-        ))
+        Err(if code == 50 {
+            SuspendError::Unsupported(format!(
+                "SetSuspendState failed (error {code}: not supported, as on Modern Standby \
+                 machines)"
+            ))
+        } else {
+            SuspendError::Failed(format!("SetSuspendState failed (error {code})"))
+        })
     }
 }
 
-fn enable_shutdown_privilege() -> Result<(), String> {
+fn enable_shutdown_privilege() -> Result<(), SuspendError> {
     let name: Vec<u16> = "SeShutdownPrivilege"
         .encode_utf16()
         .chain(Some(0))
@@ -553,9 +555,10 @@ fn enable_shutdown_privilege() -> Result<(), String> {
     } == 0
     {
         // SAFETY: reads this thread's last error.
-        return Err(format!("OpenProcessToken failed (error {})", unsafe {
-            GetLastError()
-        }));
+        let code = unsafe { GetLastError() };
+        return Err(SuspendError::Failed(format!(
+            "OpenProcessToken failed (error {code})"
+        )));
     }
     let mut luid = LUID::default();
     // SAFETY: `name` is a NUL-terminated UTF-16 string; `luid` is ours.
@@ -584,9 +587,9 @@ fn enable_shutdown_privilege() -> Result<(), String> {
     // SAFETY: closes the token opened above.
     unsafe { CloseHandle(token) };
     if !adjusted || last == ERROR_NOT_ALL_ASSIGNED {
-        return Err(format!(
+        return Err(SuspendError::NotAllowed(format!(
             "this user may not suspend the machine (SeShutdownPrivilege, error {last})"
-        ));
+        )));
     }
     Ok(())
 }
