@@ -100,6 +100,72 @@ pub fn parse_env(text: &str) -> impl Fn(&str) -> Option<std::ffi::OsString> + '_
     }
 }
 
+/// Why something inside a WSL distro could not be read or changed; the message names the
+/// distro (or the agent) and what failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WslError {
+    /// `wsl.exe` could not be run, or took too long.
+    #[error("{distro}: {source}")]
+    Unreachable {
+        /// The distro, for messages ("WSL distro NAME").
+        distro: String,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+    /// A command inside the distro (or `wsl.exe` itself) failed.
+    #[error("{distro}: {what} failed (exit {code}): {stderr}")]
+    Failed {
+        /// The distro, or `wsl.exe`.
+        distro: String,
+        /// What was run, in words.
+        what: String,
+        /// Its exit code (-1: none).
+        code: i32,
+        /// What it said.
+        stderr: String,
+    },
+    /// What the distro holds cannot be used as it is.
+    #[error("{distro}: {problem}")]
+    Unusable {
+        /// The distro.
+        distro: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The agent has no such config there (or is not lidguard's to manage).
+    #[error("{agent}: {problem}")]
+    Agent {
+        /// The agent's name.
+        agent: String,
+        /// What is missing.
+        problem: String,
+    },
+    /// An agent's config file there could not be read or edited as planned.
+    #[error("{distro} {file}: {source}{}", if *.changed_nothing { "; nothing was changed" } else { "" })]
+    Config {
+        /// The distro.
+        distro: String,
+        /// The file.
+        file: String,
+        /// What is wrong with it.
+        #[source]
+        source: InstallError,
+        /// Whether an edit was refused before it changed anything.
+        changed_nothing: bool,
+    },
+    /// What lidguard changed could not be recorded (so a remove could not give back its bytes).
+    #[error("cannot record what lidguard changed in {file}: {source}")]
+    Receipt {
+        /// The file changed.
+        file: String,
+        /// Why the receipt was not written.
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Runs `wsl.exe` (or what stands in for it) with these arguments.
 pub trait Wsl {
     /// The process's output; `stdin` is written to it first.
@@ -222,14 +288,21 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Ve
 }
 
 /// The installed distros (`wsl.exe --list --quiet`).
-pub fn distros(wsl: &dyn Wsl) -> Result<Vec<String>, String> {
+pub fn distros(wsl: &dyn Wsl) -> Result<Vec<String>, WslError> {
     let args = ["--list".to_owned(), "--quiet".to_owned()];
-    let out = wsl.run(&args, b"").map_err(|e| e.to_string())?;
+    let out = wsl
+        .run(&args, b"")
+        .map_err(|source| WslError::Unreachable {
+            distro: "wsl.exe".to_owned(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(format!(
-            "wsl.exe --list --quiet failed: {}",
-            decode_distro_list(&out.stderr).join(" ")
-        ));
+        return Err(WslError::Failed {
+            distro: "wsl.exe".to_owned(),
+            what: "--list --quiet".to_owned(),
+            code: out.status.code().unwrap_or(-1),
+            stderr: decode_distro_list(&out.stderr).join(" "),
+        });
     }
     Ok(decode_distro_list(&out.stdout))
 }
@@ -260,30 +333,40 @@ impl<'a> Distro<'a> {
         }
     }
 
-    fn exec(&self, program: &str, args: &[&str], stdin: &[u8]) -> Result<Output, String> {
+    fn exec(&self, program: &str, args: &[&str], stdin: &[u8]) -> Result<Output, WslError> {
         let args = exec_args(self.name.as_deref(), program, args);
         self.wsl
             .run(&args, stdin)
-            .map_err(|e| format!("{}: {e}", self.label()))
+            .map_err(|source| WslError::Unreachable {
+                distro: self.label(),
+                source,
+            })
     }
 
-    fn sh(&self, script: &str, args: &[&str], stdin: &[u8]) -> Result<Output, String> {
+    fn sh(&self, script: &str, args: &[&str], stdin: &[u8]) -> Result<Output, WslError> {
         let mut all = vec!["-c", script, "lidguard-wsl"];
         all.extend_from_slice(args);
         self.exec("sh", &all, stdin)
     }
 
-    fn failed(&self, what: &str, out: &Output) -> String {
-        format!(
-            "{}: {what} failed (exit {}): {}",
-            self.label(),
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
+    fn failed(&self, what: &str, out: &Output) -> WslError {
+        WslError::Failed {
+            distro: self.label(),
+            what: what.to_owned(),
+            code: out.status.code().unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        }
+    }
+
+    fn unusable(&self, problem: String) -> WslError {
+        WslError::Unusable {
+            distro: self.label(),
+            problem,
+        }
     }
 
     /// The Linux path of a Windows path (`wslpath -a -u`).
-    pub fn linux_path(&self, windows: &str) -> Result<String, String> {
+    pub fn linux_path(&self, windows: &str) -> Result<String, WslError> {
         let out = self.exec("wslpath", &["-a", "-u", windows], b"")?;
         let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         if !out.status.success() || path.is_empty() {
@@ -295,36 +378,36 @@ impl<'a> Distro<'a> {
     /// The variables that locate agents' configs there, as a lookup for the agents' `locate`.
     /// Inside the distro the home is `HOME`, so the Windows build's `USERPROFILE` rule is
     /// answered with it too.
-    pub fn env(&self) -> Result<DistroEnv, String> {
+    pub fn env(&self) -> Result<DistroEnv, WslError> {
         let out = self.sh(ENV_SCRIPT, &[], b"")?;
         if !out.status.success() {
             return Err(self.failed("reading its environment", &out));
         }
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         if parse_env(&text)("HOME").is_none() {
-            return Err(format!("{}: HOME is not set there", self.label()));
+            return Err(self.unusable("HOME is not set there".to_owned()));
         }
         Ok(DistroEnv { text })
     }
 
     /// Whether `dir` is a directory there.
-    pub fn is_dir(&self, dir: &str) -> Result<bool, String> {
+    pub fn is_dir(&self, dir: &str) -> Result<bool, WslError> {
         Ok(self.sh(r#"test -d "$1""#, &[dir], b"")?.status.success())
     }
 
     /// The file's text, `None` when it does not exist.
-    pub fn read(&self, file: &str) -> Result<Option<String>, String> {
+    pub fn read(&self, file: &str) -> Result<Option<String>, WslError> {
         let out = self.sh(READ_SCRIPT, &[file], b"")?;
         match out.status.code() {
             Some(0) => String::from_utf8(out.stdout)
                 .map(Some)
-                .map_err(|_| format!("{}: {file} is not UTF-8 text", self.label())),
+                .map_err(|_| self.unusable(format!("{file} is not UTF-8 text"))),
             Some(3) => Ok(None),
             _ => Err(self.failed(&format!("reading {file}"), &out)),
         }
     }
 
-    fn write(&self, file: &str, text: &str, stamp: &str) -> Result<(), String> {
+    fn write(&self, file: &str, text: &str, stamp: &str) -> Result<(), WslError> {
         let out = self.sh(WRITE_SCRIPT, &[file, stamp], text.as_bytes())?;
         if out.status.success() {
             Ok(())
@@ -333,7 +416,7 @@ impl<'a> Distro<'a> {
         }
     }
 
-    fn delete(&self, file: &str, stamp: &str) -> Result<(), String> {
+    fn delete(&self, file: &str, stamp: &str) -> Result<(), WslError> {
         let out = self.sh(DELETE_SCRIPT, &[file, stamp], b"")?;
         if out.status.success() {
             Ok(())
@@ -410,7 +493,7 @@ pub fn edit(
     direction: crate::file::Direction,
     plan: impl Fn(Option<&str>, Option<&str>) -> Result<crate::file::Planned, InstallError>,
     how: How<'_>,
-) -> Result<Edited, String> {
+) -> Result<Edited, WslError> {
     use crate::file::{Action, Direction};
     use crate::receipts::{self, Receipt};
     let How {
@@ -430,8 +513,12 @@ pub fn edit(
         Direction::Remove => receipt.as_ref().and_then(|r| r.before.as_deref()),
         Direction::Install | Direction::Update => None,
     };
-    let planned = plan(existing.as_deref(), hint)
-        .map_err(|e| format!("{} {file}: {e}; nothing was changed", distro.label()))?;
+    let planned = plan(existing.as_deref(), hint).map_err(|source| WslError::Config {
+        distro: distro.label(),
+        file: file.to_owned(),
+        source,
+        changed_nothing: true,
+    })?;
     let (change, _) = crate::file::settle(
         direction,
         existing.as_ref(),
@@ -491,8 +578,10 @@ pub fn edit(
                 before,
                 after: receipts::digest(new_text.as_deref().unwrap_or_default()),
             };
-            receipts::save(places, tag, &receipt)
-                .map_err(|e| format!("cannot record what lidguard changed in {file}: {e}"))?;
+            receipts::save(places, tag, &receipt).map_err(|source| WslError::Receipt {
+                file: file.to_owned(),
+                source,
+            })?;
         }
         Direction::Update => {}
         Direction::Remove => receipts::drop(places, tag, &key),
@@ -520,7 +609,7 @@ fn install_or_remove(
     ours: impl Fn(Option<&str>) -> bool,
     install: impl Fn(Option<&str>) -> Result<Change, InstallError>,
     uninstall: impl Fn(&str, Option<&str>) -> Result<Change, InstallError>,
-) -> Result<Edited, String> {
+) -> Result<Edited, WslError> {
     use crate::file::{Direction, Planned};
     let direction = if remove {
         Direction::Remove
@@ -576,24 +665,26 @@ pub fn hook_command(linux_exe: &str) -> HookCommand {
     }
 }
 
-fn agent_of(p: Provider) -> Result<&'static lidguard_providers::agent::Agent, String> {
-    lidguard_providers::agent(p).ok_or_else(|| format!("{p} is not managed by lidguard"))
+fn agent_of(p: Provider) -> Result<&'static lidguard_providers::agent::Agent, WslError> {
+    lidguard_providers::agent(p).ok_or_else(|| WslError::Agent {
+        agent: p.to_string(),
+        problem: "is not managed by lidguard".to_owned(),
+    })
 }
 
-fn mcp_of(p: Provider) -> Result<&'static lidguard_providers::agent::McpFile, String> {
-    agent_of(p)?
-        .mcp
-        .ok_or_else(|| format!("{} has no MCP config lidguard manages", p.display_name()))
+fn mcp_of(p: Provider) -> Result<&'static lidguard_providers::agent::McpFile, WslError> {
+    agent_of(p)?.mcp.ok_or_else(|| WslError::Agent {
+        agent: p.display_name().to_owned(),
+        problem: "has no MCP config lidguard manages".to_owned(),
+    })
 }
 
 /// The agent's hook file inside the distro.
-pub fn hook_file(env: &DistroEnv, p: Provider) -> Result<String, String> {
+pub fn hook_file(env: &DistroEnv, p: Provider) -> Result<String, WslError> {
     let a = agent_of(p)?;
-    env.file(a.hooks.locate).ok_or_else(|| {
-        format!(
-            "{}: no home directory to find its hooks in",
-            p.display_name()
-        )
+    env.file(a.hooks.locate).ok_or_else(|| WslError::Agent {
+        agent: p.display_name().to_owned(),
+        problem: "no home directory to find its hooks in".to_owned(),
     })
 }
 
@@ -605,12 +696,10 @@ pub fn agent_root(env: &DistroEnv, p: Provider) -> Option<String> {
 }
 
 /// The agent's MCP file inside the distro.
-pub fn mcp_file(env: &DistroEnv, p: Provider) -> Result<String, String> {
-    env.file(mcp_of(p)?.locate).ok_or_else(|| {
-        format!(
-            "{}: no home directory to find its MCP config in",
-            p.display_name()
-        )
+pub fn mcp_file(env: &DistroEnv, p: Provider) -> Result<String, WslError> {
+    env.file(mcp_of(p)?.locate).ok_or_else(|| WslError::Agent {
+        agent: p.display_name().to_owned(),
+        problem: "no home directory to find its MCP config in".to_owned(),
     })
 }
 
@@ -623,7 +712,7 @@ pub fn hooks(
     timeout: u32,
     remove: bool,
     how: How<'_>,
-) -> Result<Edited, String> {
+) -> Result<Edited, WslError> {
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
     install_or_remove(
@@ -647,12 +736,17 @@ pub fn hooks_status(
     p: Provider,
     cmd: &HookCommand,
     timeout: u32,
-) -> Result<(String, HookStatus), String> {
+) -> Result<(String, HookStatus), WslError> {
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
     let existing = distro.read(&file)?;
-    let status = (a.hooks.status)(existing.as_deref(), cmd, timeout)
-        .map_err(|e| format!("{} {file}: {e}", distro.label()))?;
+    let status =
+        (a.hooks.status)(existing.as_deref(), cmd, timeout).map_err(|source| WslError::Config {
+            distro: distro.label(),
+            file: file.to_owned(),
+            source,
+            changed_nothing: false,
+        })?;
     Ok((file, status))
 }
 
@@ -664,7 +758,7 @@ pub fn mcp(
     exe: &str,
     remove: bool,
     how: How<'_>,
-) -> Result<Edited, String> {
+) -> Result<Edited, WslError> {
     let mcp = mcp_of(p)?;
     let file = mcp_file(env, p)?;
     install_or_remove(
@@ -688,13 +782,18 @@ pub fn mcp_status(
     env: &DistroEnv,
     p: Provider,
     exe: &str,
-) -> Result<(String, McpStatus), String> {
+) -> Result<(String, McpStatus), WslError> {
     let mcp = mcp_of(p)?;
     let file = mcp_file(env, p)?;
     let existing = distro.read(&file)?;
     let status = mcp
         .status(existing.as_deref(), exe)
-        .map_err(|e| format!("{} {file}: {e}", distro.label()))?;
+        .map_err(|source| WslError::Config {
+            distro: distro.label(),
+            file: file.to_owned(),
+            source,
+            changed_nothing: false,
+        })?;
     Ok((file, status))
 }
 
@@ -706,7 +805,7 @@ pub fn provider_mcp(
     exe: &str,
     remove: bool,
     how: How<'_>,
-) -> Result<Edited, String> {
+) -> Result<Edited, WslError> {
     let json = |existing: Option<&str>| crate::mcp::provider_json(entry, existing, exe);
     install_or_remove(
         distro,
@@ -729,11 +828,15 @@ pub fn provider_mcp_status(
     file: &str,
     entry: &crate::mcp::ProviderEntry,
     exe: &str,
-) -> Result<McpStatus, String> {
+) -> Result<McpStatus, WslError> {
     let existing = distro.read(file)?;
     let json = crate::mcp::provider_json(entry, existing.as_deref(), exe);
-    mcp_edits::status_json(existing.as_deref(), &json)
-        .map_err(|e| format!("{} {file}: {e}", distro.label()))
+    mcp_edits::status_json(existing.as_deref(), &json).map_err(|source| WslError::Config {
+        distro: distro.label(),
+        file: file.to_owned(),
+        source,
+        changed_nothing: false,
+    })
 }
 
 /// After the managed hook timeout changed to `timeout` seconds: in every installed distro,
@@ -766,7 +869,7 @@ pub fn refresh_timeouts(
         let (env, cmd) = match prepared {
             Ok(prepared) => prepared,
             Err(e) => {
-                lines.push(e);
+                lines.push(e.to_string());
                 continue;
             }
         };
@@ -792,7 +895,7 @@ pub fn refresh_timeouts(
                     distro.label(),
                     p.display_name()
                 )),
-                Err(e) => lines.push(e),
+                Err(e) => lines.push(e.to_string()),
             }
         }
     }

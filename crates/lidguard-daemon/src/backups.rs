@@ -10,7 +10,7 @@ use lidguard_platform::lid_action::PolicyBackups;
 use lidguard_platform::policy::PolicyError;
 use lidguard_store::Store;
 
-use crate::InstanceLock;
+use crate::{DaemonError, InstanceLock};
 
 /// [`PolicyBackups`] on a connection of its own to lidguard's database (the daemon's main
 /// connection stays with its event loop).
@@ -140,13 +140,13 @@ pub fn restore_left_changed(places: &Places) -> Option<String> {
 /// the instance lock (the daemon ended, however), then restores what is pending as
 /// [`restore_left_changed`] does. One waiter at a time: a second one returns `Ok(None)` at
 /// once, and so does the first when the daemon put everything back itself.
-pub fn restore_after_daemon(places: &Places) -> Result<Option<String>, String> {
-    places.ensure_runtime_dir().map_err(|e| e.to_string())?;
+pub fn restore_after_daemon(places: &Places) -> Result<Option<String>, DaemonError> {
+    places.ensure_runtime_dir()?;
     let guard = InstanceLock::acquire(&places.runtime_dir.join("power-restore.lock"));
     let Ok(_guard) = guard else {
         return Ok(None);
     };
-    let lock = InstanceLock::wait(&places.lock_file()).map_err(|e| e.to_string())?;
+    let lock = InstanceLock::wait(&places.lock_file())?;
     if !places.database().exists() {
         return Ok(None);
     }

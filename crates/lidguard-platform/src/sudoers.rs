@@ -103,24 +103,101 @@ pub fn rule_path(dir: &Path) -> PathBuf {
     dir.join(SUDOERS_FILE)
 }
 
+/// Why [`install`] or [`remove`] changed nothing. Each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SudoersError {
+    /// The user name cannot be put in a rule as it is.
+    #[error(
+        "{user:?} cannot be put in a sudoers rule as it is (letters, digits, '_', '-' and '.' \
+         only, not starting with '-' or '.', not ALL); pass your short user name with --user"
+    )]
+    InvalidUser {
+        /// The name given.
+        user: String,
+    },
+    /// The drop-in directory is missing.
+    #[error(
+        "{} does not exist or is not a directory; this sudo does not read drop-ins from it",
+        .dir.display()
+    )]
+    NoDropInDir {
+        /// The directory looked for.
+        dir: PathBuf,
+    },
+    /// A file of lidguard's name exists but is not lidguard's.
+    #[error(
+        "{} exists but was not written by lidguard (its marker lines are missing), so it was \
+         left untouched; look at it, and move it away if it is no longer wanted",
+        .path.display()
+    )]
+    ForeignFile {
+        /// The file found.
+        path: PathBuf,
+    },
+    /// The OS refused for lack of privileges.
+    #[error("{action} {} needs root: run `{command}`", .path.display())]
+    NeedsRoot {
+        /// What was being done: "reading", "writing" or "removing".
+        action: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The command to run instead.
+        command: &'static str,
+    },
+    /// Another I/O failure; nothing was changed.
+    #[error("cannot {action} {}: {source}; nothing was changed", .path.display())]
+    Io {
+        /// What was being done, e.g. "read" or "write the new file into".
+        action: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// `visudo` could not be run.
+    #[error("cannot run {} -cf: {source}", .visudo.display())]
+    NoVisudo {
+        /// The program.
+        visudo: PathBuf,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// `visudo -cf` refused the rule.
+    #[error("{} -cf {} refused it: {said}", .visudo.display(), .file.display())]
+    Refused {
+        /// The program.
+        visudo: PathBuf,
+        /// The file checked.
+        file: PathBuf,
+        /// What it said.
+        said: String,
+    },
+}
+
 /// Checks a sudoers file with `visudo -cf` (`visudo` is the program, for tests on other
 /// systems). Returns what visudo said when it refused the file.
-pub fn check_with_visudo(visudo: &Path, file: &Path) -> Result<(), String> {
+pub fn check_with_visudo(visudo: &Path, file: &Path) -> Result<(), SudoersError> {
     let out = Command::new(visudo)
         .arg("-cf")
         .arg(file)
         .output()
-        .map_err(|e| format!("cannot run {} -cf: {e}", visudo.display()))?;
+        .map_err(|source| SudoersError::NoVisudo {
+            visudo: visudo.to_path_buf(),
+            source,
+        })?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{} -cf {} refused it: {}{}",
-            visudo.display(),
-            file.display(),
-            String::from_utf8_lossy(&out.stdout).trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(SudoersError::Refused {
+            visudo: visudo.to_path_buf(),
+            file: file.to_path_buf(),
+            said: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout).trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
     }
 }
 
@@ -199,33 +276,29 @@ pub fn status(dir: &Path) -> RuleState {
 /// (checked in a private temporary file, so sudo never sees an unchecked rule). Refuses, changing
 /// nothing, for a user name that is not [valid](valid_user_name), a missing `dir`, and a file of
 /// that name lidguard did not write. `dry_run` checks everything and writes nothing.
-pub fn install(dir: &Path, user: &str, visudo: &Path, dry_run: bool) -> Result<Installed, String> {
+pub fn install(
+    dir: &Path,
+    user: &str,
+    visudo: &Path,
+    dry_run: bool,
+) -> Result<Installed, SudoersError> {
     let again = "sudo lidguard macos-permission install";
     if !valid_user_name(user) {
-        return Err(format!(
-            "{user:?} cannot be put in a sudoers rule as it is (letters, digits, '_', '-' and \
-             '.' only, not starting with '-' or '.', not ALL); pass your short user name with \
-             --user"
-        ));
+        return Err(SudoersError::InvalidUser {
+            user: user.to_owned(),
+        });
     }
     if !dir.is_dir() {
-        return Err(format!(
-            "{} does not exist or is not a directory; this sudo does not read drop-ins from it",
-            dir.display()
-        ));
+        return Err(SudoersError::NoDropInDir {
+            dir: dir.to_path_buf(),
+        });
     }
     let file = drop_in(dir);
     let path = file.path();
     let text = rule_text(user);
     let outcome = match file.inspect() {
         Ok(Existing::Absent) => Installed::Installed,
-        Ok(Existing::Foreign) => {
-            return Err(format!(
-                "{} exists but was not written by lidguard (its marker lines are missing), so it \
-                 was left untouched; look at it, and move it away if it is no longer wanted",
-                path.display()
-            ));
-        }
+        Ok(Existing::Foreign) => return Err(SudoersError::ForeignFile { path }),
         Ok(Existing::Ours { text: old, mode_ok }) if old == text && mode_ok => {
             return Ok(Installed::Unchanged);
         }
@@ -233,25 +306,38 @@ pub fn install(dir: &Path, user: &str, visudo: &Path, dry_run: bool) -> Result<I
             previous_user: user_from_rule(&old),
         },
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            return Err(format!(
-                "reading {} needs root: run `{again}`",
-                path.display()
-            ));
+            return Err(SudoersError::NeedsRoot {
+                action: "reading",
+                path,
+                command: again,
+            });
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => {
+            return Err(SudoersError::Io {
+                action: "read",
+                path,
+                source,
+            });
+        }
     };
     check_text(visudo, &text)?;
     if dry_run {
         return Ok(outcome);
     }
-    file.write(&text).map_err(|(action, e)| {
-        if e.kind() == std::io::ErrorKind::PermissionDenied {
-            format!("writing {} needs root: run `{again}`", dir.display())
+    file.write(&text).map_err(|(action, source)| {
+        let path = dir.to_path_buf();
+        if source.kind() == std::io::ErrorKind::PermissionDenied {
+            SudoersError::NeedsRoot {
+                action: "writing",
+                path,
+                command: again,
+            }
         } else {
-            format!(
-                "cannot {action} {}: {e}; nothing was changed",
-                dir.display()
-            )
+            SudoersError::Io {
+                action,
+                path,
+                source,
+            }
         }
     })?;
     Ok(outcome)
@@ -259,44 +345,55 @@ pub fn install(dir: &Path, user: &str, visudo: &Path, dry_run: bool) -> Result<I
 
 /// Deletes lidguard's drop-in from `dir`; `Ok(false)` when there was none. A file of that name
 /// that lidguard did not write is refused and left alone.
-pub fn remove(dir: &Path) -> Result<bool, String> {
+pub fn remove(dir: &Path) -> Result<bool, SudoersError> {
     let file = drop_in(dir);
     let path = file.path();
-    let denied = |what: &str| {
-        format!(
-            "{what} {} needs root: run `sudo lidguard macos-permission remove`",
-            path.display()
-        )
+    let failed = |action: &'static str, source: std::io::Error| {
+        if source.kind() == std::io::ErrorKind::PermissionDenied {
+            let action = if action == "remove" {
+                "removing"
+            } else {
+                "reading"
+            };
+            SudoersError::NeedsRoot {
+                action,
+                path: path.clone(),
+                command: "sudo lidguard macos-permission remove",
+            }
+        } else {
+            SudoersError::Io {
+                action,
+                path: path.clone(),
+                source,
+            }
+        }
     };
     match file.inspect() {
         Ok(Existing::Absent) => Ok(false),
-        Ok(Existing::Foreign) => Err(format!(
-            "{} was not written by lidguard and was left untouched",
-            path.display()
-        )),
-        Ok(Existing::Ours { .. }) => file.remove().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::PermissionDenied {
-                denied("removing")
-            } else {
-                format!("cannot remove {}: {e}", path.display())
-            }
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(denied("reading")),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Ok(Existing::Foreign) => Err(SudoersError::ForeignFile { path }),
+        Ok(Existing::Ours { .. }) => file.remove().map_err(|e| failed("remove", e)),
+        Err(e) => Err(failed("read", e)),
     }
 }
 
 /// Checks `text` with `visudo -cf` in a private temporary file.
-fn check_text(visudo: &Path, text: &str) -> Result<(), String> {
+fn check_text(visudo: &Path, text: &str) -> Result<(), SudoersError> {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("lidguard-sudoers-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    crate::root_file::private_dir(&dir)
-        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    crate::root_file::private_dir(&dir).map_err(|source| SudoersError::Io {
+        action: "make",
+        path: dir.clone(),
+        source,
+    })?;
     let file = dir.join(SUDOERS_FILE);
     let checked = lidguard_files::atomic::write(&file, text.as_bytes(), 0o600)
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))
+        .map_err(|source| SudoersError::Io {
+            action: "write",
+            path: file.clone(),
+            source,
+        })
         .and_then(|()| check_with_visudo(visudo, &file));
     let _ = std::fs::remove_dir_all(&dir);
     checked
@@ -366,7 +463,7 @@ mod tests {
         check_with_visudo(&visudo, &file).unwrap();
         std::fs::write(&file, rule_text("alice").replace("NOPASSWD:", "NOPASSWD")).unwrap();
         let err = check_with_visudo(&visudo, &file).unwrap_err();
-        assert!(err.contains("refused"), "{err}");
+        assert!(err.to_string().contains("refused"), "{err}");
     }
 
     #[test]
@@ -439,7 +536,7 @@ mod tests {
         std::fs::write(&path, "alice ALL=(ALL) NOPASSWD: ALL\n").unwrap();
         assert_eq!(status(dir.path()), RuleState::Foreign);
         let err = install(dir.path(), "alice", Path::new("/bin/true"), false).unwrap_err();
-        assert!(err.contains("not written by lidguard"), "{err}");
+        assert!(err.to_string().contains("not written by lidguard"), "{err}");
         assert!(remove(dir.path()).is_err());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
@@ -451,9 +548,9 @@ mod tests {
     fn nothing_is_written_when_visudo_refuses_or_the_user_is_odd() {
         let dir = tempfile::tempdir().unwrap();
         let err = install(dir.path(), "alice", Path::new("/bin/false"), false).unwrap_err();
-        assert!(err.contains("refused"), "{err}");
+        assert!(err.to_string().contains("refused"), "{err}");
         let err = install(dir.path(), "ALL", Path::new("/bin/true"), false).unwrap_err();
-        assert!(err.contains("--user"), "{err}");
+        assert!(err.to_string().contains("--user"), "{err}");
         let err = install(
             &dir.path().join("missing"),
             "alice",
@@ -461,7 +558,7 @@ mod tests {
             false,
         )
         .unwrap_err();
-        assert!(err.contains("does not exist"), "{err}");
+        assert!(err.to_string().contains("does not exist"), "{err}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
