@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::util::{Home, hook_args, pipe};
+use crate::util::{Home, hook_args, pipe, succeeded};
 
 fn at(event: &Value) -> jiff::Timestamp {
     event["at"].as_str().unwrap().parse().unwrap()
@@ -75,15 +75,7 @@ impl LidHome {
             proc_root,
             sys_root,
         };
-        let out = lh
-            .cmd(&["start", "--provider", "custom", "--session", "keepalive"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(lh.cmd(&["start", "--provider", "custom", "--session", "keepalive"]));
         lh
     }
 

@@ -1,6 +1,6 @@
 //! `hook-install`, `hook-status`, `hook-remove` and the snippets, on real files.
 
-use crate::util::Home;
+use crate::util::{Home, assert_ok, succeeded};
 
 /// A home whose agent config directories live inside it.
 fn agent_home() -> Home {
@@ -49,11 +49,7 @@ fn dry_run_changes_nothing_install_backs_up_and_remove_restores() {
     assert_eq!(out.status.code(), Some(1), "missing hooks: exit 1");
 
     let out = with_agents(&home, &["hook-install", "--provider", "claude"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let installed = std::fs::read_to_string(&file).unwrap();
     assert!(installed.contains("// my settings") && installed.contains("notify-send done"));
     assert!(installed.contains("claude-hook"));
@@ -115,11 +111,7 @@ fn all_covers_only_agents_that_are_there_and_receipts_show_in_status() {
     std::fs::create_dir_all(home.path().join("copilot")).unwrap();
     std::fs::create_dir_all(home.path().join("opencode")).unwrap();
     let out = with_agents(&home, &["hook-install", "--provider", "all"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(
         text.contains("Claude Code: skipped") && text.contains("Codex CLI: skipped"),
@@ -314,11 +306,7 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         Some(1)
     );
     let out = with_agents(&home, &["mcp-install", "all"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let status = with_agents(&home, &["mcp-status", "all", "--json"]);
     assert!(status.status.success(), "{}", stdout(&status));
     let reports: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
@@ -419,21 +407,13 @@ fn provider_mcp_entries_in_any_json_config() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "install needs --provider-name");
-    let out = home
-        .cmd(&[
-            "provider-mcp-install",
-            "--config",
-            path,
-            "--provider-name",
-            "gemini",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(home.cmd(&[
+        "provider-mcp-install",
+        "--config",
+        path,
+        "--provider-name",
+        "gemini",
+    ]));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     assert_eq!(
@@ -560,11 +540,7 @@ fn settings_that_change_the_hook_timeout_refresh_installed_hooks_only() {
         &["hook-install", "--provider", "codex", "--trust-codex-hooks"],
     ] {
         let out = with_agents(&home, args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
     }
     let claude_30 = std::fs::read_to_string(&claude).unwrap();
     let codex_30 = std::fs::read_to_string(&codex).unwrap();

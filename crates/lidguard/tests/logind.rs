@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::util::{Home, alive, eventually, signal};
+use crate::util::{Home, alive, eventually, signal, succeeded};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -179,15 +179,7 @@ fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked()
     // `nobody` has a passwd entry, which dbus-daemon needs to authenticate a client.
     home.chown_to(65534);
     // Without polkit, logind lets only root block sleep: an ordinary user is refused.
-    let out = home
-        .cmd_as(65534, &["start", "--provider", "claude", "--session", "s1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(home.cmd_as(65534, &["start", "--provider", "claude", "--session", "s1"]));
     let out = home.cmd_as(65534, &["status", "--json"]).output().unwrap();
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["sessions"][0]["sessionId"], "s1");

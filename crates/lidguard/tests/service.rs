@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{BIN, Home, eventually};
+use crate::util::{BIN, Home, assert_ok, eventually};
 
 fn tool(name: &str) -> Option<String> {
     let found = ["/usr/bin", "/bin"]
@@ -49,11 +49,7 @@ fn service_units_are_written_verified_and_removed() {
     assert!(!units.exists(), "a dry run writes nothing");
 
     let out = run(&["service", "install"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let files = [
         units.join("lidguard.socket"),
         units.join("lidguard.service"),

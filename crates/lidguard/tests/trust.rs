@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::util::{BIN, Home};
+use crate::util::{BIN, Home, assert_ok};
 
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)
@@ -246,11 +246,7 @@ fn settings_written_by_many_processes_at_once_lose_nothing() {
         assert_ne!(result["isError"], true, "{result}");
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_ok(&out);
         }
         server.close();
         let saved: Value =

@@ -327,3 +327,21 @@ pub(crate) fn expected_signature(secret: &str, timestamp: &str, body: &[u8]) -> 
         .collect();
     format!("sha256={hex}")
 }
+
+/// Fails the test with the command's stderr unless it succeeded.
+#[track_caller]
+pub(crate) fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` to its end; fails the test with its stderr unless it succeeded.
+#[track_caller]
+pub(crate) fn succeeded(mut cmd: Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert_ok(&out);
+    out
+}
