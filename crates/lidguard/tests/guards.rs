@@ -1,6 +1,6 @@
 //! House rules a test checks: nothing under `tests/` is left out of the test binary, the
-//! published event schema names exactly the providers lidguard knows, and no two source files
-//! of a crate need each other.
+//! published event schema names exactly the providers lidguard knows, every provider with
+//! hooks has an agent entry, and no two source files of a crate need each other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -69,6 +69,25 @@ fn find_provider_enums(value: &serde_json::Value, found: &mut Vec<Vec<serde_json
             }
         }
         _ => {}
+    }
+}
+
+/// Every provider whose sessions come from an agent's hooks has its entry in the agent table;
+/// only `custom` (by hand, scripts, `run`) and `mcp` (the provider MCP server) come from
+/// elsewhere.
+#[test]
+fn every_provider_with_hooks_has_an_agent_entry() {
+    let without_hooks = [Provider::Custom, Provider::Mcp];
+    for provider in Provider::ALL {
+        let entry = lidguard_providers::agent(provider);
+        assert_eq!(
+            entry.is_some(),
+            !without_hooks.contains(&provider),
+            "{provider}: an agent entry exactly when it has hooks"
+        );
+        if let Some(entry) = entry {
+            assert_eq!(entry.provider, provider);
+        }
     }
 }
 
