@@ -91,6 +91,28 @@ fn every_provider_with_hooks_has_an_agent_entry() {
     }
 }
 
+/// Each part of the daemon and the core stays small enough to read whole: no daemon file over
+/// 600 lines, no core file over 800 (the settings field table and test files aside).
+#[test]
+fn daemon_and_core_files_stay_readable() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut long = Vec::new();
+    for (krate, limit) in [("lidguard-daemon", 600), ("lidguard-core", 800)] {
+        for (module, path) in modules(&crates.join(krate).join("src")) {
+            let aside =
+                module.last().is_some_and(|m| m == "tests") || module == ["settings", "fields"];
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            if !aside && lines > limit {
+                long.push(format!(
+                    "{krate}/{}: {lines} lines (at most {limit})",
+                    module.join("/")
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "{long:#?}");
+}
+
 /// The files of one crate's `src/` by module path (`lib.rs`, `main.rs` and `mod.rs` name their
 /// folder; the binaries under `src/bin/` are crates of their own and left out).
 fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {

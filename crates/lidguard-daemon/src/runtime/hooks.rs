@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision, Lid};
-use lidguard_core::registry::Reply;
+use lidguard_core::registry::{Registry, Reply};
 use lidguard_core::session::SessionKey;
 use lidguard_core::settings::Settings;
 use lidguard_ipc::protocol::{Outcome, Response};
@@ -12,6 +12,12 @@ use lidguard_store::StoreWrite;
 
 use super::lines::{self, reply_outcome};
 use super::records;
+
+/// The soft-lock reason of `key`'s session, if it waits.
+pub(super) fn soft_lock_reason(registry: &Registry, key: &SessionKey) -> Option<String> {
+    let session = registry.session(key)?;
+    session.soft_lock.as_ref().map(|l| l.reason.clone())
+}
 
 /// What the registry answered to one input.
 pub(super) struct Applied {

@@ -262,7 +262,7 @@ impl Runtime {
                 let reply = self.apply(input).await;
                 let mut answer = lines::session_answer(&reply, &key);
                 if durable {
-                    answer = self.durable(answer);
+                    answer = self.records.acknowledged(answer);
                 }
                 if with_protection {
                     answer.protection = Some(Box::new(status::protection(
@@ -278,14 +278,14 @@ impl Runtime {
                 };
                 let answer =
                     lines::removed_answer(&keys, "no matching session", "removed", "session");
-                self.durable(answer)
+                self.records.acknowledged(answer)
             }
             Route::CleanupOrphans => {
                 let gone = requests::orphans(self.registry.sessions());
                 self.apply(Input::ProcessesGone(gone.clone())).await;
                 let (none, verb) = ("no orphaned session", "cleaned up");
                 let answer = lines::removed_answer(&gone, none, verb, "orphaned session");
-                self.durable(answer)
+                self.records.acknowledged(answer)
             }
             Route::Settings(settings) => {
                 self.life.settings_error = None;
@@ -293,16 +293,6 @@ impl Runtime {
                 Response::ok(Outcome::Done, "settings applied")
             }
         }
-    }
-
-    /// Writes what the request changed before `answer` goes out (acknowledged means on disk);
-    /// a write that fails is said in the answer (the change holds in memory, but would not
-    /// survive a restart).
-    fn durable(&mut self, mut answer: Response) -> Response {
-        if let Err(e) = self.records.write_now(true) {
-            answer.message = format!("{} (not saved to the database: {e})", answer.message);
-        }
-        answer
     }
 
     /// Records and applies a hook's events; answers with the first decision made, rendered for
@@ -321,7 +311,7 @@ impl Runtime {
             }
             let machine = self.machine.for_event(event, self.protection.power()).await;
             let key = event.key();
-            let before = self.soft_lock_reason(&key);
+            let before = hooks::soft_lock_reason(&self.registry, &key);
             self.publisher.hold_back();
             let input = Input::Agent {
                 event: Box::new(event.clone()),
@@ -334,16 +324,16 @@ impl Runtime {
                 event,
                 at,
                 machine: (machine.lid, machine.external_displays),
-                locked: (before, self.soft_lock_reason(&key)),
+                locked: (before, hooks::soft_lock_reason(&self.registry, &key)),
             };
             let settings = self.registry.settings();
             let (row, line) = turn.record(&seen, applied, settings, self.records.logged());
             if let Some(row) = row {
                 self.records.write(row);
             }
-            self.publish(line);
+            self.publisher.publish(line, &mut self.records);
             for consequence in consequences {
-                self.publish(consequence);
+                self.publisher.publish(consequence, &mut self.records);
             }
         }
         let (answer, to_phone, wait) = turn.answer();
@@ -362,16 +352,6 @@ impl Runtime {
             }
             None => (answer, None),
         }
-    }
-
-    fn soft_lock_reason(&self, key: &SessionKey) -> Option<String> {
-        let session = self.registry.session(key)?;
-        session.soft_lock.as_ref().map(|l| l.reason.clone())
-    }
-
-    /// Sends a line to the stream (or holds it back while a hook event is applied).
-    fn publish(&mut self, line: lidguard_ipc::stream::StreamEvent) {
-        self.publisher.publish(line, &mut self.records);
     }
 
     /// An outbox for a part to fill.
@@ -515,9 +495,6 @@ impl Runtime {
         let entries = self.protection.suspend(request, out).await;
         let keep = self.registry.settings().suspend_history_entry_count;
         self.records.record_suspends(&entries, keep);
-        for entry in &entries {
-            out.log(&lines::suspend_attempt(entry));
-        }
         let wanted = self.registry.protection().cloned();
         if wanted.is_some() {
             self.protection.set(wanted, out).await;
@@ -549,7 +526,7 @@ impl Runtime {
     /// Records one webhook attempt in the event log and the stream.
     fn record_attempt(&mut self, attempt: &Attempt) {
         let line = lines::attempt_line(attempt, self.records.logged());
-        self.publish(line);
+        self.publisher.publish(line, &mut self.records);
         self.records.write(records::webhook_attempt(attempt));
     }
 
@@ -591,7 +568,7 @@ impl Runtime {
             return;
         }
         if let Some(line) = lines::displays_changed(before, machine) {
-            self.publish(line);
+            self.publisher.publish(line, &mut self.records);
         }
         self.apply(Input::Machine(machine)).await;
         // Someone is at the machine again: permission prompts waiting for the phone go back to

@@ -14,6 +14,7 @@ use lidguard_ipc::protocol::{ProtectionStatus, SuspendHistoryEntry};
 use lidguard_platform::lid_action::PolicyBackups;
 use lidguard_platform::power::{HeldProtection, Inhibit, PowerControl, PowerError};
 
+use super::lines;
 use super::outbox::Outbox;
 
 /// How often a failed protection acquisition is retried while sessions want it.
@@ -195,7 +196,11 @@ impl Protection {
             );
         }
         self.plan = None;
-        crate::suspend::request(self.power.as_ref(), request).await
+        let entries = crate::suspend::request(self.power.as_ref(), request).await;
+        for entry in &entries {
+            out.log(&lines::suspend_attempt(entry));
+        }
+        entries
     }
 
     /// Gives everything back (the daemon stops).

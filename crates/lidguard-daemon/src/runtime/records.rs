@@ -7,7 +7,7 @@ use lidguard_core::event::{AgentEvent, Decision};
 use lidguard_core::registry::LogEvent;
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_ipc::Places;
-use lidguard_ipc::protocol::{MovedAside, Outcome, StoreStatus, SuspendHistoryEntry};
+use lidguard_ipc::protocol::{MovedAside, Outcome, Response, StoreStatus, SuspendHistoryEntry};
 use lidguard_platform::sources::Roots;
 use lidguard_store::{EventRow, SessionRowKey, Store, StoreWrite};
 
@@ -183,6 +183,16 @@ impl Records {
             tracing::warn!(error = %e, count = writes.len(), "cannot save to the database; continuing without persistence for these changes");
             e.to_string()
         })
+    }
+
+    /// `answer`, once what the request changed is on disk (acknowledged means durable); a write
+    /// that fails is said in the answer (the change holds in memory, but would not survive a
+    /// restart).
+    pub(super) fn acknowledged(&mut self, mut answer: Response) -> Response {
+        if let Err(e) = self.write_now(true) {
+            answer.message = format!("{} (not saved to the database: {e})", answer.message);
+        }
+        answer
     }
 
     /// Adds suspend attempts to the history, keeping the newest `keep`.
