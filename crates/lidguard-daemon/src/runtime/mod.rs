@@ -43,7 +43,7 @@ use hook_waits::HookWaits;
 use hooks::{Applied, HookTurn, Seen};
 use life::Life;
 use machine::MachineView;
-use outbound::{AskExchange, Attempt, Outbound};
+use outbound::{Attempt, Outbound};
 use outbox::Outbox;
 use protection::Protection;
 use publisher::Publisher;
@@ -412,7 +412,7 @@ impl Runtime {
                     let settings = self.registry.settings();
                     self.outbound.send_webhook(settings, id, *payload);
                 }
-                ask @ Effect::Ask { .. } => self.ask(AskExchange::of(ask)),
+                ask @ Effect::Ask { .. } => self.ask(outbound::ask_of(ask)),
                 Effect::AnswerHook {
                     id,
                     key,
@@ -438,7 +438,7 @@ impl Runtime {
 
     /// Ask before sleep: the question goes to every transport that is set (the receiver's
     /// webhook, ntfy); with none, the registry hears so at once.
-    fn ask(&mut self, exchange: Option<AskExchange>) {
+    fn ask(&mut self, exchange: Option<(u64, crate::ask::Exchange)>) {
         let Some(exchange) = exchange else {
             return;
         };
@@ -447,7 +447,7 @@ impl Runtime {
         let cwd = self.registry.pending_origin().and_then(|s| s.cwd.clone());
         let settings = self.registry.settings();
         let url = crate::webhook::url_for(settings, EventType::StopFollowUp);
-        let asked = (exchange.id, &exchange.payload, exchange.reply_deadline);
+        let asked = (exchange.0, &exchange.1.payload, exchange.1.reply_deadline);
         let transports = (self.phone).ask_before_sleep(settings, (key, cwd), asked, url.is_some());
         let webhook = (url, settings.webhook_secret.clone());
         let news = self.phone.news_sender();

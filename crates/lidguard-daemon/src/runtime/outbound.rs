@@ -12,7 +12,7 @@ use lidguard_core::settings::Settings;
 use lidguard_core::webhook::Payload;
 use tokio::sync::mpsc;
 
-use crate::ask::SOUND_LIMIT;
+use crate::ask::{Exchange, SOUND_LIMIT};
 use crate::remote::News;
 
 pub(super) struct Outbound {
@@ -26,46 +26,34 @@ pub(super) struct Outbound {
     records: mpsc::UnboundedSender<Attempt>,
 }
 
-/// An ask-before-sleep exchange to run with the receiver.
-pub(super) struct AskExchange {
-    pub(super) id: u64,
-    pub(super) url: String,
-    pub(super) payload: Payload,
-    pub(super) reply_deadline: Timestamp,
-    pub(super) latest: Timestamp,
-    pub(super) sound: String,
-    pub(super) volume_percent: Option<u8>,
-    pub(super) watched_pid: Option<u32>,
-}
-
-impl AskExchange {
-    /// The exchange an [`Effect::Ask`] asks for (its URL is the settings').
-    pub(super) fn of(effect: Effect) -> Option<AskExchange> {
-        let Effect::Ask {
-            id,
-            payload,
-            reply_deadline,
-            latest,
-            sound,
-            volume_percent,
-            watched_pid,
-        } = effect
-        else {
-            return None;
-        };
-        let mut payload = *payload;
-        payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
-        Some(AskExchange {
-            id,
-            url: String::new(),
-            payload,
-            reply_deadline,
-            latest,
-            sound,
-            volume_percent,
-            watched_pid,
-        })
-    }
+/// The ask-before-sleep exchange an [`Effect::Ask`] asks for, with the pending suspend's id
+/// (the URL and secret come from the settings when it is sent).
+pub(super) fn ask_of(effect: Effect) -> Option<(u64, Exchange)> {
+    let Effect::Ask {
+        id,
+        payload,
+        reply_deadline,
+        latest,
+        sound,
+        volume_percent,
+        watched_pid,
+    } = effect
+    else {
+        return None;
+    };
+    let mut payload = *payload;
+    payload.user_interface_culture = crate::webhook::culture(&payload.user_interface_culture);
+    let exchange = Exchange {
+        url: String::new(),
+        payload,
+        secret: String::new(),
+        reply_deadline,
+        latest,
+        sound,
+        volume_percent,
+        watched_pid,
+    };
+    Some((id, exchange))
 }
 
 impl Outbound {
@@ -163,14 +151,13 @@ impl Outbound {
     /// once.
     pub(super) fn ask_before_sleep(
         &mut self,
-        mut exchange: AskExchange,
+        (id, mut exchange): (u64, Exchange),
         (url, secret): (Option<String>, String),
         transports: u8,
         news: mpsc::UnboundedSender<News>,
     ) {
         if transports == 0 {
             let outcome = AskOutcome::WebhookFailed("no follow-up webhook URL".into());
-            let id = exchange.id;
             self.report(Input::AskResolved { id, outcome });
             return;
         }
@@ -178,28 +165,13 @@ impl Outbound {
             return;
         };
         exchange.url = url;
-        self.ask(exchange, secret, news);
+        exchange.secret = secret;
+        self.ask(id, exchange, news);
     }
 
     /// Ask before sleep: runs the exchange with the receiver off the actor; the registry hears
     /// of moved deadlines, and `news` (where ntfy's side reports too) of the outcome.
-    pub(super) fn ask(
-        &mut self,
-        exchange: AskExchange,
-        secret: String,
-        news: mpsc::UnboundedSender<News>,
-    ) {
-        let id = exchange.id;
-        let exchange = crate::ask::Exchange {
-            url: exchange.url,
-            payload: exchange.payload,
-            secret,
-            reply_deadline: exchange.reply_deadline,
-            latest: exchange.latest,
-            sound: exchange.sound,
-            volume_percent: exchange.volume_percent,
-            watched_pid: exchange.watched_pid,
-        };
+    fn ask(&mut self, id: u64, exchange: Exchange, news: mpsc::UnboundedSender<News>) {
         let canceled = Arc::new(AtomicBool::new(false));
         if let Some((_, old)) = self.asking.replace((id, Arc::clone(&canceled))) {
             old.store(true, Ordering::Relaxed);
