@@ -36,7 +36,8 @@ fn entry(p: Provider) -> Result<&'static Agent, ConfigError> {
 
 /// Whether `existing` already holds lidguard's entries (any state but missing).
 fn has_ours(a: &Agent, existing: Option<&str>, setup: &Setup) -> bool {
-    (a.hooks.status)(existing, &setup.cmd, setup.timeout)
+    a.hooks
+        .status(existing, &setup.cmd, setup.timeout)
         .is_ok_and(|s| s.state != InstallState::Missing)
 }
 
@@ -79,12 +80,12 @@ pub fn install(
             let without_ours = match existing {
                 Some(text) if has_ours(a, existing, setup) => Some(file::left_after(
                     text,
-                    (a.hooks.remove)(text, &setup.cmd, None)?,
+                    a.hooks.remove(text, &setup.cmd, None)?,
                 )),
                 _ => None,
             };
             Ok(Planned {
-                change: (a.hooks.install)(existing, &setup.cmd, setup.timeout)?,
+                change: a.hooks.install(existing, &setup.cmd, setup.timeout)?,
                 without_ours,
             })
         },
@@ -114,7 +115,7 @@ pub fn remove(
         |existing, before| {
             Ok(Planned::change(match existing {
                 None => Change::Unchanged,
-                Some(text) => (a.hooks.remove)(text, cmd, before)?,
+                Some(text) => a.hooks.remove(text, cmd, before)?,
             }))
         },
     )
@@ -324,12 +325,12 @@ fn fill_status(
 ) -> Result<(), ConfigError> {
     let a = entry(p)?;
     let existing = read_optional(&location.file)?;
-    let status =
-        (a.hooks.status)(existing.as_deref(), &setup.cmd, setup.timeout).map_err(|source| {
-            ConfigError::Refused {
-                file: location.file.clone(),
-                source,
-            }
+    let status = a
+        .hooks
+        .status(existing.as_deref(), &setup.cmd, setup.timeout)
+        .map_err(|source| ConfigError::Refused {
+            file: location.file.clone(),
+            source,
         })?;
     report.healthy = status.state == InstallState::Installed;
     report.state = Some(status.state.as_str());
@@ -491,7 +492,7 @@ fn refresh_one(
     let Some(existing) = read_optional(&location.file)? else {
         return Ok(None);
     };
-    match (a.hooks.status)(Some(&existing), cmd, new) {
+    match a.hooks.status(Some(&existing), cmd, new) {
         Ok(s) if s.state == InstallState::Missing => return Ok(None),
         Ok(_) => {}
         // A file that does not parse and never mentions lidguard's hook holds none of them.
@@ -504,8 +505,10 @@ fn refresh_one(
         }
     }
     // Exactly what hook-install wrote with the old timeout: only the timeouts change now.
-    let only_timeouts =
-        (a.hooks.install)(Some(&existing), cmd, old).is_ok_and(|c| c == Change::Unchanged);
+    let only_timeouts = a
+        .hooks
+        .install(Some(&existing), cmd, old)
+        .is_ok_and(|c| c == Change::Unchanged);
     // An agent that trusts each entry by a hash including its timeout (Codex): when the user
     // had trusted every lidguard entry and only the timeouts change, the trust goes along with
     // them; otherwise the user reviews the changed entries in the agent.
@@ -527,11 +530,11 @@ fn refresh_one(
         Options::default(),
         |text, _| {
             let without_ours = match text {
-                Some(t) => Some(file::left_after(t, (a.hooks.remove)(t, cmd, None)?)),
+                Some(t) => Some(file::left_after(t, a.hooks.remove(t, cmd, None)?)),
                 None => None,
             };
             Ok(Planned {
-                change: (a.hooks.install)(text, cmd, new)?,
+                change: a.hooks.install(text, cmd, new)?,
                 without_ours,
             })
         },
@@ -561,9 +564,5 @@ fn refresh_one(
 /// A snippet printer's text: what `hook-install` would write into a missing file, in
 /// `format` (`None` when the agent has no such format).
 pub fn snippet(p: Provider, format: &str, setup: &Setup) -> Option<String> {
-    let a = agent(p)?;
-    a.snippets
-        .iter()
-        .find(|s| s.format == format)
-        .map(|s| (s.print)(&setup.cmd, setup.timeout))
+    agent(p)?.snippet(format, &setup.cmd, setup.timeout)
 }

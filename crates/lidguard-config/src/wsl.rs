@@ -722,10 +722,12 @@ pub fn hooks(
         remove,
         how,
         |existing| {
-            (a.hooks.status)(existing, cmd, timeout).is_ok_and(|s| s.state != InstallState::Missing)
+            a.hooks
+                .status(existing, cmd, timeout)
+                .is_ok_and(|s| s.state != InstallState::Missing)
         },
-        |existing| (a.hooks.install)(existing, cmd, timeout),
-        |text, before| (a.hooks.remove)(text, cmd, before),
+        |existing| a.hooks.install(existing, cmd, timeout),
+        |text, before| a.hooks.remove(text, cmd, before),
     )
 }
 
@@ -740,8 +742,10 @@ pub fn hooks_status(
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
     let existing = distro.read(&file)?;
-    let status =
-        (a.hooks.status)(existing.as_deref(), cmd, timeout).map_err(|source| WslError::Config {
+    let status = a
+        .hooks
+        .status(existing.as_deref(), cmd, timeout)
+        .map_err(|source| WslError::Config {
             distro: distro.label(),
             file: file.to_owned(),
             source,
@@ -884,7 +888,9 @@ pub fn refresh_timeouts(
             let Ok(Some(existing)) = distro.read(&file) else {
                 continue;
             };
-            let holds_ours = (a.hooks.status)(Some(&existing), &cmd, timeout)
+            let holds_ours = a
+                .hooks
+                .status(Some(&existing), &cmd, timeout)
                 .is_ok_and(|s| s.state == InstallState::Drifted);
             if !holds_ours {
                 continue;

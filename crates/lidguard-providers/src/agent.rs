@@ -16,6 +16,7 @@ use lidguard_core::event::{AgentEvent, Decision};
 use lidguard_core::provider::Provider;
 use serde_json::Value;
 
+use crate::install::engine::{self, Spec};
 use crate::install::{Change, CodexTrust, ForeignHook, HookCommand, HookStatus, InstallError};
 use crate::{HookInput, ParseError};
 
@@ -59,16 +60,12 @@ pub struct Agent {
     pub provider: Provider,
     /// The hook subcommand its entries run: `claude-hook`.
     pub hook_command: &'static str,
-    /// What the hook subcommand is, for its help.
-    pub hook_help: &'static str,
+    /// The snippet printer subcommand: `claude-hooks`.
+    pub snippet_command: &'static str,
     /// The agent's payloads do not name their event: the entries pass `--event <name>`.
     pub event_on_command_line: bool,
-    /// Its hook payload as lidguard's events.
-    pub parse: fn(&HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError>,
-    /// The stdout that carries a decision for an event, `None` when that event cannot.
-    pub render: fn(&str, &Decision) -> Option<String>,
-    /// The stdout that continues a stopped turn with the user's reply (ask before sleep).
-    pub render_continuation: fn(&str) -> Option<String>,
+    /// How its hook payloads and outputs read.
+    pub dialect: Dialect,
     /// Whether a process (its `comm` name and command line) is the agent itself.
     pub is_owner: fn(name: &str, cmdline: &str) -> bool,
     /// Its hook configuration.
@@ -77,8 +74,6 @@ pub struct Agent {
     pub mcp: Option<&'static McpFile>,
     /// Its transcript, if lidguard follows it.
     pub transcript: Option<&'static TranscriptRules>,
-    /// The snippet printer subcommand: `claude-hooks`.
-    pub snippet_command: &'static str,
     /// Its formats and what each prints.
     pub snippets: &'static [Snippet],
     /// The agent's own keep-awake setting, which `hook-status` notes.
@@ -86,6 +81,70 @@ pub struct Agent {
     /// The agent's permission mode, which decides whether it asks at all (and so whether the
     /// closed-lid policy is consulted); `hook-status` shows it.
     pub permission_mode: Option<AgentSetting>,
+}
+
+/// How an agent's hook payloads and outputs read.
+pub struct Dialect {
+    /// Its hook payload as lidguard's events.
+    pub parse: fn(&HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError>,
+    /// The stdout that carries a decision for an event, `None` when that event cannot.
+    pub render: fn(&str, &Decision) -> Option<String>,
+    /// The stdout that continues a stopped turn with the user's reply (ask before sleep).
+    pub render_continuation: fn(&str) -> Option<String>,
+}
+
+impl Dialect {
+    /// The dialect of these functions.
+    pub const fn new(
+        parse: fn(&HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError>,
+        render: fn(&str, &Decision) -> Option<String>,
+        render_continuation: fn(&str) -> Option<String>,
+    ) -> Self {
+        Self {
+            parse,
+            render,
+            render_continuation,
+        }
+    }
+}
+
+impl Agent {
+    /// An agent whose hook subcommands are `commands` (`["claude-hook", "claude-hooks"]`),
+    /// whose payloads name their event, and that has none of the optional parts (set them
+    /// with struct update syntax).
+    pub const fn new(
+        provider: Provider,
+        commands: [&'static str; 2],
+        dialect: Dialect,
+        is_owner: fn(&str, &str) -> bool,
+        hooks: &'static HookFile,
+    ) -> Self {
+        let [hook_command, snippet_command] = commands;
+        Self {
+            provider,
+            hook_command,
+            snippet_command,
+            event_on_command_line: false,
+            dialect,
+            is_owner,
+            hooks,
+            mcp: None,
+            transcript: None,
+            snippets: &[],
+            keep_awake: None,
+            permission_mode: None,
+        }
+    }
+
+    /// What the hook subcommand is, for its help.
+    pub fn hook_help(&self) -> String {
+        let name = self.provider.display_name();
+        if self.event_on_command_line {
+            format!("{name} hook for one event (`--event`): reads the payload on stdin")
+        } else {
+            format!("{name} hook: reads the hook payload on stdin (installed by `hook-install`)")
+        }
+    }
 }
 
 impl std::fmt::Debug for Agent {
@@ -101,12 +160,8 @@ impl std::fmt::Debug for Agent {
 pub struct HookFile {
     /// Where the file is, from the agent's variables; `None` when the home is unknown.
     pub locate: fn(Env<'_>) -> Option<Location>,
-    /// Adds or corrects lidguard's entries (`None`: no file yet; the timeout in seconds).
-    pub install: fn(Option<&str>, &HookCommand, u32) -> Result<Change, InstallError>,
-    /// Removes them; the last argument is the file as it was before lidguard's install.
-    pub remove: fn(&str, &HookCommand, Option<&str>) -> Result<Change, InstallError>,
-    /// Compares the file with what install writes.
-    pub status: fn(Option<&str>, &HookCommand, u32) -> Result<HookStatus, InstallError>,
+    /// How lidguard's entries are written, removed and compared.
+    pub edit: HookEdit,
     /// The entries carry the managed hook timeout (refreshed when the settings change it).
     pub timeouts: bool,
     /// The events whose arrival `hook-status` shows.
@@ -115,6 +170,105 @@ pub struct HookFile {
     pub related: Option<RelatedHooks>,
     /// The agent's trust records for hooks.
     pub trust: Option<TrustRecords>,
+}
+
+/// How an agent's hook file is edited: by the shared JSON engine from a description of the
+/// file, or by the agent's own functions (OpenCode's plugin).
+pub struct HookEdit(EditKind);
+
+enum EditKind {
+    Json(&'static Spec),
+    Own(OwnEdit),
+}
+
+/// An agent's own hook file editor.
+pub struct OwnEdit {
+    /// Adds or corrects lidguard's entries (`None`: no file yet; the timeout in seconds).
+    pub install: fn(Option<&str>, &HookCommand, u32) -> Result<Change, InstallError>,
+    /// Removes them; the last argument is the file as it was before lidguard's install.
+    pub remove: fn(&str, &HookCommand, Option<&str>) -> Result<Change, InstallError>,
+    /// Compares the file with what install writes.
+    pub status: fn(Option<&str>, &HookCommand, u32) -> Result<HookStatus, InstallError>,
+}
+
+impl HookEdit {
+    /// Edited by the JSON engine as `spec` describes.
+    pub(crate) const fn json(spec: &'static Spec) -> Self {
+        Self(EditKind::Json(spec))
+    }
+
+    /// Edited by the agent's own functions.
+    pub const fn own(edit: OwnEdit) -> Self {
+        Self(EditKind::Own(edit))
+    }
+}
+
+impl HookFile {
+    /// A file at `locate` edited by `edit`, whose entries carry the hook timeout, with neither
+    /// related files nor trust records (set them with struct update syntax).
+    pub const fn new(
+        locate: fn(Env<'_>) -> Option<Location>,
+        edit: HookEdit,
+        evidence: &'static [&'static str],
+    ) -> Self {
+        Self {
+            locate,
+            edit,
+            timeouts: true,
+            evidence,
+            related: None,
+            trust: None,
+        }
+    }
+
+    /// Adds or corrects lidguard's entries (`existing`: `None` when there is no file yet;
+    /// `timeout` in seconds).
+    pub fn install(
+        &self,
+        existing: Option<&str>,
+        cmd: &HookCommand,
+        timeout: u32,
+    ) -> Result<Change, InstallError> {
+        match &self.edit.0 {
+            EditKind::Json(spec) => engine::install(existing, spec, cmd, timeout),
+            EditKind::Own(own) => (own.install)(existing, cmd, timeout),
+        }
+    }
+
+    /// Removes lidguard's entries; `before` is the file as it was before lidguard's install,
+    /// when known (containers it had stay).
+    pub fn remove(
+        &self,
+        existing: &str,
+        cmd: &HookCommand,
+        before: Option<&str>,
+    ) -> Result<Change, InstallError> {
+        match &self.edit.0 {
+            EditKind::Json(spec) => engine::remove(existing, spec, cmd, before),
+            EditKind::Own(own) => (own.remove)(existing, cmd, before),
+        }
+    }
+
+    /// Compares the file with what [`HookFile::install`] writes.
+    pub fn status(
+        &self,
+        existing: Option<&str>,
+        cmd: &HookCommand,
+        timeout: u32,
+    ) -> Result<HookStatus, InstallError> {
+        match &self.edit.0 {
+            EditKind::Json(spec) => engine::status(existing, spec, cmd, timeout),
+            EditKind::Own(own) => (own.status)(existing, cmd, timeout),
+        }
+    }
+
+    /// What [`HookFile::install`] writes into a missing file.
+    pub fn fresh(&self, cmd: &HookCommand, timeout: u32) -> String {
+        match self.install(None, cmd, timeout) {
+            Ok(Change::Changed { new_text }) => new_text,
+            other => unreachable!("install into a missing file gave {other:?}"),
+        }
+    }
 }
 
 /// Other files whose hooks an agent runs next to lidguard's (`hook-status` lists their
@@ -156,7 +310,38 @@ pub struct Snippet {
     /// What it is, for the help.
     pub help: &'static str,
     /// The text, for the entries' command and timeout.
-    pub print: fn(&HookCommand, u32) -> String,
+    pub text: SnippetText,
+}
+
+impl Snippet {
+    /// The hook file as `hook-install` writes it into a missing file.
+    pub const fn hook_file(format: &'static str, help: &'static str) -> Self {
+        Self {
+            format,
+            help,
+            text: SnippetText::HookFile,
+        }
+    }
+}
+
+/// What a snippet prints.
+pub enum SnippetText {
+    /// What `hook-install` writes into a missing hook file.
+    HookFile,
+    /// Another form, for the entries' command and timeout.
+    Own(fn(&HookCommand, u32) -> String),
+}
+
+impl Agent {
+    /// The snippet in `format`, for the entries' command and timeout (`None`: no such
+    /// format).
+    pub fn snippet(&self, format: &str, cmd: &HookCommand, timeout: u32) -> Option<String> {
+        let snippet = self.snippets.iter().find(|s| s.format == format)?;
+        Some(match snippet.text {
+            SnippetText::HookFile => self.hooks.fresh(cmd, timeout),
+            SnippetText::Own(print) => print(cmd, timeout),
+        })
+    }
 }
 
 /// An agent's MCP configuration and lidguard's entry in it.

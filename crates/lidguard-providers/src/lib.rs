@@ -61,7 +61,7 @@ pub enum ParseError {
 /// Parses one hook invocation of `provider`.
 pub fn parse(provider: Provider, input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let agent = agent(provider).ok_or(ParseError::Unsupported(provider))?;
-    let mut events = (agent.parse)(input)?;
+    let mut events = (agent.dialect.parse)(input)?;
     let raw = String::from_utf8_lossy(truncate_bytes_raw(input.stdin)).into_owned();
     for event in &mut events {
         event.raw = Some(raw.clone());
@@ -72,13 +72,13 @@ pub fn parse(provider: Provider, input: &HookInput<'_>) -> Result<Vec<AgentEvent
 /// The stdout that tells `provider` about `decision` for `hook_event`, or `None` when that
 /// event has no way to carry it (then the hook prints nothing).
 pub fn render(provider: Provider, hook_event: &str, decision: &Decision) -> Option<String> {
-    agent(provider).and_then(|a| (a.render)(hook_event, decision))
+    agent(provider).and_then(|a| (a.dialect.render)(hook_event, decision))
 }
 
 /// The hook output that continues an agent's turn with the user's reply (ask before sleep):
 /// one line, printed by the hook of a continuable stop.
 pub fn render_continuation(provider: Provider, reply: &str) -> Option<String> {
-    agent(provider).and_then(|a| (a.render_continuation)(reply))
+    agent(provider).and_then(|a| (a.dialect.render_continuation)(reply))
 }
 
 fn truncate_bytes_raw(stdin: &[u8]) -> &[u8] {
@@ -130,6 +130,18 @@ pub(crate) fn permission_details(event: &mut AgentEvent, input: Option<&serde_js
 }
 
 /// Parses JSON, naming the provider on failure.
+/// The event a payload is for: the name it carries, else the `--event` argument.
+pub(crate) fn event_name(
+    provider: Provider,
+    in_payload: Option<&str>,
+    input: &HookInput<'_>,
+) -> Result<String, ParseError> {
+    in_payload
+        .or(input.event_arg)
+        .map(str::to_owned)
+        .ok_or(ParseError::NoEvent(provider))
+}
+
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     provider: Provider,
     stdin: &[u8],

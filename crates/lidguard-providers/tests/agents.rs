@@ -47,7 +47,10 @@ fn hook_and_snippet_commands_are_unique_and_found() {
         assert!(!a.snippets.is_empty(), "{a:?} prints no snippet");
         for s in a.snippets {
             assert!(
-                !(s.print)(&cmd(), 30).trim().is_empty(),
+                !a.snippet(s.format, &cmd(), 30)
+                    .unwrap_or_default()
+                    .trim()
+                    .is_empty(),
                 "{a:?} {}",
                 s.format
             );
@@ -58,17 +61,17 @@ fn hook_and_snippet_commands_are_unique_and_found() {
 #[test]
 fn every_installer_round_trips_on_a_missing_file() {
     for a in AGENTS {
-        let Change::Changed { new_text } = (a.hooks.install)(None, &cmd(), 30).unwrap() else {
+        let Change::Changed { new_text } = a.hooks.install(None, &cmd(), 30).unwrap() else {
             panic!("{a:?}: install into a missing file changes nothing");
         };
-        let status = (a.hooks.status)(Some(&new_text), &cmd(), 30).unwrap();
+        let status = a.hooks.status(Some(&new_text), &cmd(), 30).unwrap();
         assert_eq!(status.state, InstallState::Installed, "{a:?}: {status:?}");
         assert_eq!(
-            (a.hooks.install)(Some(&new_text), &cmd(), 30).unwrap(),
+            a.hooks.install(Some(&new_text), &cmd(), 30).unwrap(),
             Change::Unchanged,
             "{a:?}: installing twice changes the file"
         );
-        let removed = (a.hooks.remove)(&new_text, &cmd(), None).unwrap();
+        let removed = a.hooks.remove(&new_text, &cmd(), None).unwrap();
         match removed {
             Change::Delete => {}
             Change::Changed { new_text } => assert!(

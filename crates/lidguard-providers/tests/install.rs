@@ -4,10 +4,7 @@
     reason = "tests write fixtures and read the environment directly"
 )]
 
-use lidguard_providers::agents::{
-    claude::install as claude, codex::install as codex, copilot::install as copilot,
-    opencode::install as opencode,
-};
+use lidguard_providers::agents::{claude, codex, copilot, opencode::install as opencode};
 use lidguard_providers::install::{
     Change, HookCommand, HookShell, HookSource, InstallError, InstallState,
 };
@@ -119,7 +116,7 @@ fn codex_windows_entries_are_quoted_for_cmd() {
         program: r"C:\Program Files\lidguard\lidguard-hook.exe".to_owned(),
         shell: HookShell::PowerShell,
     };
-    let value = parse(&changed(codex::install(None, &cmd, 30)));
+    let value = parse(&changed(codex::AGENT.hooks.install(None, &cmd, 30)));
     assert_eq!(
         value["hooks"]["Stop"][0]["hooks"][0]["command"],
         json!(r#""C:\Program Files\lidguard\lidguard-hook.exe" codex-hook"#)
@@ -155,11 +152,11 @@ fn ownership_needs_lidguard_and_the_subcommand_as_a_word() {
 
 #[test]
 fn claude_fresh_install_has_the_shape_claude_accepted_in_the_captures() {
-    let text = changed(claude::install(None, &lidguard(), 30));
+    let text = changed(claude::AGENT.hooks.install(None, &lidguard(), 30));
     assert_eq!(
         parse(&text),
         capture_shape(
-            claude::REQUIRED_EVENTS,
+            claude::install::REQUIRED_EVENTS,
             "/usr/local/bin/lidguard claude-hook",
             30
         )
@@ -170,14 +167,21 @@ fn claude_fresh_install_has_the_shape_claude_accepted_in_the_captures() {
     );
     assert!(text.ends_with("}\n"));
     // An empty or blank file is a missing one; the snippet is that same text.
-    assert_eq!(changed(claude::install(Some(""), &lidguard(), 30)), text);
     assert_eq!(
-        changed(claude::install(Some("  \n"), &lidguard(), 30)),
+        changed(claude::AGENT.hooks.install(Some(""), &lidguard(), 30)),
         text
     );
-    assert_eq!(claude::snippet(&lidguard(), 30), text);
+    assert_eq!(
+        changed(claude::AGENT.hooks.install(Some("  \n"), &lidguard(), 30)),
+        text
+    );
+    assert_eq!(claude::AGENT.hooks.fresh(&lidguard(), 30), text);
     // The ask-before-sleep timeout goes into every entry.
-    let long = parse(&changed(claude::install(None, &lidguard(), 490)));
+    let long = parse(&changed(claude::AGENT.hooks.install(
+        None,
+        &lidguard(),
+        490,
+    )));
     assert_eq!(long["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 490);
 }
 
@@ -187,7 +191,7 @@ fn claude_windows_entries_name_powershell() {
         program: r"C:\Program Files\lidguard\lidguard.exe".to_owned(),
         shell: HookShell::PowerShell,
     };
-    let value = parse(&changed(claude::install(None, &cmd, 30)));
+    let value = parse(&changed(claude::AGENT.hooks.install(None, &cmd, 30)));
     assert_eq!(
         value["hooks"]["Stop"][0]["hooks"][0],
         json!({"type": "command",
@@ -227,7 +231,7 @@ const CLAUDE_USER: &str = r#"{
 #[test]
 fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
     let cmd = lidguard();
-    let installed = changed(claude::install(Some(CLAUDE_USER), &cmd, 30));
+    let installed = changed(claude::AGENT.hooks.install(Some(CLAUDE_USER), &cmd, 30));
     // The old entry is corrected in place, next to the user's command, keeping its one line.
     assert!(installed.contains(
         "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/usr/local/bin/lidguard claude-hook\", \"timeout\": 30 }\n"
@@ -245,7 +249,7 @@ fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
         value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "~/bin/guard.sh"
     );
-    for event in claude::REQUIRED_EVENTS {
+    for event in claude::install::REQUIRED_EVENTS {
         let ours: Vec<&Value> = value["hooks"][event]
             .as_array()
             .unwrap()
@@ -263,24 +267,30 @@ fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
     }
     // Install twice = install once; status agrees.
     assert_eq!(
-        claude::install(Some(&installed), &cmd, 30),
+        claude::AGENT.hooks.install(Some(&installed), &cmd, 30),
         Ok(Change::Unchanged)
     );
-    let status = claude::status(Some(&installed), &cmd, 30).unwrap();
+    let status = claude::AGENT
+        .hooks
+        .status(Some(&installed), &cmd, 30)
+        .unwrap();
     assert_eq!(status.state, InstallState::Installed, "{status:?}");
 
     // Remove takes out exactly lidguard's entries: the user's Stop group stays, with its command.
-    let removed = changed(claude::remove(&installed, &cmd, None));
+    let removed = changed(claude::AGENT.hooks.remove(&installed, &cmd, None));
     assert_eq!(removed, CLAUDE_USER.replace(
         "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/old/lidguard claude-hook\", \"timeout\": 10 }\n",
         "                    { \"type\": \"command\", \"command\": \"notify-send done\" }\n",
     ));
-    assert_eq!(claude::remove(&removed, &cmd, None), Ok(Change::Unchanged));
+    assert_eq!(
+        claude::AGENT.hooks.remove(&removed, &cmd, None),
+        Ok(Change::Unchanged)
+    );
 }
 
 #[test]
 fn claude_install_then_remove_gives_back_the_same_bytes() {
-    let without_ours = changed(claude::remove(CLAUDE_USER, &lidguard(), None));
+    let without_ours = changed(claude::AGENT.hooks.remove(CLAUDE_USER, &lidguard(), None));
     for original in [
         without_ours.as_str(),
         "{}",
@@ -290,9 +300,9 @@ fn claude_install_then_remove_gives_back_the_same_bytes() {
         "\u{feff}{\n  \"a\": 1\n}\n",
         "// only a comment\n{\n  /* block */ \"hooks\": {\n    \"Stop\": [\n      { \"matcher\": \"\", \"hooks\": [] } // empty\n    ]\n  }\n}",
     ] {
-        let installed = changed(claude::install(Some(original), &lidguard(), 30));
+        let installed = changed(claude::AGENT.hooks.install(Some(original), &lidguard(), 30));
         assert_eq!(
-            changed(claude::remove(&installed, &lidguard(), None)),
+            changed(claude::AGENT.hooks.remove(&installed, &lidguard(), None)),
             original,
             "{installed}"
         );
@@ -304,8 +314,8 @@ fn claude_single_line_containers_come_back_expanded_but_equal() {
     // The CST expands a one-line container it inserts into, and removal cannot know it was
     // one line before: the content comes back, the layout does not.
     let original = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}"#;
-    let installed = changed(claude::install(Some(original), &lidguard(), 30));
-    let removed = changed(claude::remove(&installed, &lidguard(), None));
+    let installed = changed(claude::AGENT.hooks.install(Some(original), &lidguard(), 30));
+    let removed = changed(claude::AGENT.hooks.remove(&installed, &lidguard(), None));
     assert_ne!(removed, original);
     assert_eq!(parse(&removed), parse(original));
 }
@@ -313,15 +323,19 @@ fn claude_single_line_containers_come_back_expanded_but_equal() {
 #[test]
 fn claude_keeps_newline_style_and_bom() {
     let crlf = "{\r\n  \"model\": \"opus\"\r\n}\r\n";
-    let installed = changed(claude::install(Some(crlf), &lidguard(), 30));
+    let installed = changed(claude::AGENT.hooks.install(Some(crlf), &lidguard(), 30));
     assert!(
         !installed.replace("\r\n", "").contains('\n'),
         "{installed:?}"
     );
-    let bom = changed(claude::install(Some("\u{feff}{}\n"), &lidguard(), 30));
+    let bom = changed(
+        claude::AGENT
+            .hooks
+            .install(Some("\u{feff}{}\n"), &lidguard(), 30),
+    );
     assert!(bom.starts_with("\u{feff}{\n"));
     assert_eq!(
-        claude::install(Some(&bom), &lidguard(), 30),
+        claude::AGENT.hooks.install(Some(&bom), &lidguard(), 30),
         Ok(Change::Unchanged)
     );
 }
@@ -330,15 +344,21 @@ fn claude_keeps_newline_style_and_bom() {
 fn claude_status_names_each_drift() {
     let cmd = lidguard();
     assert_eq!(
-        claude::status(None, &cmd, 30).unwrap().state,
+        claude::AGENT.hooks.status(None, &cmd, 30).unwrap().state,
         InstallState::Missing
     );
-    let missing = claude::status(Some(r#"{"model": "x"}"#), &cmd, 30).unwrap();
+    let missing = claude::AGENT
+        .hooks
+        .status(Some(r#"{"model": "x"}"#), &cmd, 30)
+        .unwrap();
     assert_eq!(missing.state, InstallState::Missing);
-    assert_eq!(missing.missing_events.len(), claude::REQUIRED_EVENTS.len());
+    assert_eq!(
+        missing.missing_events.len(),
+        claude::install::REQUIRED_EVENTS.len()
+    );
 
     let mut value = capture_shape(
-        claude::REQUIRED_EVENTS,
+        claude::install::REQUIRED_EVENTS,
         "/usr/local/bin/lidguard claude-hook",
         30,
     );
@@ -358,7 +378,7 @@ fn claude_status_names_each_drift() {
     );
     let text = serde_json::to_string_pretty(&value).unwrap();
 
-    let status = claude::status(Some(&text), &cmd, 30).unwrap();
+    let status = claude::AGENT.hooks.status(Some(&text), &cmd, 30).unwrap();
     assert_eq!(status.state, InstallState::Drifted);
     assert_eq!(status.missing_events, ["SessionEnd"]);
     assert_eq!(
@@ -373,9 +393,9 @@ fn claude_status_names_each_drift() {
         ]
     );
     // Install fixes every one of them, and the result is the capture shape again.
-    let fixed = changed(claude::install(Some(&text), &cmd, 30));
+    let fixed = changed(claude::AGENT.hooks.install(Some(&text), &cmd, 30));
     let mut expected = capture_shape(
-        claude::REQUIRED_EVENTS,
+        claude::install::REQUIRED_EVENTS,
         "/usr/local/bin/lidguard claude-hook",
         30,
     );
@@ -392,17 +412,26 @@ fn claude_status_names_each_drift() {
             .keys()
             .collect::<Vec<_>>()
             .len(),
-        claude::REQUIRED_EVENTS.len()
+        claude::install::REQUIRED_EVENTS.len()
     );
     assert_eq!(parse(&fixed), expected);
     assert_eq!(
-        claude::status(Some(&fixed), &cmd, 30).unwrap().state,
+        claude::AGENT
+            .hooks
+            .status(Some(&fixed), &cmd, 30)
+            .unwrap()
+            .state,
         InstallState::Installed
     );
     // A newer timeout is drift too: install writes the exact value.
     assert_eq!(
-        claude::status(Some(&fixed), &cmd, 490).unwrap().drift.len(),
-        claude::REQUIRED_EVENTS.len()
+        claude::AGENT
+            .hooks
+            .status(Some(&fixed), &cmd, 490)
+            .unwrap()
+            .drift
+            .len(),
+        claude::install::REQUIRED_EVENTS.len()
     );
 }
 
@@ -411,7 +440,11 @@ fn claude_entry_under_a_matcher_moves_out_and_the_users_handler_stays() {
     let text = r#"{"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "lidguard claude-hook", "timeout": 30},
         {"type": "command", "command": "audit.sh"}]}]}}"#;
-    let value = parse(&changed(claude::install(Some(text), &lidguard(), 30)));
+    let value = parse(&changed(claude::AGENT.hooks.install(
+        Some(text),
+        &lidguard(),
+        30,
+    )));
     assert_eq!(
         value["hooks"]["PermissionRequest"],
         json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
@@ -429,7 +462,10 @@ fn claude_reports_conflicting_foreign_hooks() {
         "PermissionRequest": [{"hooks": [{"type": "http", "url": "https://approve.example/x"}]}],
         "PostToolUse": [{"hooks": [{"type": "command", "command": "log.sh"}]}]
     }}"#;
-    let status = claude::status(Some(text), &lidguard(), 30).unwrap();
+    let status = claude::AGENT
+        .hooks
+        .status(Some(text), &lidguard(), 30)
+        .unwrap();
     let found: Vec<(&str, Option<&str>, &str, &str)> = status
         .foreign_hooks
         .iter()
@@ -465,10 +501,15 @@ fn claude_reports_conflicting_foreign_hooks() {
 
 #[test]
 fn claude_warns_when_all_hooks_are_disabled() {
-    let status = claude::status(Some(r#"{"disableAllHooks": true}"#), &lidguard(), 30).unwrap();
+    let status = claude::AGENT
+        .hooks
+        .status(Some(r#"{"disableAllHooks": true}"#), &lidguard(), 30)
+        .unwrap();
     assert_eq!(status.warnings.len(), 1, "{status:?}");
     assert!(
-        claude::status(Some(r#"{"disableAllHooks": false}"#), &lidguard(), 30)
+        claude::AGENT
+            .hooks
+            .status(Some(r#"{"disableAllHooks": false}"#), &lidguard(), 30)
             .unwrap()
             .warnings
             .is_empty()
@@ -478,8 +519,10 @@ fn claude_warns_when_all_hooks_are_disabled() {
 #[test]
 fn unparsable_files_are_errors_with_a_position() {
     let cmd = lidguard();
-    let err =
-        claude::install(Some("{\n  \"hooks\": {\n    \"Stop\": [\n}\n"), &cmd, 30).unwrap_err();
+    let err = claude::AGENT
+        .hooks
+        .install(Some("{\n  \"hooks\": {\n    \"Stop\": [\n}\n"), &cmd, 30)
+        .unwrap_err();
     let InstallError::Parse {
         what, line, column, ..
     } = &err
@@ -499,42 +542,47 @@ fn unparsable_files_are_errors_with_a_position() {
     for bad in ["{'a': 1}", "{a: 1}", "{\"a\": 0x10}", "{} {}", "{\"a\": 1"] {
         assert!(
             matches!(
-                claude::install(Some(bad), &cmd, 30),
+                claude::AGENT.hooks.install(Some(bad), &cmd, 30),
                 Err(InstallError::Parse { .. })
             ),
             "{bad}"
         );
         assert!(
             matches!(
-                claude::remove(bad, &cmd, None),
+                claude::AGENT.hooks.remove(bad, &cmd, None),
                 Err(InstallError::Parse { .. })
             ),
             "{bad}"
         );
         assert!(
             matches!(
-                claude::status(Some(bad), &cmd, 30),
+                claude::AGENT.hooks.status(Some(bad), &cmd, 30),
                 Err(InstallError::Parse { .. })
             ),
             "{bad}"
         );
         assert!(
             matches!(
-                codex::install(Some(bad), &cmd, 30),
+                codex::AGENT.hooks.install(Some(bad), &cmd, 30),
                 Err(InstallError::Parse { .. })
             ),
             "{bad}"
         );
         assert!(
             matches!(
-                copilot::install(Some(bad), &cmd, 30),
+                copilot::AGENT.hooks.install(Some(bad), &cmd, 30),
                 Err(InstallError::Parse { .. })
             ),
             "{bad}"
         );
     }
     // Comments and trailing commas are fine.
-    assert!(claude::install(Some("{ // c\n \"a\": [1,],\n}"), &cmd, 30).is_ok());
+    assert!(
+        claude::AGENT
+            .hooks
+            .install(Some("{ // c\n \"a\": [1,],\n}"), &cmd, 30)
+            .is_ok()
+    );
 }
 
 #[test]
@@ -544,27 +592,40 @@ fn shape_errors_name_the_path() {
         Err(InstallError::Shape { path, .. }) => path,
         other => panic!("{other:?}"),
     };
-    assert_eq!(shape(claude::install(Some("[]"), &cmd, 30)), "(top level)");
     assert_eq!(
-        shape(claude::install(Some(r#"{"hooks": []}"#), &cmd, 30)),
+        shape(claude::AGENT.hooks.install(Some("[]"), &cmd, 30)),
+        "(top level)"
+    );
+    assert_eq!(
+        shape(
+            claude::AGENT
+                .hooks
+                .install(Some(r#"{"hooks": []}"#), &cmd, 30)
+        ),
         "hooks"
     );
     assert_eq!(
-        shape(claude::install(
-            Some(r#"{"hooks": {"PreToolUse": {}}}"#),
-            &cmd,
-            30
-        )),
+        shape(
+            claude::AGENT
+                .hooks
+                .install(Some(r#"{"hooks": {"PreToolUse": {}}}"#), &cmd, 30)
+        ),
         "hooks.PreToolUse"
     );
-    let err = claude::install(Some(r#"{"hooks": {"Stop": null}}"#), &cmd, 30).unwrap_err();
+    let err = claude::AGENT
+        .hooks
+        .install(Some(r#"{"hooks": {"Stop": null}}"#), &cmd, 30)
+        .unwrap_err();
     assert_eq!(err.to_string(), "hooks.Stop: is not an array");
     // Status reports what install would refuse.
-    let status = claude::status(Some(r#"{"hooks": {"Stop": 1}}"#), &cmd, 30).unwrap();
+    let status = claude::AGENT
+        .hooks
+        .status(Some(r#"{"hooks": {"Stop": 1}}"#), &cmd, 30)
+        .unwrap();
     assert_eq!(status.drift, ["hooks.Stop: is not an array"]);
     // Remove has nothing to remove from such a file and leaves it alone.
     assert_eq!(
-        claude::remove(r#"{"hooks": []}"#, &cmd, None),
+        claude::AGENT.hooks.remove(r#"{"hooks": []}"#, &cmd, None),
         Ok(Change::Unchanged)
     );
 }
@@ -573,20 +634,25 @@ fn shape_errors_name_the_path() {
 
 #[test]
 fn codex_fresh_install_has_the_shape_codex_accepted_in_the_captures() {
-    let text = changed(codex::install(None, &lidguard(), 30));
+    let text = changed(codex::AGENT.hooks.install(None, &lidguard(), 30));
     let mut expected = capture_shape(
-        codex::REQUIRED_EVENTS,
+        codex::install::REQUIRED_EVENTS,
         "/usr/local/bin/lidguard codex-hook",
         30,
     );
     // Codex clamps these two to 3 s and warns at every start when asked for more.
     for event in ["SessionEnd", "Interrupt"] {
-        expected["hooks"][event][0]["hooks"][0]["timeout"] = codex::END_EVENT_TIMEOUT_LIMIT.into();
+        expected["hooks"][event][0]["hooks"][0]["timeout"] =
+            codex::install::END_EVENT_TIMEOUT_LIMIT.into();
     }
     assert_eq!(parse(&text), expected);
-    assert_eq!(codex::snippet(&lidguard(), 30), text);
+    assert_eq!(codex::AGENT.hooks.fresh(&lidguard(), 30), text);
     assert_eq!(
-        codex::status(Some(&text), &lidguard(), 30).unwrap().state,
+        codex::AGENT
+            .hooks
+            .status(Some(&text), &lidguard(), 30)
+            .unwrap()
+            .state,
         InstallState::Installed
     );
 }
@@ -594,20 +660,32 @@ fn codex_fresh_install_has_the_shape_codex_accepted_in_the_captures() {
 #[test]
 fn codex_refuses_top_level_keys_codex_refuses() {
     let text = r#"{"$schema": "https://example.invalid/s.json", "hooks": {}}"#;
-    let err = codex::install(Some(text), &lidguard(), 30).unwrap_err();
+    let err = codex::AGENT
+        .hooks
+        .install(Some(text), &lidguard(), 30)
+        .unwrap_err();
     assert!(
         matches!(&err, InstallError::Shape { path, .. } if path == "$schema"),
         "{err:?}"
     );
-    let status = codex::status(Some(text), &lidguard(), 30).unwrap();
+    let status = codex::AGENT
+        .hooks
+        .status(Some(text), &lidguard(), 30)
+        .unwrap();
     assert_eq!(status.drift.len(), 1);
     assert!(status.drift[0].starts_with("$schema: "), "{status:?}");
     // `description` is allowed and kept.
     let text = "{\n  \"description\": \"team hooks\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./ci-check.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
-    let installed = changed(codex::install(Some(text), &lidguard(), 30));
+    let installed = changed(codex::AGENT.hooks.install(Some(text), &lidguard(), 30));
     assert_eq!(parse(&installed)["description"], "team hooks");
-    assert_eq!(changed(codex::remove(&installed, &lidguard(), None)), text);
-    let status = codex::status(Some(&installed), &lidguard(), 30).unwrap();
+    assert_eq!(
+        changed(codex::AGENT.hooks.remove(&installed, &lidguard(), None)),
+        text
+    );
+    let status = codex::AGENT
+        .hooks
+        .status(Some(&installed), &lidguard(), 30)
+        .unwrap();
     assert_eq!(status.state, InstallState::Installed);
     assert_eq!(
         status.foreign_hooks.len(),
@@ -618,17 +696,20 @@ fn codex_refuses_top_level_keys_codex_refuses() {
 
 #[test]
 fn codex_remove_of_a_fresh_install_leaves_an_empty_object() {
-    let text = changed(codex::install(None, &lidguard(), 30));
-    assert_eq!(changed(codex::remove(&text, &lidguard(), None)), "{}\n");
+    let text = changed(codex::AGENT.hooks.install(None, &lidguard(), 30));
+    assert_eq!(
+        changed(codex::AGENT.hooks.remove(&text, &lidguard(), None)),
+        "{}\n"
+    );
 }
 
 // ---- Copilot -------------------------------------------------------------------------------
 
 #[test]
 fn copilot_fresh_file_has_the_shape_copilot_accepted_in_the_captures() {
-    let text = changed(copilot::install(None, &lidguard(), 30));
+    let text = changed(copilot::AGENT.hooks.install(None, &lidguard(), 30));
     // tests/e2e/capture/copilot/run.sh write_hooks: {"version":1,"hooks":{ev:[{type,bash,timeoutSec}]}}
-    let hooks: serde_json::Map<String, Value> = copilot::REQUIRED_EVENTS
+    let hooks: serde_json::Map<String, Value> = copilot::install::REQUIRED_EVENTS
         .iter()
         .map(|e| {
             let bash = format!("/usr/local/bin/lidguard copilot-hook --event {e}");
@@ -643,16 +724,19 @@ fn copilot_fresh_file_has_the_shape_copilot_accepted_in_the_captures() {
         text.starts_with("{\n  \"version\": 1,\n  \"hooks\": {\n"),
         "{text}"
     );
-    assert_eq!(copilot::snippet(&lidguard(), 30), text);
+    assert_eq!(copilot::AGENT.hooks.fresh(&lidguard(), 30), text);
     assert_eq!(
-        copilot::install(Some(&text), &lidguard(), 30),
+        copilot::AGENT.hooks.install(Some(&text), &lidguard(), 30),
         Ok(Change::Unchanged)
     );
     assert_eq!(
-        copilot::remove(&text, &lidguard(), None),
+        copilot::AGENT.hooks.remove(&text, &lidguard(), None),
         Ok(Change::Delete)
     );
-    let status = copilot::status(Some(&text), &lidguard(), 30).unwrap();
+    let status = copilot::AGENT
+        .hooks
+        .status(Some(&text), &lidguard(), 30)
+        .unwrap();
     assert_eq!(status.state, InstallState::Installed);
 }
 
@@ -662,7 +746,7 @@ fn copilot_windows_uses_the_powershell_key() {
         program: r"C:\lidguard\lidguard.exe".to_owned(),
         shell: HookShell::PowerShell,
     };
-    let value = parse(&changed(copilot::install(None, &cmd, 30)));
+    let value = parse(&changed(copilot::AGENT.hooks.install(None, &cmd, 30)));
     assert_eq!(
         value["hooks"]["agentStop"],
         json!([{"type": "command", "powershell": r"C:\lidguard\lidguard.exe copilot-hook --event agentStop", "timeoutSec": 30}])
@@ -682,7 +766,7 @@ fn copilot_keeps_hand_added_entries_and_fixes_drift() {
 }
 "#;
     let cmd = lidguard();
-    let status = copilot::status(Some(text), &cmd, 30).unwrap();
+    let status = copilot::AGENT.hooks.status(Some(text), &cmd, 30).unwrap();
     assert_eq!(status.state, InstallState::Drifted);
     assert_eq!(
         status.drift,
@@ -694,11 +778,11 @@ fn copilot_keeps_hand_added_entries_and_fixes_drift() {
     );
     assert_eq!(status.foreign_hooks.len(), 1);
     assert_eq!(status.foreign_hooks[0].summary, "./my-stop.sh");
-    let installed = changed(copilot::install(Some(text), &cmd, 30));
+    let installed = changed(copilot::AGENT.hooks.install(Some(text), &cmd, 30));
     assert!(installed.contains(
         "      { \"type\": \"command\", \"bash\": \"/usr/local/bin/lidguard copilot-hook --event agentStop\", \"timeoutSec\": 30 },\n      { \"type\": \"command\", \"bash\": \"./my-stop.sh\" }\n"
     ), "{installed}");
-    let removed = changed(copilot::remove(&installed, &cmd, None));
+    let removed = changed(copilot::AGENT.hooks.remove(&installed, &cmd, None));
     assert_eq!(
         parse(&removed),
         json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./my-stop.sh"}]}})
@@ -707,16 +791,25 @@ fn copilot_keeps_hand_added_entries_and_fixes_drift() {
 
 #[test]
 fn copilot_version_must_be_one() {
-    let err =
-        copilot::install(Some(r#"{"version": 2, "hooks": {}}"#), &lidguard(), 30).unwrap_err();
+    let err = copilot::AGENT
+        .hooks
+        .install(Some(r#"{"version": 2, "hooks": {}}"#), &lidguard(), 30)
+        .unwrap_err();
     assert!(
         matches!(&err, InstallError::Shape { path, .. } if path == "version"),
         "{err:?}"
     );
     // A file without a version gets one, first.
-    let text = changed(copilot::install(Some("{\"hooks\": {}}"), &lidguard(), 30));
+    let text = changed(
+        copilot::AGENT
+            .hooks
+            .install(Some("{\"hooks\": {}}"), &lidguard(), 30),
+    );
     assert!(text.starts_with("{\n  \"version\": 1,"), "{text}");
-    let status = copilot::status(Some(r#"{"hooks": {}}"#), &lidguard(), 30).unwrap();
+    let status = copilot::AGENT
+        .hooks
+        .status(Some(r#"{"hooks": {}}"#), &lidguard(), 30)
+        .unwrap();
     assert_eq!(status.drift, ["version: missing, expected 1"]);
 }
 
@@ -731,7 +824,7 @@ fn copilot_inline_settings_hooks_are_reported() {
             "preToolUse": [{"type": "command", "bash": "lidguard copilot-hook --event preToolUse"}]
         }
     }"#;
-    let (foreign, ours) = copilot::scan_other_file(settings, &lidguard()).unwrap();
+    let (foreign, ours) = copilot::install::scan_other_file(settings, &lidguard()).unwrap();
     let found: Vec<(&str, &str, HookSource)> = foreign
         .iter()
         .map(|f| (f.event.as_str(), f.summary.as_str(), f.source))
@@ -744,10 +837,10 @@ fn copilot_inline_settings_hooks_are_reported() {
         ]
     );
     assert_eq!(ours, ["preToolUse"]);
-    assert!(copilot::scan_other_file("{", &lidguard()).is_err());
+    assert!(copilot::install::scan_other_file("{", &lidguard()).is_err());
     let off = r#"{"disableAllHooks": true, "hooks": {"agentStop": [{"bash": "./x.sh"}]}}"#;
     assert_eq!(
-        copilot::scan_other_file(off, &lidguard()).unwrap(),
+        copilot::install::scan_other_file(off, &lidguard()).unwrap(),
         Default::default()
     );
 }
@@ -852,10 +945,10 @@ fn strip_comments(text: &str) -> String {
 
 #[test]
 fn claude_permission_mode_says_whether_the_policy_is_consulted() {
-    let auto = claude::permission_mode(None).unwrap();
+    let auto = claude::install::permission_mode(None).unwrap();
     assert!(auto.starts_with("auto (Claude Code's default"), "{auto}");
     let set = |mode: &str| {
-        claude::permission_mode(Some(&format!(
+        claude::install::permission_mode(Some(&format!(
             "{{\"permissions\": {{\"defaultMode\": \"{mode}\"}}}}"
         )))
         .unwrap()
@@ -866,7 +959,7 @@ fn claude_permission_mode_says_whether_the_policy_is_consulted() {
     assert!(set("auto").contains("not consulted"));
     // A file Claude would not read either says nothing different from the default.
     assert!(
-        claude::permission_mode(Some("{"))
+        claude::install::permission_mode(Some("{"))
             .unwrap()
             .starts_with("auto")
     );

@@ -11,9 +11,8 @@
     reason = "tests write fixtures and read the environment directly"
 )]
 
-use lidguard_providers::agents::{
-    claude::install as claude, codex::install as codex, copilot::install as copilot,
-};
+use lidguard_providers::agent::HookFile;
+use lidguard_providers::agents::{claude, codex, copilot};
 use lidguard_providers::install::{
     Change, HookCommand, HookShell, HookStatus, InstallError, InstallState,
 };
@@ -129,9 +128,9 @@ enum Provider {
 impl Provider {
     fn required(self) -> &'static [&'static str] {
         match self {
-            Provider::Claude => claude::REQUIRED_EVENTS,
-            Provider::Codex => codex::REQUIRED_EVENTS,
-            Provider::Copilot => copilot::REQUIRED_EVENTS,
+            Provider::Claude => claude::install::REQUIRED_EVENTS,
+            Provider::Codex => codex::install::REQUIRED_EVENTS,
+            Provider::Copilot => copilot::install::REQUIRED_EVENTS,
         }
     }
     fn subcommand(self) -> &'static str {
@@ -144,27 +143,21 @@ impl Provider {
     fn nested(self) -> bool {
         !matches!(self, Provider::Copilot)
     }
-    fn install(self, text: Option<&str>, timeout: u32) -> Result<Change, InstallError> {
+    fn hooks(self) -> &'static HookFile {
         match self {
-            Provider::Claude => claude::install(text, &cmd(), timeout),
-            Provider::Codex => codex::install(text, &cmd(), timeout),
-            Provider::Copilot => copilot::install(text, &cmd(), timeout),
+            Provider::Claude => claude::AGENT.hooks,
+            Provider::Codex => codex::AGENT.hooks,
+            Provider::Copilot => copilot::AGENT.hooks,
         }
+    }
+    fn install(self, text: Option<&str>, timeout: u32) -> Result<Change, InstallError> {
+        self.hooks().install(text, &cmd(), timeout)
     }
     fn remove(self, text: &str) -> Result<Change, InstallError> {
-        match self {
-            Provider::Claude => claude::remove(text, &cmd(), None),
-            Provider::Codex => codex::remove(text, &cmd(), None),
-            Provider::Copilot => copilot::remove(text, &cmd(), None),
-        }
+        self.hooks().remove(text, &cmd(), None)
     }
     fn status(self, text: &str, timeout: u32) -> HookStatus {
-        match self {
-            Provider::Claude => claude::status(Some(text), &cmd(), timeout),
-            Provider::Codex => codex::status(Some(text), &cmd(), timeout),
-            Provider::Copilot => copilot::status(Some(text), &cmd(), timeout),
-        }
-        .unwrap()
+        self.hooks().status(Some(text), &cmd(), timeout).unwrap()
     }
 }
 

@@ -898,7 +898,7 @@ pub(crate) fn command() -> clap::Command {
 
 /// `<agent>-hook`, with `--event` for agents whose payloads do not name it.
 fn hook_command(agent: &Agent) -> clap::Command {
-    let cmd = clap::Command::new(agent.hook_command).about(agent.hook_help);
+    let cmd = clap::Command::new(agent.hook_command).about(agent.hook_help());
     if !agent.event_on_command_line {
         return cmd;
     }

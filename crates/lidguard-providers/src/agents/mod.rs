@@ -11,6 +11,7 @@ pub mod codex;
 pub mod copilot;
 pub mod cursor;
 pub mod gemini;
+mod hook_output;
 pub mod opencode;
 
 use lidguard_core::provider::Provider;

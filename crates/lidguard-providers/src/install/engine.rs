@@ -46,6 +46,37 @@ pub(crate) struct Spec {
     pub(crate) root_keys: Option<&'static [&'static str]>,
     /// What the agent does with a key written twice.
     pub(crate) duplicates: DuplicateKeys,
+    /// The `{"version": N, "hooks": …}` envelope, when the agent wants one (Copilot, Cursor).
+    pub(crate) envelope: Option<Versioned>,
+    /// What `hook-status` adds about the file's other settings (hooks turned off, …).
+    pub(crate) warnings: Option<fn(&CstObject, &HookCommand) -> Vec<String>>,
+}
+
+impl Spec {
+    /// A file whose handlers sit per event in `layout`, without an envelope, that the agent
+    /// reads whatever its other top-level keys, taking the last of a key written twice (set
+    /// the other fields with struct update syntax).
+    pub(crate) const fn new(
+        what: &'static str,
+        subcommand: &'static str,
+        events: &'static [&'static str],
+        layout: Layout,
+        handler: fn(&HookCommand, &str, u32) -> Handler,
+        conflicts: fn(&str, &str) -> bool,
+    ) -> Self {
+        Self {
+            what,
+            subcommand,
+            events,
+            layout,
+            handler,
+            conflicts,
+            root_keys: None,
+            duplicates: DuplicateKeys::LastWins,
+            envelope: None,
+            warnings: None,
+        }
+    }
 }
 
 /// The top-level keys whose duplicates matter to the hook installers.
@@ -149,15 +180,69 @@ pub(crate) fn shape(path: &str, message: &str) -> InstallError {
 }
 
 /// The text of an install into a missing file (which always parses and always changes).
-pub(crate) fn fresh(change: Result<Change, InstallError>) -> String {
+fn fresh(change: Result<Change, InstallError>) -> String {
     match change {
         Ok(Change::Changed { new_text }) => new_text,
         other => unreachable!("install into a missing file gave {other:?}"),
     }
 }
 
-/// Installs into a missing, blank or existing file.
+/// Adds or corrects lidguard's entries in a missing (`None`), blank or existing file; the
+/// timeout in seconds.
 pub(crate) fn install(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<Change, InstallError> {
+    match &spec.envelope {
+        Some(envelope) => install_versioned(existing, spec, cmd, timeout, envelope),
+        None => install_plain(existing, spec, cmd, timeout),
+    }
+}
+
+/// Removes lidguard's entries. `before` is the file as it was before lidguard's install, when
+/// the caller knows it: containers it had stay even when empty.
+pub(crate) fn remove(
+    existing: &str,
+    spec: &Spec,
+    cmd: &HookCommand,
+    before: Option<&str>,
+) -> Result<Change, InstallError> {
+    match spec.envelope {
+        Some(_) => remove_versioned(existing, spec, cmd, before),
+        None => remove_plain(existing, spec, cmd, before),
+    }
+}
+
+/// Compares the file with what [`install`] writes, with the spec's own warnings.
+pub(crate) fn status(
+    existing: Option<&str>,
+    spec: &Spec,
+    cmd: &HookCommand,
+    timeout: u32,
+) -> Result<HookStatus, InstallError> {
+    let mut status = match &spec.envelope {
+        Some(envelope) => status_versioned(existing, spec, cmd, timeout, envelope)?,
+        None => status_plain(existing, spec, cmd, timeout)?,
+    };
+    if let Some(warnings) = spec.warnings {
+        let root = existing
+            .and_then(|t| Doc::parse(Some(t), spec.what).ok())
+            .and_then(|doc| doc.object().ok());
+        if let Some(root) = root {
+            status.warnings.extend(warnings(&root, cmd));
+        }
+    }
+    Ok(status)
+}
+
+/// What [`install`] writes into a missing file (which always parses and always changes).
+pub(crate) fn fresh_text(spec: &Spec, cmd: &HookCommand, timeout: u32) -> String {
+    fresh(install(None, spec, cmd, timeout))
+}
+
+fn install_plain(
     existing: Option<&str>,
     spec: &Spec,
     cmd: &HookCommand,
@@ -169,9 +254,7 @@ pub(crate) fn install(
     Ok(doc.change_from(existing))
 }
 
-/// Removes lidguard's entries. `before` is the file as it was before lidguard's install, when
-/// the caller knows it: containers it had stay even when empty.
-pub(crate) fn remove(
+fn remove_plain(
     existing: &str,
     spec: &Spec,
     cmd: &HookCommand,
@@ -273,7 +356,7 @@ pub(crate) struct Versioned {
 
 /// Install into a versioned file: the version goes first when missing, another version is
 /// refused.
-pub(crate) fn install_versioned(
+fn install_versioned(
     existing: Option<&str>,
     spec: &Spec,
     cmd: &HookCommand,
@@ -296,14 +379,14 @@ pub(crate) fn install_versioned(
 }
 
 /// Status of a versioned file: a missing or other version is drift.
-pub(crate) fn status_versioned(
+fn status_versioned(
     existing: Option<&str>,
     spec: &Spec,
     cmd: &HookCommand,
     timeout: u32,
     envelope: &Versioned,
 ) -> Result<HookStatus, InstallError> {
-    let mut status = status(existing, spec, cmd, timeout)?;
+    let mut status = status_plain(existing, spec, cmd, timeout)?;
     if let Some(text) = existing.filter(|t| !t.trim().is_empty()) {
         let version = Doc::parse(Some(text), spec.what)?
             .object()?
@@ -325,7 +408,7 @@ pub(crate) fn status_versioned(
 /// Remove from a versioned file: `Delete` when nothing but an empty envelope is left (unless
 /// `before`, the file as it was before lidguard's install, says it existed: then it stays,
 /// keeping what it had).
-pub(crate) fn remove_versioned(
+fn remove_versioned(
     existing: &str,
     spec: &Spec,
     cmd: &HookCommand,
@@ -460,7 +543,7 @@ pub(crate) fn empty_container(prop: &CstObjectProp) {
 }
 
 /// Compares the file with what install would write.
-pub(crate) fn status(
+fn status_plain(
     existing: Option<&str>,
     spec: &Spec,
     cmd: &HookCommand,

@@ -170,7 +170,9 @@ pub(crate) fn snippet(
         .linux_path(&windows_exe)
         .map_err(anyhow::Error::msg)?;
     let timeout = setup(places)?.timeout;
-    let change = (agent.hooks.install)(None, &wsl::hook_command(&exe), timeout)
+    let change = agent
+        .hooks
+        .install(None, &wsl::hook_command(&exe), timeout)
         .context("building the snippet")?;
     match change {
         lidguard_providers::install::Change::Changed { new_text } => output::prompt(&new_text)?,

@@ -5,9 +5,11 @@
 //! `@anthropic-ai/claude-code` 2.1 in `tests/fixtures/claude/`. The event name is in the payload
 //! (`hook_event_name`); fields are snake_case.
 
+use crate::agent::Dialect;
+use crate::agents::hook_output;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind, WorkKind};
 use lidguard_core::provider::Provider;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
@@ -50,14 +52,13 @@ struct BackgroundTask {
     status: Option<String>,
 }
 
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
+
 /// Parses one Claude Code hook payload.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let wire: Wire = from_json(Provider::Claude, input.stdin)?;
-    let event_name = wire
-        .hook_event_name
-        .clone()
-        .or_else(|| input.event_arg.map(str::to_owned))
-        .ok_or(ParseError::NoEvent(Provider::Claude))?;
+    let event_name = crate::event_name(Provider::Claude, wire.hook_event_name.as_deref(), input)?;
     let tool = wire.tool_name.as_deref();
     let asks_user = tool == Some(ASK_USER_TOOL);
     let mut kinds = Vec::new();
@@ -236,98 +237,28 @@ fn notification(kind: Option<&str>) -> EventKind {
     }
 }
 
-/// `PermissionRequest` output: `hookSpecificOutput.decision` with `behavior` (hooks docs; README.md here).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PermissionOutput {
-    hook_specific_output: PermissionSpecific,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PermissionSpecific {
-    hook_event_name: &'static str,
-    decision: PermissionDecision,
-}
-
-#[derive(Serialize)]
-struct PermissionDecision {
-    behavior: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-}
-
-/// `Elicitation` output: `hookSpecificOutput.action` (hooks docs; README.md here).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ElicitationOutput {
-    hook_specific_output: ElicitationSpecific,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ElicitationSpecific {
-    hook_event_name: &'static str,
-    action: &'static str,
-}
-
 /// Renders a decision for Claude Code.
 ///
 /// A denied permission does not set `interrupt`: the model gets the message and can carry on
 /// with what it can do without the denied action, instead of ending the turn.
 pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
-    let json = match (hook_event, &decision.kind) {
+    match (hook_event, &decision.kind) {
         ("PermissionRequest", DecisionKind::AllowPermission) => {
-            serde_json::to_string(&PermissionOutput {
-                hook_specific_output: PermissionSpecific {
-                    hook_event_name: "PermissionRequest",
-                    decision: PermissionDecision {
-                        behavior: "allow",
-                        message: None,
-                    },
-                },
-            })
+            hook_output::permission("allow", None)
         }
         ("PermissionRequest", DecisionKind::DenyPermission { message }) => {
-            serde_json::to_string(&PermissionOutput {
-                hook_specific_output: PermissionSpecific {
-                    hook_event_name: "PermissionRequest",
-                    decision: PermissionDecision {
-                        behavior: "deny",
-                        message: Some(message.clone()),
-                    },
-                },
-            })
+            hook_output::permission("deny", Some(message))
         }
-        ("Elicitation", DecisionKind::CancelElicitation) => {
-            serde_json::to_string(&ElicitationOutput {
-                hook_specific_output: ElicitationSpecific {
-                    hook_event_name: "Elicitation",
-                    action: "cancel",
-                },
-            })
-        }
-        _ => return None,
-    };
-    json.ok()
+        ("Elicitation", DecisionKind::CancelElicitation) => hook_output::elicitation("cancel"),
+        _ => None,
+    }
 }
 
 /// The answer to a continuable stop when the user's reply continues the turn. Source:
 /// Claude Code hooks reference, Stop: `decision: "block"` with `reason`, which becomes
 /// Claude's next instruction (a cap of 8 consecutive blocks applies).
-#[derive(Serialize)]
-struct ClaudeStopContinuation<'a> {
-    decision: &'static str,
-    reason: &'a str,
-}
-
-/// The hook output that continues the turn with `reply`.
 pub fn render_continuation(reply: &str) -> Option<String> {
-    serde_json::to_string(&ClaudeStopContinuation {
-        decision: "block",
-        reason: reply,
-    })
-    .ok()
+    hook_output::block_stop(reply)
 }
 
 #[cfg(test)]

@@ -7,11 +7,10 @@
 //! and macOS (Claude runs `sh -c` there and the command is POSIX-quoted); `"shell":
 //! "powershell"` on Windows, where Claude would otherwise pick Git Bash when it is installed.
 
-use jsonc_parser::cst::CstInputValue;
+use jsonc_parser::cst::{CstInputValue, CstObject};
 
-use crate::install::duplicates::DuplicateKeys;
 use crate::install::engine::{self, Handler, Layout, Spec};
-use crate::install::{Change, HookCommand, HookShell, HookStatus, InstallError};
+use crate::install::{HookCommand, HookShell};
 
 /// The events lidguard needs (what the captures showed fires and the dialect acts on).
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -35,15 +34,17 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 /// The subcommand that marks lidguard's entries.
 pub const SUBCOMMAND: &str = "claude-hook";
 
-const SPEC: Spec = Spec {
-    what: "Claude Code settings",
-    subcommand: SUBCOMMAND,
-    events: REQUIRED_EVENTS,
-    layout: Layout::Nested,
-    handler,
-    conflicts,
-    root_keys: None,
-    duplicates: DuplicateKeys::LastWins,
+/// Claude's `settings.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec {
+    warnings: Some(warnings),
+    ..Spec::new(
+        "Claude Code settings",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Nested,
+        handler,
+        conflicts,
+    )
 };
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
@@ -67,51 +68,16 @@ fn conflicts(event: &str, handler_type: &str) -> bool {
     ) || (event == "PreToolUse" && matches!(handler_type, "prompt" | "agent"))
 }
 
-/// Adds or corrects lidguard's entries in `settings.json` (`None`: the file does not exist).
-pub fn install(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<Change, InstallError> {
-    engine::install(existing, &SPEC, cmd, timeout)
-}
-
-/// Removes lidguard's entries (`cmd` widens the ownership test to its program path).
-/// `before`: the file as it was before lidguard's install, when known (see the module docs of
-/// [`super`]).
-pub fn remove(
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    engine::remove(existing, &SPEC, cmd, before)
-}
-
-/// Compares `settings.json` with what [`install`] would write; warns when
-/// `disableAllHooks` is on.
-pub fn status(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<HookStatus, InstallError> {
-    let mut status = engine::status(existing, &SPEC, cmd, timeout)?;
-    let disabled = existing
-        .and_then(|t| engine::Doc::parse(Some(t), SPEC.what).ok())
-        .and_then(|doc| doc.object().ok())
-        .and_then(|root| root.get("disableAllHooks")?.value()?.to_serde_value())
+/// `disableAllHooks` turns every hook in the file off.
+fn warnings(root: &CstObject, _cmd: &HookCommand) -> Vec<String> {
+    let disabled = root
+        .get("disableAllHooks")
+        .and_then(|p| p.value()?.to_serde_value())
         .is_some_and(|v| v == serde_json::Value::Bool(true));
-    if disabled {
-        status
-            .warnings
-            .push("disableAllHooks is true: Claude Code runs no hooks from this file".to_owned());
-    }
-    Ok(status)
-}
-
-/// The `settings.json` fragment to merge by hand (`lidguard claude-hooks settings-json`): what
-/// [`install`] writes into a missing file.
-pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
-    engine::fresh(install(None, cmd, timeout))
+    disabled
+        .then(|| "disableAllHooks is true: Claude Code runs no hooks from this file".to_owned())
+        .into_iter()
+        .collect()
 }
 
 /// What Claude Code's permission mode (`permissions.defaultMode` in `settings.json`) means for

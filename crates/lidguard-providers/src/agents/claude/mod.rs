@@ -8,8 +8,8 @@ mod transcript;
 use serde_json::Value;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookFile, Location, McpEntry, McpFile, Snippet, config_dir, home_dir,
-    set_dir,
+    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, config_dir,
+    home_dir, set_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -18,40 +18,30 @@ pub use dialect::{parse, render, render_continuation};
 
 /// Claude Code's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::Claude,
-    hook_command: "claude-hook",
-    hook_help: "Claude Code hook: reads the hook payload on stdin (installed by `hook-install`)",
-    event_on_command_line: false,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
     transcript: Some(&transcript::RULES),
-    snippet_command: "claude-hooks",
-    snippets: &[Snippet {
-        format: "settings-json",
-        help: "The hooks in Claude Code's settings.json",
-        print: install::snippet,
-    }],
-    keep_awake: None,
+    snippets: &[Snippet::hook_file(
+        "settings-json",
+        "The hooks in Claude Code's settings.json",
+    )],
     permission_mode: Some(AgentSetting {
         file: |location| location.file.clone(),
         read: install::permission_mode,
     }),
+    ..Agent::new(
+        Provider::Claude,
+        ["claude-hook", "claude-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
-static HOOKS: HookFile = HookFile {
-    locate: hooks_location,
-    install: install::install,
-    remove: install::remove,
-    status: install::status,
-    timeouts: true,
-    evidence: install::REQUIRED_EVENTS,
-    related: None,
-    trust: None,
-};
+static HOOKS: HookFile = HookFile::new(
+    hooks_location,
+    HookEdit::json(&install::SPEC),
+    install::REQUIRED_EVENTS,
+);
 
 static MCP: McpFile = McpFile {
     locate: mcp_location,

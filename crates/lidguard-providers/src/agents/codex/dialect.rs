@@ -8,9 +8,11 @@
 //! Output schemas are `additionalProperties: false`: any field Codex does not know makes the
 //! hook run fail (and the tool proceed), so outputs carry exactly the documented fields.
 
+use crate::agent::Dialect;
+use crate::agents::hook_output;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind, WorkKind};
 use lidguard_core::provider::Provider;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
 
@@ -34,14 +36,13 @@ struct Wire {
     last_assistant_message: Option<String>,
 }
 
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
+
 /// Parses one Codex hook payload.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let wire: Wire = from_json(Provider::Codex, input.stdin)?;
-    let event_name = wire
-        .hook_event_name
-        .clone()
-        .or_else(|| input.event_arg.map(str::to_owned))
-        .ok_or(ParseError::NoEvent(Provider::Codex))?;
+    let event_name = crate::event_name(Provider::Codex, wire.hook_event_name.as_deref(), input)?;
     // The TUI's question tool: its own PreToolUse arrives right after the transcript showed the
     // question (1.4 ms later in a 0.171.0 run) and must not count as work that clears the
     // waiting state; its PostToolUse is the answer.
@@ -101,86 +102,30 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     Ok(vec![event])
 }
 
-/// `PermissionRequest` output: `hookSpecificOutput.decision.behavior` (+ `message` on deny).
-/// `interrupt` and `updatedInput` are reserved by Codex and would fail the hook.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PermissionOutput {
-    hook_specific_output: PermissionSpecific,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PermissionSpecific {
-    hook_event_name: &'static str,
-    decision: PermissionDecision,
-}
-
-#[derive(Serialize)]
-struct PermissionDecision {
-    behavior: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-}
-
-/// `PreToolUse` output that refuses the question tool: `hookSpecificOutput.permissionDecision`
-/// `deny` with its reason (`pre-tool-use.command.output.schema.json` in `openai/codex`).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PreToolUseOutput {
-    hook_specific_output: PreToolUseSpecific,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PreToolUseSpecific {
-    hook_event_name: &'static str,
-    permission_decision: &'static str,
-    permission_decision_reason: String,
-}
-
 /// Renders a decision for Codex.
+///
+/// `PermissionRequest` takes `hookSpecificOutput.decision.behavior` (+ `message` on deny);
+/// `interrupt` and `updatedInput` are reserved by Codex and would fail the hook. `PreToolUse`
+/// refuses the question tool with `permissionDecision: deny` and its reason
+/// (`pre-tool-use.command.output.schema.json` in `openai/codex`).
 pub fn render(hook_event: &str, decision: &Decision) -> Option<String> {
-    let (behavior, message) = match (hook_event, &decision.kind) {
-        ("PermissionRequest", DecisionKind::AllowPermission) => ("allow", None),
+    match (hook_event, &decision.kind) {
+        ("PermissionRequest", DecisionKind::AllowPermission) => {
+            hook_output::permission("allow", None)
+        }
         ("PermissionRequest", DecisionKind::DenyPermission { message }) => {
-            ("deny", Some(message.clone()))
+            hook_output::permission("deny", Some(message))
         }
         ("PreToolUse", DecisionKind::DenyAskUser { message }) => {
-            return serde_json::to_string(&PreToolUseOutput {
-                hook_specific_output: PreToolUseSpecific {
-                    hook_event_name: "PreToolUse",
-                    permission_decision: "deny",
-                    permission_decision_reason: message.clone(),
-                },
-            })
-            .ok();
+            hook_output::pre_tool_use_deny(message)
         }
-        _ => return None,
-    };
-    serde_json::to_string(&PermissionOutput {
-        hook_specific_output: PermissionSpecific {
-            hook_event_name: "PermissionRequest",
-            decision: PermissionDecision { behavior, message },
-        },
-    })
-    .ok()
+        _ => None,
+    }
 }
 
 /// The answer to a continuable stop when the user's reply continues the turn. Source:
 /// Codex hooks docs, Stop: `decision: "block"` with `reason` starts a continuation turn
 /// whose user prompt is `reason`.
-#[derive(Serialize)]
-struct CodexStopContinuation<'a> {
-    decision: &'static str,
-    reason: &'a str,
-}
-
-/// The hook output that continues the turn with `reply`.
 pub fn render_continuation(reply: &str) -> Option<String> {
-    serde_json::to_string(&CodexStopContinuation {
-        decision: "block",
-        reason: reply,
-    })
-    .ok()
+    hook_output::block_stop(reply)
 }

@@ -11,7 +11,7 @@ use jsonc_parser::cst::CstInputValue;
 
 use crate::install::duplicates::DuplicateKeys;
 use crate::install::engine::{self, Handler, Layout, Spec};
-use crate::install::{Change, HookCommand, HookShell, HookStatus, InstallError};
+use crate::install::{HookCommand, HookShell};
 
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -29,15 +29,18 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 /// The subcommand that marks lidguard's entries.
 pub const SUBCOMMAND: &str = "codex-hook";
 
-const SPEC: Spec = Spec {
-    what: "Codex hooks.json",
-    subcommand: SUBCOMMAND,
-    events: REQUIRED_EVENTS,
-    layout: Layout::Nested,
-    handler,
-    conflicts,
+/// Codex's `hooks.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec {
     root_keys: Some(&["description", "hooks"]),
     duplicates: DuplicateKeys::FileIgnored,
+    ..Spec::new(
+        "Codex hooks.json",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Nested,
+        handler,
+        conflicts,
+    )
 };
 
 /// The longest timeout Codex accepts for `SessionEnd` and `Interrupt` hooks: it clamps larger
@@ -73,40 +76,6 @@ fn conflicts(event: &str, _handler_type: &str) -> bool {
     matches!(event, "Stop" | "SubagentStop" | "PermissionRequest")
 }
 
-/// Adds or corrects lidguard's entries in `hooks.json` (`None`: the file does not exist).
-pub fn install(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<Change, InstallError> {
-    engine::install(existing, &SPEC, cmd, timeout)
-}
-
-/// Removes lidguard's entries (`cmd` widens the ownership test to its program path).
-/// `before`: the file as it was before lidguard's install, when known (see the module docs of
-/// [`super`]).
-pub fn remove(
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    engine::remove(existing, &SPEC, cmd, before)
-}
-
-/// Compares `hooks.json` with what [`install`] would write.
-pub fn status(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<HookStatus, InstallError> {
-    engine::status(existing, &SPEC, cmd, timeout)
-}
-
-/// A complete `hooks.json` to merge by hand: what [`install`] writes into a missing file.
-pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
-    engine::fresh(install(None, cmd, timeout))
-}
-
 /// The same hooks in Codex's inline `config.toml` form (`[[hooks.<Event>]]` groups holding
 /// `[[hooks.<Event>.hooks]]` handlers, accepted since 0.124 next to `hooks.json`), for users
 /// who keep everything in `config.toml`. Codex runs hooks from both places, so this is an
@@ -114,7 +83,7 @@ pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
 pub fn config_toml_snippet(cmd: &HookCommand, timeout: u32) -> String {
     use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
-    let json: serde_json::Value = serde_json::from_str(&snippet(cmd, timeout))
+    let json: serde_json::Value = serde_json::from_str(&engine::fresh_text(&SPEC, cmd, timeout))
         .unwrap_or_else(|e| unreachable!("our own hooks.json parses: {e}"));
     let mut hooks = Table::new();
     hooks.set_implicit(true);
@@ -160,7 +129,8 @@ mod tests {
         let cmd = HookCommand::new("/opt/lidguard");
         let toml_text = config_toml_snippet(&cmd, 30);
         let parsed: toml_edit::DocumentMut = toml_text.parse().unwrap();
-        let json: serde_json::Value = serde_json::from_str(&snippet(&cmd, 30)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&engine::fresh_text(&SPEC, &cmd, 30)).unwrap();
         for event in REQUIRED_EVENTS {
             let groups = parsed["hooks"][event].as_array_of_tables().unwrap();
             assert_eq!(groups.len(), 1, "{event}");

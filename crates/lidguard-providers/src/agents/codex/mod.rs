@@ -9,8 +9,8 @@ mod transcript;
 pub mod trust;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookFile, Location, McpEntry, McpFile, Snippet, TrustRecords,
-    config_dir,
+    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet,
+    SnippetText, TrustRecords, config_dir,
 };
 use lidguard_core::provider::Provider;
 
@@ -19,51 +19,41 @@ pub use transcript::USER_INPUT_PENDING;
 
 /// Codex CLI's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::Codex,
-    hook_command: "codex-hook",
-    hook_help: "Codex CLI hook: reads the hook payload on stdin (installed by `hook-install`)",
-    event_on_command_line: false,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
     transcript: Some(&transcript::RULES),
-    snippet_command: "codex-hooks",
     snippets: &[
-        Snippet {
-            format: "hooks-json",
-            help: "Codex's hooks.json",
-            print: install::snippet,
-        },
+        Snippet::hook_file("hooks-json", "Codex's hooks.json"),
         Snippet {
             format: "config-toml",
             help: "The same hooks in config.toml form",
-            print: install::config_toml_snippet,
+            text: SnippetText::Own(install::config_toml_snippet),
         },
     ],
     keep_awake: Some(AgentSetting {
         file: |location| location.root.join("config.toml"),
         read: trust::codex_keep_awake,
     }),
-    permission_mode: None,
+    ..Agent::new(
+        Provider::Codex,
+        ["codex-hook", "codex-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
 static HOOKS: HookFile = HookFile {
-    locate: hooks_location,
-    install: install::install,
-    remove: install::remove,
-    status: install::status,
-    timeouts: true,
-    evidence: install::REQUIRED_EVENTS,
-    related: None,
     trust: Some(TrustRecords {
         file: |location| location.root.join("config.toml"),
         key_path: trust_key_path,
         check: trust::codex_trust,
         record: trust::codex_trust_lidguard,
     }),
+    ..HookFile::new(
+        hooks_location,
+        HookEdit::json(&install::SPEC),
+        install::REQUIRED_EVENTS,
+    )
 };
 
 static MCP: McpFile = McpFile {

@@ -7,6 +7,7 @@
 //! events send `sessionId`/`toolName`/`toolArgs`, PascalCase (VS Code compatible) events send
 //! `session_id`/`tool_name`/`tool_input`; both are read.
 
+use crate::agent::Dialect;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind, WorkKind};
 use lidguard_core::provider::Provider;
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,9 @@ mod tests {
         assert_eq!(after("shellId: )", "shellId: "), None);
     }
 }
+
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
 
 /// Parses one Copilot hook payload for the configured `--event`.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {

@@ -14,9 +14,8 @@
 use jsonc_parser::cst::CstInputValue;
 use serde_json::Value;
 
-use crate::install::duplicates::DuplicateKeys;
-use crate::install::engine::{self, Doc, Handler, Layout, Spec};
-use crate::install::{Change, HookCommand, HookShell, HookSource, HookStatus, InstallError};
+use crate::install::engine::{self, Doc, Handler, Layout, Spec, Versioned};
+use crate::install::{HookCommand, HookShell, HookSource, InstallError};
 
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -40,23 +39,21 @@ pub const SUBCOMMAND: &str = "copilot-hook";
 /// The file's name in Copilot's `hooks/` directory.
 pub const FILE_NAME: &str = "lidguard-copilot-cli.json";
 
-/// The only envelope version Copilot reads.
-const VERSION: u32 = 1;
-
-const ENVELOPE: engine::Versioned = engine::Versioned {
-    version: VERSION,
-    refusal: "is not 1, the only hooks file version Copilot CLI reads",
-};
-
-const SPEC: Spec = Spec {
-    what: "Copilot hooks file",
-    subcommand: SUBCOMMAND,
-    events: REQUIRED_EVENTS,
-    layout: Layout::Flat,
-    handler,
-    conflicts,
-    root_keys: None,
-    duplicates: DuplicateKeys::LastWins,
+/// Copilot's hooks file for the JSON engine. Remove deletes it once nothing but an empty
+/// envelope is left (unless it existed before lidguard's install).
+pub(crate) static SPEC: Spec = Spec {
+    envelope: Some(Versioned {
+        version: 1,
+        refusal: "is not 1, the only hooks file version Copilot CLI reads",
+    }),
+    ..Spec::new(
+        "Copilot hooks file",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Flat,
+        handler,
+        conflicts,
+    )
 };
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
@@ -95,37 +92,6 @@ fn conflicts(event: &str, _handler_type: &str) -> bool {
     )
 }
 
-/// Writes or corrects the file (`None`: it does not exist).
-pub fn install(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<Change, InstallError> {
-    engine::install_versioned(existing, &SPEC, cmd, timeout, &ENVELOPE)
-}
-
-/// Removes lidguard's entries; `Delete` when nothing but an empty envelope is left.
-/// With `before` (the file as it was before lidguard's install, when it existed and is known)
-/// the file stays, keeping what it had.
-pub fn remove(
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    engine::remove_versioned(existing, &SPEC, cmd, before)
-}
-
-/// Compares the file with what [`install`] would write, and lists the conflicting hooks in it.
-/// (Copilot's `settings.json` and the other hooks files are scanned as related files, see
-/// [`scan_other_file`].)
-pub fn status(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<HookStatus, InstallError> {
-    engine::status_versioned(existing, &SPEC, cmd, timeout, &ENVELOPE)
-}
-
 /// Another file whose hooks Copilot runs next to lidguard's (hooks reference; README.md here): a hooks file
 /// (`~/.copilot/hooks/*.json` besides lidguard's, a repository's `.github/hooks/*.json`) or a
 /// settings file with inline `hooks` (`.github/copilot/settings.json`,
@@ -152,11 +118,6 @@ pub fn scan_other_file(
         engine::foreign(&theirs, &SPEC, HookSource::OtherFile),
         ours.into_iter().map(|s| s.event).collect(),
     ))
-}
-
-/// The whole file, as [`install`] writes it when it does not exist.
-pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
-    engine::fresh(install(None, cmd, timeout))
 }
 
 /// Whether GitHub Copilot CLI keeps the machine awake by itself: `keepAlive` in

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookFile, Location, McpEntry, McpFile, RelatedHooks, Snippet,
-    config_dir,
+    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, RelatedHooks,
+    Snippet, config_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -21,42 +21,36 @@ pub use dialect::{parse, render, render_continuation};
 
 /// GitHub Copilot CLI's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::Copilot,
-    hook_command: "copilot-hook",
-    hook_help: "GitHub Copilot CLI hook for one event: reads the payload on stdin",
     event_on_command_line: true,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
     transcript: Some(&transcript::RULES),
-    snippet_command: "copilot-hooks",
-    snippets: &[Snippet {
-        format: "config-json",
-        help: "lidguard's hook file in Copilot's hooks folder",
-        print: install::snippet,
-    }],
+    snippets: &[Snippet::hook_file(
+        "config-json",
+        "lidguard's hook file in Copilot's hooks folder",
+    )],
     keep_awake: Some(AgentSetting {
         file: |location| location.root.join("settings.json"),
         read: install::copilot_keep_awake,
     }),
-    permission_mode: None,
+    ..Agent::new(
+        Provider::Copilot,
+        ["copilot-hook", "copilot-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
 static HOOKS: HookFile = HookFile {
-    locate: hooks_location,
-    install: install::install,
-    remove: install::remove,
-    status: install::status,
-    timeouts: true,
-    evidence: install::REQUIRED_EVENTS,
     related: Some(RelatedHooks {
         files: related_files,
         scan: install::scan_other_file,
     }),
-    trust: None,
+    ..HookFile::new(
+        hooks_location,
+        HookEdit::json(&install::SPEC),
+        install::REQUIRED_EVENTS,
+    )
 };
 
 static MCP: McpFile = McpFile {

@@ -6,6 +6,7 @@
 //! in the payload (`hook_event_name`); fields are snake_case; the session is the
 //! `conversation_id`.
 
+use crate::agent::Dialect;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind};
 use lidguard_core::provider::Provider;
 use serde::{Deserialize, Serialize};
@@ -37,14 +38,13 @@ struct Wire {
     text: Option<String>,
 }
 
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
+
 /// Parses one Cursor hook payload.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let wire: Wire = from_json(Provider::Cursor, input.stdin)?;
-    let event_name = wire
-        .hook_event_name
-        .clone()
-        .or_else(|| input.event_arg.map(str::to_owned))
-        .ok_or(ParseError::NoEvent(Provider::Cursor))?;
+    let event_name = crate::event_name(Provider::Cursor, wire.hook_event_name.as_deref(), input)?;
     let kind = match event_name.as_str() {
         "sessionStart" => EventKind::SessionStarted,
         "beforeSubmitPrompt" => EventKind::PromptSubmitted,

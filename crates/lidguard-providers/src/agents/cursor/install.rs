@@ -11,9 +11,8 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::install::duplicates::DuplicateKeys;
-use crate::install::engine::{self, Handler, Layout, Spec, Versioned};
-use crate::install::{Change, HookCommand, HookStatus, InstallError};
+use crate::install::HookCommand;
+use crate::install::engine::{Handler, Layout, Spec, Versioned};
 
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -36,20 +35,20 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 /// The subcommand that marks lidguard's entries.
 pub const SUBCOMMAND: &str = "cursor-hook";
 
-const ENVELOPE: Versioned = Versioned {
-    version: 1,
-    refusal: "is not 1, the hooks file version Cursor documents",
-};
-
-const SPEC: Spec = Spec {
-    what: "Cursor hooks.json",
-    subcommand: SUBCOMMAND,
-    events: REQUIRED_EVENTS,
-    layout: Layout::Flat,
-    handler,
-    conflicts,
-    root_keys: None,
-    duplicates: DuplicateKeys::LastWins,
+/// Cursor's `hooks.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec {
+    envelope: Some(Versioned {
+        version: 1,
+        refusal: "is not 1, the hooks file version Cursor documents",
+    }),
+    ..Spec::new(
+        "Cursor hooks.json",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Flat,
+        handler,
+        conflicts,
+    )
 };
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
@@ -70,37 +69,4 @@ fn conflicts(event: &str, _handler_type: &str) -> bool {
         event,
         "stop" | "subagentStop" | "beforeShellExecution" | "beforeMCPExecution" | "preToolUse"
     )
-}
-
-/// Writes or corrects lidguard's entries (`None`: the file does not exist).
-pub fn install(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<Change, InstallError> {
-    engine::install_versioned(existing, &SPEC, cmd, timeout, &ENVELOPE)
-}
-
-/// Removes lidguard's entries; `Delete` when the file lidguard created is left empty.
-pub fn remove(
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    engine::remove_versioned(existing, &SPEC, cmd, before)
-}
-
-/// Compares the file with what [`install`] writes.
-pub fn status(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<HookStatus, InstallError> {
-    engine::status_versioned(existing, &SPEC, cmd, timeout, &ENVELOPE)
-}
-
-/// The whole file, as [`install`] writes it when it does not exist
-/// (`lidguard cursor-hooks hooks-json`).
-pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
-    engine::fresh(install(None, cmd, timeout))
 }

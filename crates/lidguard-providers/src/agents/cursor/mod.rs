@@ -7,7 +7,9 @@ pub mod install;
 
 use serde_json::Value;
 
-use crate::agent::{Agent, Env, HookFile, Location, McpEntry, McpFile, Snippet, home_dir};
+use crate::agent::{
+    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir,
+};
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
 
@@ -15,37 +17,22 @@ pub use dialect::{parse, render, render_continuation};
 
 /// Cursor's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::Cursor,
-    hook_command: "cursor-hook",
-    hook_help: "Cursor hook: reads the hook payload on stdin (installed by `hook-install`)",
-    event_on_command_line: false,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
-    transcript: None,
-    snippet_command: "cursor-hooks",
-    snippets: &[Snippet {
-        format: "hooks-json",
-        help: "Cursor's user hooks.json",
-        print: install::snippet,
-    }],
-    keep_awake: None,
-    permission_mode: None,
+    snippets: &[Snippet::hook_file("hooks-json", "Cursor's user hooks.json")],
+    ..Agent::new(
+        Provider::Cursor,
+        ["cursor-hook", "cursor-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
-static HOOKS: HookFile = HookFile {
-    locate: |var| located(var, "hooks.json"),
-    install: install::install,
-    remove: install::remove,
-    status: install::status,
-    timeouts: true,
-    evidence: install::REQUIRED_EVENTS,
-    related: None,
-    trust: None,
-};
+static HOOKS: HookFile = HookFile::new(
+    |var| located(var, "hooks.json"),
+    HookEdit::json(&install::SPEC),
+    install::REQUIRED_EVENTS,
+);
 
 static MCP: McpFile = McpFile {
     locate: |var| located(var, "mcp.json"),

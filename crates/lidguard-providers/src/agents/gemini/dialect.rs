@@ -5,6 +5,7 @@
 //! up in `README.md` here, and payloads captured from 0.61.0 in `tests/fixtures/gemini/`. The
 //! event name is in the payload (`hook_event_name`); fields are snake_case.
 
+use crate::agent::Dialect;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind};
 use lidguard_core::provider::Provider;
 use serde::{Deserialize, Serialize};
@@ -36,14 +37,13 @@ struct Wire {
     reason: Option<String>,
 }
 
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
+
 /// Parses one Gemini CLI hook payload.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let wire: Wire = from_json(Provider::Gemini, input.stdin)?;
-    let event_name = wire
-        .hook_event_name
-        .clone()
-        .or_else(|| input.event_arg.map(str::to_owned))
-        .ok_or(ParseError::NoEvent(Provider::Gemini))?;
+    let event_name = crate::event_name(Provider::Gemini, wire.hook_event_name.as_deref(), input)?;
     let asks_user = wire.tool_name.as_deref() == Some(ASK_USER_TOOL);
     let kind = match event_name.as_str() {
         "SessionStart" => EventKind::SessionStarted,

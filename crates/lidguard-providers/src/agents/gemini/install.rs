@@ -6,12 +6,11 @@
 //! "command": "<cmd>", "timeout": N}]}]}}` — one matcher-less group per event. The timeout is
 //! in **milliseconds**. Gemini runs the command with `bash -c` (PowerShell on Windows).
 
-use jsonc_parser::cst::CstInputValue;
+use jsonc_parser::cst::{CstInputValue, CstObject};
 use serde_json::Value;
 
-use crate::install::duplicates::DuplicateKeys;
-use crate::install::engine::{self, Handler, Layout, Spec};
-use crate::install::{Change, HookCommand, HookStatus, InstallError};
+use crate::install::HookCommand;
+use crate::install::engine::{Handler, Layout, Spec};
 
 /// The events lidguard needs. The model events (`BeforeModel`, `AfterModel` — once per
 /// streamed chunk —, `BeforeToolSelection`, `PreCompress`) would start a hook process per
@@ -32,15 +31,17 @@ pub const SUBCOMMAND: &str = "gemini-hook";
 /// The `name` of lidguard's entries (what `/hooks` lists and `hooksConfig.disabled` names).
 const NAME: &str = "lidguard";
 
-const SPEC: Spec = Spec {
-    what: "Gemini CLI settings",
-    subcommand: SUBCOMMAND,
-    events: REQUIRED_EVENTS,
-    layout: Layout::Nested,
-    handler,
-    conflicts,
-    root_keys: None,
-    duplicates: DuplicateKeys::LastWins,
+/// Gemini's `settings.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec {
+    warnings: Some(warnings),
+    ..Spec::new(
+        "Gemini CLI settings",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Nested,
+        handler,
+        conflicts,
+    )
 };
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
@@ -61,64 +62,32 @@ fn conflicts(event: &str, _handler_type: &str) -> bool {
     matches!(event, "AfterAgent" | "BeforeTool")
 }
 
-/// Adds or corrects lidguard's entries in `settings.json` (`None`: the file does not exist);
-/// `timeout` in seconds.
-pub fn install(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<Change, InstallError> {
-    engine::install(existing, &SPEC, cmd, timeout)
-}
-
-/// Removes lidguard's entries; `before` as in [`crate::install`].
-pub fn remove(
-    existing: &str,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    engine::remove(existing, &SPEC, cmd, before)
-}
-
-/// Compares `settings.json` with what [`install`] writes; warns when `hooksConfig` turns hooks
-/// off (`enabled: false`, or lidguard's name or command in `disabled`; configuration
-/// reference, `hooksConfig`).
-pub fn status(
-    existing: Option<&str>,
-    cmd: &HookCommand,
-    timeout: u32,
-) -> Result<HookStatus, InstallError> {
-    let mut status = engine::status(existing, &SPEC, cmd, timeout)?;
-    let config = existing
-        .and_then(|t| engine::Doc::parse(Some(t), SPEC.what).ok())
-        .and_then(|doc| doc.object().ok())
-        .and_then(|root| root.get("hooksConfig")?.value()?.to_serde_value());
-    if let Some(config) = config {
-        if config.get("enabled") == Some(&Value::Bool(false)) {
-            status.warnings.push(
-                "hooksConfig.enabled is false: Gemini CLI runs no hooks from its settings"
-                    .to_owned(),
-            );
-        }
-        let ours = cmd.render(SUBCOMMAND);
-        let disabled = config
-            .get("disabled")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .any(|d| d == NAME || d == ours);
-        if disabled {
-            status.warnings.push(
-                "hooksConfig.disabled names lidguard's hooks: Gemini CLI skips them".to_owned(),
-            );
-        }
+/// `hooksConfig` turns hooks off (`enabled: false`, or lidguard's name or command in
+/// `disabled`; configuration reference, `hooksConfig`).
+fn warnings(root: &CstObject, cmd: &HookCommand) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let Some(config) = root
+        .get("hooksConfig")
+        .and_then(|p| p.value()?.to_serde_value())
+    else {
+        return warnings;
+    };
+    if config.get("enabled") == Some(&Value::Bool(false)) {
+        warnings.push(
+            "hooksConfig.enabled is false: Gemini CLI runs no hooks from its settings".to_owned(),
+        );
     }
-    Ok(status)
-}
-
-/// The `settings.json` fragment to merge by hand (`lidguard gemini-hooks settings-json`): what
-/// [`install`] writes into a missing file.
-pub fn snippet(cmd: &HookCommand, timeout: u32) -> String {
-    engine::fresh(install(None, cmd, timeout))
+    let ours = cmd.render(SUBCOMMAND);
+    let disabled = config
+        .get("disabled")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|d| d == NAME || d == ours);
+    if disabled {
+        warnings
+            .push("hooksConfig.disabled names lidguard's hooks: Gemini CLI skips them".to_owned());
+    }
+    warnings
 }

@@ -7,7 +7,9 @@ pub mod install;
 
 use serde_json::Value;
 
-use crate::agent::{Agent, Env, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir};
+use crate::agent::{
+    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir,
+};
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
 
@@ -15,37 +17,25 @@ pub use dialect::{parse, render, render_continuation};
 
 /// Gemini CLI's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::Gemini,
-    hook_command: "gemini-hook",
-    hook_help: "Gemini CLI hook: reads the hook payload on stdin (installed by `hook-install`)",
-    event_on_command_line: false,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
-    transcript: None,
-    snippet_command: "gemini-hooks",
-    snippets: &[Snippet {
-        format: "settings-json",
-        help: "The hooks in Gemini CLI's settings.json",
-        print: install::snippet,
-    }],
-    keep_awake: None,
-    permission_mode: None,
+    snippets: &[Snippet::hook_file(
+        "settings-json",
+        "The hooks in Gemini CLI's settings.json",
+    )],
+    ..Agent::new(
+        Provider::Gemini,
+        ["gemini-hook", "gemini-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
-static HOOKS: HookFile = HookFile {
-    locate: settings_location,
-    install: install::install,
-    remove: install::remove,
-    status: install::status,
-    timeouts: true,
-    evidence: install::REQUIRED_EVENTS,
-    related: None,
-    trust: None,
-};
+static HOOKS: HookFile = HookFile::new(
+    settings_location,
+    HookEdit::json(&install::SPEC),
+    install::REQUIRED_EVENTS,
+);
 
 static MCP: McpFile = McpFile {
     locate: settings_location,

@@ -19,6 +19,7 @@
 //! summed up in `README.md` here) and the raw plugin inputs captured from
 //! `opencode-ai` 1.18.33 in `tests/fixtures/opencode/`.
 
+use crate::agent::Dialect;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind};
 use lidguard_core::provider::Provider;
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,9 @@ struct Wire {
     #[serde(alias = "stop_hook_active")]
     stop_hook_active: Option<bool>,
 }
+
+/// The dialect's entry in the agent table.
+pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuation);
 
 /// Parses one forwarded plugin call for `--event`.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::agent::{Agent, Env, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir};
+use crate::agent::{
+    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OwnEdit, Snippet, SnippetText,
+    home_dir, set_dir,
+};
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
 
@@ -17,41 +20,38 @@ pub use dialect::{parse, plugin_js, render, render_continuation};
 
 /// OpenCode's entry.
 pub static AGENT: Agent = Agent {
-    provider: Provider::OpenCode,
-    hook_command: "opencode-hook",
-    hook_help: "OpenCode hook for one event, called by lidguard's OpenCode plugin",
     event_on_command_line: true,
-    parse: dialect::parse,
-    render: dialect::render,
-    render_continuation: dialect::render_continuation,
-    is_owner,
-    hooks: &HOOKS,
     mcp: Some(&MCP),
-    transcript: None,
-    snippet_command: "opencode-hooks",
     snippets: &[Snippet {
         format: "plugin-js",
         help: "lidguard's OpenCode plugin",
-        print: |cmd, _| install::plugin_text(cmd),
+        text: SnippetText::Own(|cmd, _| install::plugin_text(cmd)),
     }],
-    keep_awake: None,
-    permission_mode: None,
+    ..Agent::new(
+        Provider::OpenCode,
+        ["opencode-hook", "opencode-hooks"],
+        dialect::DIALECT,
+        is_owner,
+        &HOOKS,
+    )
 };
 
 static HOOKS: HookFile = HookFile {
-    locate: hooks_location,
-    install: |text, cmd, _| install::install(text, cmd),
-    remove: |text, _, _| install::remove(text),
-    status: |text, cmd, _| Ok(install::status(text, cmd)),
     timeouts: false,
-    evidence: &[
-        "chat.message",
-        "tool.execute.before",
-        "tool.execute.after",
-        "session.idle",
-    ],
-    related: None,
-    trust: None,
+    ..HookFile::new(
+        hooks_location,
+        HookEdit::own(OwnEdit {
+            install: |text, cmd, _| install::install(text, cmd),
+            remove: |text, _, _| install::remove(text),
+            status: |text, cmd, _| Ok(install::status(text, cmd)),
+        }),
+        &[
+            "chat.message",
+            "tool.execute.before",
+            "tool.execute.after",
+            "session.idle",
+        ],
+    )
 };
 
 static MCP: McpFile = McpFile {
