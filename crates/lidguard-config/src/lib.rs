@@ -4,6 +4,15 @@
 //!
 //! The edits themselves are pure (`lidguard_providers::install`); this crate adds the files:
 //! links, locks, modes, backups, receipts.
+// Unit tests write fixtures and set variables directly; the lib build (clippy --all-targets
+// checks it without cfg(test)) keeps the one-writer and injected-environment rules.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "tests write fixtures and read the environment directly"
+    )
+)]
 
 pub mod agents;
 pub mod file;

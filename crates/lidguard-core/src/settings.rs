@@ -24,6 +24,7 @@ mod fields;
 mod follow_up;
 mod ntfy;
 mod os;
+mod table;
 #[cfg(test)]
 mod tests;
 mod value;
@@ -39,11 +40,11 @@ pub use ntfy::NtfyTopic;
 pub use os::Os;
 
 pub use fields::{
-    Category, FIELDS, Field, FieldKind, FieldSpec, MAX_DELAY_SECONDS,
-    MAX_EMERGENCY_TEMPERATURE_CELSIUS, MAX_MINUTES, MAX_POWER_REQUEST_REASON_CHARS,
-    MAX_REMOTE_DECISION_SECONDS, MIN_EMERGENCY_TEMPERATURE_CELSIUS, MIN_REMOTE_DECISION_SECONDS,
-    fields_for, find_field,
+    Category, FieldKind, FieldSpec, MAX_DELAY_SECONDS, MAX_EMERGENCY_TEMPERATURE_CELSIUS,
+    MAX_MINUTES, MAX_POWER_REQUEST_REASON_CHARS, MAX_REMOTE_DECISION_SECONDS,
+    MIN_EMERGENCY_TEMPERATURE_CELSIUS, MIN_REMOTE_DECISION_SECONDS,
 };
+pub use table::{FIELDS, fields_for, find_field};
 pub use value::{SoundSetting, SystemSound, parse_bool, parse_webhook_url};
 
 /// How the machine is put to sleep when agents are done and the lid is closed.
@@ -403,7 +404,7 @@ impl Settings {
             .filter_map(|spec| {
                 if spec.applies_to(os) {
                     self.check_field(spec).err()
-                } else if self.platform_value_present(spec.field) {
+                } else if self.value_stored(spec) {
                     Some(SettingsError::not_on(spec, os))
                 } else {
                     None
@@ -414,16 +415,6 @@ impl Settings {
             Ok(())
         } else {
             Err(problems)
-        }
-    }
-
-    fn platform_value_present(&self, field: Field) -> bool {
-        match field {
-            Field::PreventAwayModeSleep => self.power_request.prevent_away_mode_sleep.is_some(),
-            Field::SkipSuspendWhenLidCloseDoesNothing => {
-                self.skip_suspend_when_lid_close_does_nothing.is_some()
-            }
-            _ => false,
         }
     }
 

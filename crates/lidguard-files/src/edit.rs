@@ -325,10 +325,6 @@ fn classify(target: &Target, action: &'static str, e: io::Error) -> EditError {
 }
 
 #[cfg(all(test, unix))]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
     use std::os::unix::fs::{PermissionsExt, symlink};

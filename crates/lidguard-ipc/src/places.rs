@@ -316,10 +316,6 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
     use std::collections::HashMap;

@@ -144,10 +144,6 @@ pub fn update<E: From<SettingsFileError>>(
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
 

@@ -302,10 +302,6 @@ pub(crate) mod memory {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::Mutex;

@@ -455,10 +455,6 @@ fn shell_quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
 

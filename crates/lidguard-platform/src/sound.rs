@@ -687,10 +687,6 @@ impl Drop for VolumeOverride {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use std::ffi::{OsStr, OsString};
     use std::fs;

@@ -288,10 +288,6 @@ pub async fn lid_state_using(power: &dyn PowerControl, roots: &Roots) -> Lid {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
 

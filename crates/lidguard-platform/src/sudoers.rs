@@ -400,10 +400,6 @@ fn check_text(visudo: &Path, text: &str) -> Result<(), SudoersError> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
 

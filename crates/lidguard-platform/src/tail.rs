@@ -198,10 +198,6 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use std::io::Write;
 

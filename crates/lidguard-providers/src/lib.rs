@@ -10,6 +10,15 @@
 //!
 //! Every provider fact is backed by a captured payload in `tests/fixtures/<provider>/` or names
 //! its documented source in a comment.
+// Unit tests write fixtures and set variables directly; the lib build (clippy --all-targets
+// checks it without cfg(test)) keeps the one-writer and injected-environment rules.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "tests write fixtures and read the environment directly"
+    )
+)]
 
 pub mod agent;
 pub mod agents;

@@ -192,10 +192,6 @@ pub(crate) fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
-)]
 mod tests {
     use super::*;
 

@@ -8,13 +8,24 @@ use crate::util::{Home, alive, eventually, signal, succeeded};
 
 const WAIT: Duration = Duration::from_secs(5);
 
+/// A home whose daemon talks to a private systemd-logind, with the guard that runs the logind
+/// tests one at a time (keep it for the whole test); `None` (the test skips) where none runs.
+fn private_logind() -> Option<(
+    std::sync::MutexGuard<'static, ()>,
+    lidguard_testbus::PrivateLogind,
+    Home,
+)> {
+    let serial = lidguard_testbus::serial();
+    let logind = lidguard_testbus::logind_or_skip()?;
+    let home = Home::with_bus(logind.address());
+    Some((serial, logind, home))
+}
+
 #[test]
 fn start_holds_logind_inhibitors_and_stop_releases_them() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     assert_eq!(logind.block_inhibited(), "");
 
     let started = home.run(&["start", "--provider", "claude", "--session", "s1", "--json"]);
@@ -90,11 +101,9 @@ fn a_soft_locked_session_releases_and_activity_reacquires() {
     use lidguard_core::provider::Provider;
     use lidguard_ipc::protocol::{Request, SessionRef};
 
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     let session = SessionRef {
         provider: Provider::Claude,
@@ -120,11 +129,9 @@ fn a_soft_locked_session_releases_and_activity_reacquires() {
 
 #[test]
 fn lid_switch_is_held_only_when_change_lid_action_is_on() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     home.write_settings(r#"{ "changeLidAction": false }"#);
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     assert_eq!(logind.block_inhibited(), "idle");
@@ -138,11 +145,9 @@ fn lid_switch_is_held_only_when_change_lid_action_is_on() {
 
 #[test]
 fn kill_9_of_the_daemon_releases_everything() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     assert!(!logind.block_inhibited().is_empty());
     let pid = home.daemon_pid().unwrap();
@@ -153,11 +158,9 @@ fn kill_9_of_the_daemon_releases_everything() {
 
 #[test]
 fn sigterm_releases_everything() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     let pid = home.daemon_pid().unwrap();
     signal(pid, rustix::process::Signal::TERM);
@@ -171,11 +174,9 @@ fn when_logind_refuses_the_user_status_says_why_and_sessions_are_still_tracked()
         eprintln!("skipping: switching uid needs root");
         return;
     }
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     // `nobody` has a passwd entry, which dbus-daemon needs to authenticate a client.
     home.chown_to(65534);
     // Without polkit, logind lets only root block sleep: an ordinary user is refused.
@@ -214,14 +215,12 @@ fn only_where_logind_says_na(logind: &lidguard_testbus::PrivateLogind, method: &
 
 #[test]
 fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
     if !only_where_logind_says_na(&logind, "CanSuspend") {
         return;
     }
-    let home = Home::with_bus(logind.address());
     home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
     ok_with_roots(
@@ -263,14 +262,12 @@ fn a_closed_lid_suspend_reaches_logind_and_its_refusal_is_recorded() {
 
 #[test]
 fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
     if !only_where_logind_says_na(&logind, "CanHibernate") {
         return;
     }
-    let home = Home::with_bus(logind.address());
     home.ok(&[
         "settings",
         "--emergency-hibernation-temperature-celsius",
@@ -311,11 +308,9 @@ fn emergency_hibernation_falls_back_to_sleep_and_records_both_attempts() {
 
 #[test]
 fn linux_permission_check_and_status_against_the_real_logind() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     let out = home
         .cmd(&["linux-permission", "check", "--json"])
         .output()
@@ -353,11 +348,9 @@ fn linux_permission_check_and_status_against_the_real_logind() {
 
 #[test]
 fn run_holds_the_inhibitor_while_the_command_runs() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     let release = home.path().join("release");
     let script = format!(
         "while [ ! -e '{}' ]; do sleep 0.05; done; exit 3",
@@ -394,14 +387,12 @@ fn run_holds_the_inhibitor_while_the_command_runs() {
 /// its last process exits; then the closed lid's suspend follows (refused here: CanSuspend=na).
 #[test]
 fn run_holds_past_the_inactivity_timeout_until_its_last_process_exits() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
     if !only_where_logind_says_na(&logind, "CanSuspend") {
         return;
     }
-    let home = Home::with_bus(logind.address());
     home.ok(&[
         "settings",
         "--session-timeout-minutes",
@@ -462,11 +453,9 @@ fn acknowledged_starts_and_stops_survive_kill_9_at_random_moments() {
     use lidguard_core::session::StopKind;
     use lidguard_ipc::protocol::{Request, SessionRef};
 
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     let agent = crate::util::Agent::spawn();
     let pid = agent.pid().to_string();
     let ensure_daemon = || {
@@ -652,15 +641,13 @@ fn systemctl_suspend(logind: &lidguard_testbus::PrivateLogind) -> (bool, String)
 
 #[test]
 fn a_users_suspend_goes_through_with_the_lid_open_and_is_refused_with_it_closed() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
     // systemctl will ask this logind to suspend: only where it cannot.
     if !only_where_logind_says_na(&logind, "CanSuspend") {
         return;
     }
-    let home = Home::with_bus(logind.address());
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
     let lidguard = |args: &[&str]| ok_with_roots(&home, (&proc_root, &sys_root), args);
     lidguard(&["start", "--provider", "claude", "--session", "s1"]);
@@ -785,11 +772,9 @@ fn set_battery(sys_root: &std::path::Path, percent: u32, ac_online: bool) {
 
 #[test]
 fn the_battery_floor_releases_and_retakes_protection_from_a_simulated_battery() {
-    let _serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+    let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
     let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
     set_battery(&sys_root, 50, false);
     let lidguard = |args: &[&str]| ok_with_roots(&home, (&proc_root, &sys_root), args);

@@ -111,6 +111,27 @@ fn claude(home: &Home, roots: &(PathBuf, PathBuf), payload: &str) {
 const PROMPT: &str = r#"{"session_id":"w1","cwd":"/home/u/proj","transcript_path":"/home/u/.claude/projects/p/w1.jsonl","hook_event_name":"UserPromptSubmit","prompt":"Please refactor the storage layer\nand add tests for every edge case you find"}"#;
 const STOP: &str = r#"{"session_id":"w1","cwd":"/home/u/proj","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored; 12 tests added."}"#;
 
+/// A home whose daemon posts to a receiver answering as `mode`: each `(setting, path)` names
+/// a webhook URL setting and the receiver path it gets; `settings` are further settings.
+fn home_with_receiver(
+    mode: Mode,
+    webhooks: &[(&str, &str)],
+    settings: &[&str],
+) -> (Home, Receiver<Received>) {
+    let home = Home::new();
+    let (url, rx) = receiver(mode);
+    let mut args = vec!["settings".to_owned()];
+    for (setting, path) in webhooks {
+        args.extend([format!("--{setting}-webhook-url"), format!("{url}{path}")]);
+    }
+    args.extend(settings.iter().map(|s| (*s).to_owned()));
+    home.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    (home, rx)
+}
+
+/// Suspend right after the work ends.
+const NO_DELAY: &[&str] = &["--post-stop-suspend-delay-seconds", "0"];
+
 fn history(home: &Home) -> Vec<Value> {
     serde_json::from_str::<Value>(&home.ok(&["suspend-history", "--json"]))
         .unwrap()
@@ -121,13 +142,8 @@ fn history(home: &Home) -> Vec<Value> {
 
 #[test]
 fn post_session_end_after_a_normal_end_with_the_lid_open() {
-    let home = Home::new();
-    let (url, rx) = receiver(Mode::Ok);
-    home.ok(&[
-        "settings",
-        "--post-session-end-webhook-url",
-        &format!("{url}/post/secret-path"),
-    ]);
+    let (home, rx) =
+        home_with_receiver(Mode::Ok, &[("post-session-end", "/post/secret-path")], &[]);
     let roots = fake_roots(&home, "open");
     claude(&home, &roots, PROMPT);
     claude(&home, &roots, STOP);
@@ -170,19 +186,11 @@ fn post_session_end_after_a_normal_end_with_the_lid_open() {
 
 #[test]
 fn pre_suspend_before_a_closed_lid_suspend_and_no_post_session_end() {
-    let home = Home::new();
-    let (url, rx) = receiver(Mode::Ok);
-    home.ok(&[
-        "settings",
-        "--pre-suspend-webhook-url",
-        &format!("{url}/pre"),
-    ]);
-    home.ok(&[
-        "settings",
-        "--post-session-end-webhook-url",
-        &format!("{url}/post"),
-    ]);
-    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let (home, rx) = home_with_receiver(
+        Mode::Ok,
+        &[("pre-suspend", "/pre"), ("post-session-end", "/post")],
+        NO_DELAY,
+    );
     let roots = fake_roots(&home, "closed");
     claude(&home, &roots, PROMPT);
     assert!(eventually(Duration::from_secs(5), || home.status()["lid"] == "Closed"));
@@ -211,14 +219,7 @@ fn pre_suspend_before_a_closed_lid_suspend_and_no_post_session_end() {
 #[test]
 fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
     for mode in [Mode::Silent, Mode::ServerError] {
-        let home = Home::new();
-        let (url, rx) = receiver(mode);
-        home.ok(&[
-            "settings",
-            "--pre-suspend-webhook-url",
-            &format!("{url}/pre"),
-        ]);
-        home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+        let (home, rx) = home_with_receiver(mode, &[("pre-suspend", "/pre")], NO_DELAY);
         let roots = fake_roots(&home, "closed");
         claude(&home, &roots, PROMPT);
         std::thread::sleep(Duration::from_millis(2500));
@@ -236,13 +237,7 @@ fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
 
 #[test]
 fn a_webhook_secret_signs_every_request() {
-    let home = Home::new();
-    let (url, rx) = receiver(Mode::Ok);
-    home.ok(&[
-        "settings",
-        "--post-session-end-webhook-url",
-        &format!("{url}/post"),
-    ]);
+    let (home, rx) = home_with_receiver(Mode::Ok, &[("post-session-end", "/post")], &[]);
     home.ok(&[
         "settings",
         "--webhook-secret",
@@ -270,19 +265,11 @@ fn a_webhook_secret_signs_every_request() {
 
 #[test]
 fn a_watched_process_that_dies_ends_its_session_without_webhooks() {
-    let home = Home::new();
-    let (url, rx) = receiver(Mode::Ok);
-    home.ok(&[
-        "settings",
-        "--post-session-end-webhook-url",
-        &format!("{url}/post"),
-    ]);
-    home.ok(&[
-        "settings",
-        "--pre-suspend-webhook-url",
-        &format!("{url}/pre"),
-    ]);
-    home.ok(&["settings", "--post-stop-suspend-delay-seconds", "0"]);
+    let (home, rx) = home_with_receiver(
+        Mode::Ok,
+        &[("post-session-end", "/post"), ("pre-suspend", "/pre")],
+        NO_DELAY,
+    );
     let roots = fake_roots(&home, "closed");
     let mut agent = crate::util::Agent::spawn();
     let pid = agent.pid().to_string();
@@ -315,13 +302,7 @@ fn a_watched_process_that_dies_ends_its_session_without_webhooks() {
 /// assistant record of the agent's transcript (a real captured Claude transcript).
 #[test]
 fn the_last_answer_comes_from_the_transcript_when_the_hook_has_none() {
-    let home = Home::new();
-    let (url, rx) = receiver(Mode::Ok);
-    home.ok(&[
-        "settings",
-        "--post-session-end-webhook-url",
-        &format!("{url}/post"),
-    ]);
+    let (home, rx) = home_with_receiver(Mode::Ok, &[("post-session-end", "/post")], &[]);
     let transcript = home.path().join("t1.jsonl");
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),

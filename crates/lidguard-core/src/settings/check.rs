@@ -52,6 +52,18 @@ pub(super) fn parse_required_number(spec: &FieldSpec, raw: &str) -> Result<u32, 
     parse_number(spec, raw)?.ok_or_else(|| SettingsError::invalid(spec, raw))
 }
 
+/// Parses a percentage field: `off` (when allowed) or a whole number in range.
+pub(super) fn parse_percent(spec: &FieldSpec, raw: &str) -> Result<Option<u8>, SettingsError> {
+    parse_number(spec, raw)?
+        .map(|v| u8::try_from(v).map_err(|_| SettingsError::invalid(spec, raw)))
+        .transpose()
+}
+
+/// Parses a signed number field that has no `off` (its range is the kind's).
+pub(super) fn parse_signed(spec: &FieldSpec, raw: &str) -> Result<i32, SettingsError> {
+    i32::try_from(parse_required_number(spec, raw)?).map_err(|_| SettingsError::invalid(spec, raw))
+}
+
 pub(super) fn parse_bool_for(spec: &FieldSpec, raw: &str) -> Result<bool, SettingsError> {
     parse_bool(raw).ok_or_else(|| SettingsError::invalid(spec, raw))
 }
@@ -137,6 +149,10 @@ pub(super) fn parse_reason(spec: &FieldSpec, raw: &str) -> Result<String, Settin
 
 pub(super) fn parse_culture(spec: &FieldSpec, raw: &str) -> Result<String, SettingsError> {
     value::canonical_culture(raw).ok_or_else(|| SettingsError::invalid(spec, raw))
+}
+
+pub(super) fn check_culture(spec: &FieldSpec, stored: &str) -> Result<(), SettingsError> {
+    parse_culture(spec, stored).map(drop)
 }
 
 pub(super) fn parse_choice<T>(

@@ -1,9 +1,6 @@
 //! Why a setting could not be read, set or accepted: one error per problem, each naming the
 //! field by its flag and JSON key and saying what is accepted.
 
-use std::fmt::Display;
-
-use super::fields::{self, FieldSpec};
 use super::os::Os;
 
 /// Why a setting could not be read, set or accepted.
@@ -73,30 +70,6 @@ fn list_problems(problems: &[SettingsError]) -> String {
 }
 
 impl SettingsError {
-    pub(super) fn invalid(spec: &FieldSpec, value: impl Display) -> SettingsError {
-        SettingsError::InvalidValue {
-            flag: spec.flag,
-            json_key: spec.json_key,
-            value: value.to_string(),
-            expected: spec.expected(),
-        }
-    }
-
-    pub(super) fn unknown(name: &str) -> SettingsError {
-        SettingsError::UnknownField {
-            name: name.to_owned(),
-            suggestion: fields::suggest(name),
-        }
-    }
-
-    pub(super) fn not_on(spec: &FieldSpec, os: Os) -> SettingsError {
-        SettingsError::NotOnThisPlatform {
-            flag: spec.flag,
-            platforms: spec.platform_names(),
-            os,
-        }
-    }
-
     /// A JSON or type error, with the key path when there is one. serde_json's message ends
     /// with its own " at line L column C"; the position is kept in the fields instead.
     pub(super) fn from_json_error(

@@ -12,46 +12,46 @@ fn spec(flag: &str) -> &'static FieldSpec {
 
 /// A valid, non-default CLI value for each field, and how `get_field` shows it afterwards.
 fn sample(spec: &FieldSpec, defaults: &Settings) -> (&'static str, &'static str) {
-    match spec.field {
-        Field::PowerRequestReason => ("  Building the world  ", "Building the world"),
-        Field::WebhookSecret => ("  s3cret key  ", "s3cret key"),
-        Field::SuspendMode => ("HIBERNATE", "hibernate"),
-        Field::ClosedLidPermissionRequestDecision => ("Ask", "ask"),
-        Field::EmergencyHibernationTemperatureMode => ("high", "high"),
-        Field::PostStopSuspendSound => ("exclamation", "Exclamation"),
-        Field::ClosedLidStopFollowUpSound => {
+    match spec.flag {
+        "power-request-reason" => ("  Building the world  ", "Building the world"),
+        "webhook-secret" => ("  s3cret key  ", "s3cret key"),
+        "suspend-mode" => ("HIBERNATE", "hibernate"),
+        "closed-lid-permission-request-decision" => ("Ask", "ask"),
+        "emergency-hibernation-temperature-mode" => ("high", "high"),
+        "post-stop-suspend-sound" => ("exclamation", "Exclamation"),
+        "closed-lid-stop-follow-up-sound" => {
             ("/usr/share/sounds/ding.WAV", "/usr/share/sounds/ding.WAV")
         }
-        Field::PreSuspendWebhookUrl | Field::PostSessionEndWebhookUrl => (
+        "pre-suspend-webhook-url" | "post-session-end-webhook-url" => (
             " https://example.com/hook?x=1 ",
             "https://example.com/hook?x=1",
         ),
-        Field::ClosedLidStopFollowUpWebhookUrl => {
+        "closed-lid-stop-follow-up-webhook-url" => {
             ("http://127.0.0.1:8080/f", "http://127.0.0.1:8080/f")
         }
-        Field::UserInterfaceCulture => ("zh-hant-tw", "zh-Hant-TW"),
-        Field::EmergencyHibernationTemperatureCelsius => ("70", "70"),
-        Field::PostStopSuspendSoundVolumeOverridePercent => ("1", "1"),
-        Field::ClosedLidStopFollowUpSoundVolumeOverridePercent => ("100", "100"),
-        Field::SuspendHistoryEntryCount => ("off", "off"),
-        Field::BatteryFloorPercent => ("25", "25"),
-        Field::SessionTimeoutMinutes => ("10080", "10080"),
-        Field::ServerRuntimeCleanupDelayMinutes => ("0", "0"),
-        Field::PostStopSuspendDelaySeconds => ("86400", "86400"),
-        Field::ClosedLidStopFollowUpDelaySeconds => ("0", "0"),
-        Field::NtfyUrl => (
+        "user-interface-culture" => ("zh-hant-tw", "zh-Hant-TW"),
+        "emergency-hibernation-temperature-celsius" => ("70", "70"),
+        "post-stop-suspend-sound-volume-override-percent" => ("1", "1"),
+        "closed-lid-stop-follow-up-sound-volume-override-percent" => ("100", "100"),
+        "suspend-history-count" => ("off", "off"),
+        "battery-floor-percent" => ("25", "25"),
+        "session-timeout-minutes" => ("10080", "10080"),
+        "server-runtime-cleanup-delay-minutes" => ("0", "0"),
+        "post-stop-suspend-delay-seconds" => ("86400", "86400"),
+        "closed-lid-stop-follow-up-delay-seconds" => ("0", "0"),
+        "ntfy-url" => (
             " https://ntfy.example/base/lidguard-x_1 ",
             "https://ntfy.example/base/lidguard-x_1",
         ),
-        Field::NtfyToken => (" tk_abc ", "tk_abc"),
-        Field::RemoteDecisionTimeoutSeconds => ("540", "540"),
-        Field::RemoteDecisionFallback => ("ASK", "ask"),
+        "ntfy-token" => (" tk_abc ", "tk_abc"),
+        "remote-decision-timeout-seconds" => ("540", "540"),
+        "remote-decision-fallback" => ("ASK", "ask"),
         _ => match spec.kind {
             FieldKind::Bool if defaults.get_field(spec.flag).as_deref() == Some("true") => {
                 ("No", "false")
             }
             FieldKind::Bool => ("Yes", "true"),
-            other => panic!("no sample for {:?} ({other:?})", spec.field),
+            other => panic!("no sample for {} ({other:?})", spec.flag),
         },
     }
 }
@@ -82,9 +82,9 @@ fn set_ok(flag: &str, raw: &str, os: Os) -> Settings {
 #[test]
 fn field_table_is_consistent() {
     let mut names = std::collections::HashSet::new();
-    let mut fields = std::collections::HashSet::new();
+    let mut keys = std::collections::HashSet::new();
     for spec in FIELDS {
-        assert!(fields.insert(spec.field), "{:?} listed twice", spec.field);
+        assert!(keys.insert(spec.json_key), "{} listed twice", spec.json_key);
         for name in std::iter::once(&spec.flag).chain(spec.aliases) {
             assert!(names.insert(*name), "flag {name} used twice");
             assert!(!name.starts_with('-') && !name.is_empty());
@@ -92,8 +92,11 @@ fn field_table_is_consistent() {
                 name.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             );
-            assert_eq!(find_field(name), Some(spec));
-            assert_eq!(find_field(&format!("--{name}")), Some(spec));
+            assert_eq!(find_field(name).map(|s| s.json_key), Some(spec.json_key));
+            assert_eq!(
+                find_field(&format!("--{name}")).map(|s| s.json_key),
+                Some(spec.json_key)
+            );
         }
         assert!(spec.value_hint.starts_with('<') && spec.value_hint.ends_with('>'));
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
@@ -289,6 +292,15 @@ fn every_field_round_trips_through_set_and_get() {
                 spec.flag
             );
             settings.validate(os).unwrap();
+            // Each entry's accessors reach its own field and no other.
+            assert_eq!(
+                settings
+                    .changed_fields(&Settings::defaults_for(os), os)
+                    .iter()
+                    .map(|s| s.flag)
+                    .collect::<Vec<_>>(),
+                [spec.flag]
+            );
             // The shown text sets the same value again, and so does the default text.
             let mut again = settings.clone();
             again
