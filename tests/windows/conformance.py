@@ -30,14 +30,18 @@ def agents():
     out = []
     for mod in sorted((repo / "crates/lidguard-providers/src/agents").glob("*/mod.rs")):
         text = mod.read_text()
-        hook = re.search(r'hook_command:\s*"([^"]+)"', text)
-        on_line = re.search(r"event_on_command_line:\s*(true|false)", text)
-        if hook and on_line:
-            out.append((mod.parent.name, hook.group(1), on_line.group(1) == "true"))
+        # `Agent::new(provider, ["<x>-hook", "<x>-hooks"], …)`; the event goes on the command
+        # line only where the entry says `event_on_command_line: true`.
+        hook = re.search(r'\[\s*"([^"]+-hook)",\s*"[^"]+-hooks"\s*\]', text)
+        if hook:
+            on_line = re.search(r"event_on_command_line:\s*true", text) is not None
+            out.append((mod.parent.name, hook.group(1), on_line))
     return {p: (h, e) for p, h, e in out}
 
 
 AGENTS = agents()
+if not AGENTS:
+    sys.exit("found no agent entries (`Agent::new(…, [\"<x>-hook\", …])`) under crates/lidguard-providers/src/agents")
 
 # Hook runs Wine lost and that were run again (see Home.hook); more than this fails the run.
 SIGNAL_RETRIES: list = []
