@@ -325,6 +325,26 @@ impl<'a> Distro<'a> {
         }
     }
 
+    /// An agent's config file there that could not be read or edited as planned.
+    fn config_error(&self, file: &str, source: InstallError, changed_nothing: bool) -> WslError {
+        WslError::Config {
+            distro: self.label(),
+            file: file.to_owned(),
+            source,
+            changed_nothing,
+        }
+    }
+
+    /// Reads `file` there and judges it with `status` (read only: nothing changes).
+    fn status_of<T>(
+        &self,
+        file: &str,
+        status: impl FnOnce(Option<&str>) -> Result<T, InstallError>,
+    ) -> Result<T, WslError> {
+        let existing = self.read(file)?;
+        status(existing.as_deref()).map_err(|source| self.config_error(file, source, false))
+    }
+
     /// "WSL distro NAME" or "the default WSL distro", for messages.
     pub fn label(&self) -> String {
         match &self.name {
@@ -513,12 +533,8 @@ pub fn edit(
         Direction::Remove => receipt.as_ref().and_then(|r| r.before.as_deref()),
         Direction::Install | Direction::Update => None,
     };
-    let planned = plan(existing.as_deref(), hint).map_err(|source| WslError::Config {
-        distro: distro.label(),
-        file: file.to_owned(),
-        source,
-        changed_nothing: true,
-    })?;
+    let planned = plan(existing.as_deref(), hint)
+        .map_err(|source| distro.config_error(file, source, true))?;
     let (change, _) = crate::file::settle(
         direction,
         existing.as_ref(),
@@ -741,16 +757,7 @@ pub fn hooks_status(
 ) -> Result<(String, HookStatus), WslError> {
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
-    let existing = distro.read(&file)?;
-    let status = a
-        .hooks
-        .status(existing.as_deref(), cmd, timeout)
-        .map_err(|source| WslError::Config {
-            distro: distro.label(),
-            file: file.to_owned(),
-            source,
-            changed_nothing: false,
-        })?;
+    let status = distro.status_of(&file, |existing| a.hooks.status(existing, cmd, timeout))?;
     Ok((file, status))
 }
 
@@ -789,15 +796,7 @@ pub fn mcp_status(
 ) -> Result<(String, McpStatus), WslError> {
     let mcp = mcp_of(p)?;
     let file = mcp_file(env, p)?;
-    let existing = distro.read(&file)?;
-    let status = mcp
-        .status(existing.as_deref(), exe)
-        .map_err(|source| WslError::Config {
-            distro: distro.label(),
-            file: file.to_owned(),
-            source,
-            changed_nothing: false,
-        })?;
+    let status = distro.status_of(&file, |existing| mcp.status(existing, exe))?;
     Ok((file, status))
 }
 
@@ -833,13 +832,8 @@ pub fn provider_mcp_status(
     entry: &crate::mcp::ProviderEntry,
     exe: &str,
 ) -> Result<McpStatus, WslError> {
-    let existing = distro.read(file)?;
-    let json = crate::mcp::provider_json(entry, existing.as_deref(), exe);
-    mcp_edits::status_json(existing.as_deref(), &json).map_err(|source| WslError::Config {
-        distro: distro.label(),
-        file: file.to_owned(),
-        source,
-        changed_nothing: false,
+    distro.status_of(file, |existing| {
+        mcp_edits::status_json(existing, &crate::mcp::provider_json(entry, existing, exe))
     })
 }
 

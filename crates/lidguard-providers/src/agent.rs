@@ -264,10 +264,7 @@ impl HookFile {
 
     /// What [`HookFile::install`] writes into a missing file.
     pub fn fresh(&self, cmd: &HookCommand, timeout: u32) -> String {
-        match self.install(None, cmd, timeout) {
-            Ok(Change::Changed { new_text }) => new_text,
-            other => unreachable!("install into a missing file gave {other:?}"),
-        }
+        engine::fresh(self.install(None, cmd, timeout))
     }
 }
 

@@ -172,6 +172,14 @@ impl Doc {
     }
 }
 
+/// Whether the file turns off every hook in it (`"disableAllHooks": true`, which Claude Code
+/// and Copilot CLI both honour).
+pub(crate) fn all_hooks_disabled(root: &CstObject) -> bool {
+    root.get("disableAllHooks")
+        .and_then(|p| p.value()?.to_serde_value())
+        == Some(Value::Bool(true))
+}
+
 pub(crate) fn shape(path: &str, message: &str) -> InstallError {
     InstallError::Shape {
         path: path.to_owned(),
@@ -180,7 +188,7 @@ pub(crate) fn shape(path: &str, message: &str) -> InstallError {
 }
 
 /// The text of an install into a missing file (which always parses and always changes).
-fn fresh(change: Result<Change, InstallError>) -> String {
+pub(crate) fn fresh(change: Result<Change, InstallError>) -> String {
     match change {
         Ok(Change::Changed { new_text }) => new_text,
         other => unreachable!("install into a missing file gave {other:?}"),

@@ -70,11 +70,7 @@ fn conflicts(event: &str, handler_type: &str) -> bool {
 
 /// `disableAllHooks` turns every hook in the file off.
 fn warnings(root: &CstObject, _cmd: &HookCommand) -> Vec<String> {
-    let disabled = root
-        .get("disableAllHooks")
-        .and_then(|p| p.value()?.to_serde_value())
-        .is_some_and(|v| v == serde_json::Value::Bool(true));
-    disabled
+    engine::all_hooks_disabled(root)
         .then(|| "disableAllHooks is true: Claude Code runs no hooks from this file".to_owned())
         .into_iter()
         .collect()

@@ -104,10 +104,7 @@ pub fn scan_other_file(
 ) -> Result<(Vec<crate::install::ForeignHook>, Vec<String>), InstallError> {
     let doc = Doc::parse(Some(text), "Copilot hooks")?;
     let root = doc.object()?;
-    let disabled = root
-        .get("disableAllHooks")
-        .and_then(|p| p.value()?.to_serde_value())
-        == Some(serde_json::Value::Bool(true));
+    let disabled = engine::all_hooks_disabled(&root);
     let Some(hooks) = root.object_value("hooks").filter(|_| !disabled) else {
         return Ok(Default::default());
     };
