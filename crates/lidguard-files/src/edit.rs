@@ -333,14 +333,21 @@ mod tests {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
     }
 
-    #[test]
-    fn a_rewrite_keeps_mode_and_a_new_file_is_private() {
+    /// A file `name` holding `text` with `mode`, resolved and read as an edit would.
+    fn existing(name: &str, text: &str, mode: u32) -> (tempfile::TempDir, Target, Current) {
         let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("config.toml");
-        std::fs::write(&path, "a = 1\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         let target = Target::resolve(&path).unwrap();
         let before = read(&target).unwrap().unwrap();
+        (tmp, target, before)
+    }
+
+    #[test]
+    fn a_rewrite_keeps_mode_and_a_new_file_is_private() {
+        let (tmp, target, before) = existing("config.toml", "a = 1\n", 0o640);
+        let path = target.path.clone();
         replace(&target, Some(&before), b"a = 2\n", false).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a = 2\n");
         assert_eq!(mode(&path), 0o640);
@@ -405,12 +412,8 @@ mod tests {
 
     #[test]
     fn read_only_files_and_concurrent_changes_are_refused() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("settings.json");
-        std::fs::write(&path, "{}").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
-        let target = Target::resolve(&path).unwrap();
-        let before = read(&target).unwrap().unwrap();
+        let (_tmp, target, before) = existing("settings.json", "{}", 0o444);
+        let path = target.path.clone();
         let err = replace(&target, Some(&before), b"x", false).unwrap_err();
         assert!(matches!(err, EditError::ReadOnlyFile { .. }), "{err}");
         assert!(err.to_string().contains("--force"));

@@ -220,12 +220,10 @@ impl ControlServer {
         &self,
         Parameters(args): Parameters<SessionSoftLockArgs>,
     ) -> CallToolResult {
-        let reason = match reason(args.reason.as_deref(), "mcp_set_session_soft_lock") {
-            Ok(r) => r,
-            Err(e) => return reply::error(e),
-        };
-        self.session_command(&args, |session| Request::SoftLock { session, reason })
-            .await
+        self.session_command(&args, "mcp_set_session_soft_lock", |session, reason| {
+            Request::SoftLock { session, reason }
+        })
+        .await
     }
 
     #[tool(
@@ -235,12 +233,10 @@ impl ControlServer {
         &self,
         Parameters(args): Parameters<SessionSoftLockArgs>,
     ) -> CallToolResult {
-        let reason = match reason(args.reason.as_deref(), "mcp_clear_session_soft_lock") {
-            Ok(r) => r,
-            Err(e) => return reply::error(e),
-        };
-        self.session_command(&args, |session| Request::Activity { session, reason })
-            .await
+        self.session_command(&args, "mcp_clear_session_soft_lock", |session, reason| {
+            Request::Activity { session, reason }
+        })
+        .await
     }
 }
 
@@ -248,14 +244,18 @@ impl ControlServer {
     async fn session_command(
         &self,
         args: &SessionSoftLockArgs,
-        request: impl FnOnce(SessionRef) -> Request,
+        default_reason: &str,
+        request: impl FnOnce(SessionRef, String) -> Request,
     ) -> CallToolResult {
-        let session = match args.session() {
-            Ok(s) => s,
+        let (session, reason) = match args
+            .session()
+            .and_then(|s| Ok((s, reason(args.reason.as_deref(), default_reason)?)))
+        {
+            Ok(both) => both,
             Err(e) => return reply::error(e),
         };
         let key = session.key().to_string();
-        match self.runtime.send(request(session)).await {
+        match self.runtime.send(request(session, reason)).await {
             Answer::Reply(r) if r.outcome == Outcome::UnknownSession => reply::error(format!(
                 "lidguard tracks no session {key}; list_sessions shows the tracked ones."
             )),

@@ -303,26 +303,30 @@ mod tests {
 
     #[test]
     fn sw_bitmap_parsing() {
-        assert!(sw_bitmap_has_lid("1\n"));
-        assert!(sw_bitmap_has_lid("3"));
-        assert!(sw_bitmap_has_lid("0 1"));
-        assert!(!sw_bitmap_has_lid("1 0"));
-        assert!(!sw_bitmap_has_lid("0"));
-        assert!(!sw_bitmap_has_lid("2"));
-        assert!(!sw_bitmap_has_lid(""));
-        assert!(!sw_bitmap_has_lid("zz"));
+        for (bitmap, has_lid) in [
+            ("1\n", true),
+            ("3", true),
+            ("0 1", true),
+            ("1 0", false),
+            ("0", false),
+            ("2", false),
+            ("", false),
+            ("zz", false),
+        ] {
+            assert_eq!(sw_bitmap_has_lid(bitmap), has_lid, "{bitmap:?}");
+        }
     }
 
     #[test]
     fn internal_connector_names() {
-        assert!(is_internal_connector("card0-eDP-1"));
-        assert!(is_internal_connector("card1-LVDS-1"));
-        assert!(is_internal_connector("card0-DSI-1"));
-        assert!(is_internal_connector("card0-edp-2"));
-        assert!(!is_internal_connector("card0-HDMI-A-1"));
-        assert!(!is_internal_connector("card0-DP-1"));
-        assert!(!is_internal_connector("eDP"));
-        assert!(!is_internal_connector("card0"));
+        let internal = ["card0-eDP-1", "card1-LVDS-1", "card0-DSI-1", "card0-edp-2"];
+        let other = ["card0-HDMI-A-1", "card0-DP-1", "eDP", "card0"];
+        for name in internal {
+            assert!(is_internal_connector(name), "{name}");
+        }
+        for name in other {
+            assert!(!is_internal_connector(name), "{name}");
+        }
     }
 
     #[test]

@@ -31,7 +31,9 @@ pub mod transcript;
 pub use agent::Agent;
 pub use agents::{AGENTS, agent, by_hook_command};
 
-use lidguard_core::event::{AgentEvent, Decision, RAW_EXCERPT_BYTES, truncate_bytes};
+use lidguard_core::event::{
+    AgentEvent, Decision, EventKind, RAW_EXCERPT_BYTES, WorkKind, truncate_bytes,
+};
 use lidguard_core::provider::Provider;
 use lidguard_core::session::derived_session_id;
 
@@ -138,7 +140,6 @@ pub(crate) fn permission_details(event: &mut AgentEvent, input: Option<&serde_js
     event.tool_input_digest = Some(format!("sha256:{hex}"));
 }
 
-/// Parses JSON, naming the provider on failure.
 /// The event a payload is for: the name it carries, else the `--event` argument.
 pub(crate) fn event_name(
     provider: Provider,
@@ -151,6 +152,22 @@ pub(crate) fn event_name(
         .ok_or(ParseError::NoEvent(provider))
 }
 
+/// A piece of work (a subagent, a task) starting or finishing, by its id; without an id there
+/// is nothing to follow, so it is telemetry.
+pub(crate) fn work_event(id: Option<&String>, work: WorkKind, starting: bool) -> EventKind {
+    match id {
+        Some(id) if starting => EventKind::WorkStarted {
+            work_id: id.clone(),
+            work,
+        },
+        Some(id) => EventKind::WorkFinished {
+            work_id: id.clone(),
+        },
+        None => EventKind::Telemetry,
+    }
+}
+
+/// Parses JSON, naming the provider on failure.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     provider: Provider,
     stdin: &[u8],

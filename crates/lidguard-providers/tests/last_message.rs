@@ -156,27 +156,37 @@ fn a_tool_call_only_message_leaves_the_previous_answer() {
     // Claude Code writes each content block as its own assistant record, so a text answer is
     // followed by a tool_use-only record when the model goes on with a tool. Composed from
     // real records: the pending transcript, then its own tool_use record (line 15) again.
-    let claude = lines("claude/background-pending.jsonl");
-    let tool_use = &claude[14];
-    assert!(String::from_utf8_lossy(tool_use).contains("\"type\":\"tool_use\""));
-    let mut composed = claude.concat();
-    composed.extend_from_slice(tool_use);
     assert_eq!(
-        last_assistant_message(&composed).as_deref(),
+        last_assistant_message(&with_line_again(
+            "claude/background-pending.jsonl",
+            15,
+            "\"type\":\"tool_use\""
+        ))
+        .as_deref(),
         Some("Started a background sleep; ending my turn.")
     );
 
     // Codex: a function_call after the answer (the complete session, then its own
     // request_user_input call, line 5, again).
-    let codex = lines("codex/request-user-input-complete.jsonl");
-    let call = &codex[4];
-    assert!(String::from_utf8_lossy(call).contains("\"type\":\"function_call\""));
-    let mut composed = codex.concat();
-    composed.extend_from_slice(call);
     assert_eq!(
-        last_assistant_message(&composed).as_deref(),
+        last_assistant_message(&with_line_again(
+            "codex/request-user-input-complete.jsonl",
+            5,
+            "\"type\":\"function_call\""
+        ))
+        .as_deref(),
         Some("You chose a colour; done.")
     );
+}
+
+/// The whole fixture, then its 1-based line `n` (which holds `holding`) once more.
+fn with_line_again(fixture: &str, n: usize, holding: &str) -> Vec<u8> {
+    let records = lines(fixture);
+    let again = &records[n - 1];
+    assert!(String::from_utf8_lossy(again).contains(holding));
+    let mut composed = records.concat();
+    composed.extend_from_slice(again);
+    composed
 }
 
 #[test]

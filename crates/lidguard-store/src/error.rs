@@ -4,6 +4,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::ErrorCode;
 
+/// What to do when the database file cannot be read or written.
+const CHECK_ACCESS: &str =
+    "check that the file and its directory are writable and the disk has free space";
+
 /// An error from the lidguard database.
 ///
 /// Every variant names the database file (`:memory:` for an in-memory store).
@@ -56,11 +60,7 @@ pub enum StoreError {
     },
 
     /// The file could not be opened, read or written (permissions, read-only or full disk, I/O).
-    #[error(
-        "cannot read or write the lidguard database {} ({source}); \
-         check that the file and its directory are writable and the disk has free space",
-        .path.display()
-    )]
+    #[error("cannot read or write the lidguard database {} ({source}); {}", .path.display(), CHECK_ACCESS)]
     Access {
         /// The database file.
         path: PathBuf,
@@ -70,11 +70,7 @@ pub enum StoreError {
     },
 
     /// The file could not be opened or read before SQLite got to it.
-    #[error(
-        "cannot read or write the lidguard database {} ({source}); \
-         check that the file and its directory are writable and the disk has free space",
-        .path.display()
-    )]
+    #[error("cannot read or write the lidguard database {} ({source}); {}", .path.display(), CHECK_ACCESS)]
     File {
         /// The database file.
         path: PathBuf,

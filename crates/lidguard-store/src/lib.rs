@@ -450,15 +450,7 @@ impl Store {
                 (SELECT * FROM events ORDER BY id DESC LIMIT ?1)
              ORDER BY id",
             [sql_count(limit)],
-            |row| {
-                Ok(EventRow {
-                    at: timestamp(row, 0)?,
-                    name: row.get(1)?,
-                    provider: row.get(2)?,
-                    session_id: row.get(3)?,
-                    detail_json: row.get(4)?,
-                })
-            },
+            event_row,
         )
     }
 
@@ -476,15 +468,7 @@ impl Store {
                  ORDER BY id DESC LIMIT ?3)
              ORDER BY id",
             rusqlite::params![name, provider, sql_count(limit)],
-            |row| {
-                Ok(EventRow {
-                    at: timestamp(row, 0)?,
-                    name: row.get(1)?,
-                    provider: row.get(2)?,
-                    session_id: row.get(3)?,
-                    detail_json: row.get(4)?,
-                })
-            },
+            event_row,
         )
     }
 
@@ -922,6 +906,17 @@ fn sql_count(n: usize) -> i64 {
 }
 
 /// Reads an RFC 3339 timestamp column.
+/// One row of `SELECT at, name, provider, session_id, detail_json FROM events`.
+fn event_row(row: &Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        at: timestamp(row, 0)?,
+        name: row.get(1)?,
+        provider: row.get(2)?,
+        session_id: row.get(3)?,
+        detail_json: row.get(4)?,
+    })
+}
+
 fn timestamp(row: &Row<'_>, idx: usize) -> rusqlite::Result<Timestamp> {
     let text = row.get_ref(idx)?.as_str()?;
     text.parse()

@@ -59,22 +59,22 @@ fn sessions_round_trip_upsert_delete_and_order() {
     let store = Store::open(&path).unwrap();
     assert!(store.load_sessions().unwrap().is_empty());
 
-    store
-        .upsert_session(&key("codex", "s2", "codex"), r#"{"v":1}"#, ts(1))
-        .unwrap();
-    store
-        .upsert_session(&key("claude", "s9", "claude"), r#"{"v":2}"#, ts(2))
-        .unwrap();
-    store
-        .upsert_session(&key("codex", "s1", "work"), r#"{"v":3}"#, ts(3))
-        .unwrap();
-    store
-        .upsert_session(&key("codex", "s1", "home"), r#"{"v":4}"#, ts(4))
-        .unwrap();
-    // Upsert replaces data and time of an existing key.
-    store
-        .upsert_session(&key("codex", "s2", "codex"), r#"{"v":5}"#, ts(5))
-        .unwrap();
+    // The last one replaces data and time of an existing key.
+    for (n, (provider, id, name)) in [
+        ("codex", "s2", "codex"),
+        ("claude", "s9", "claude"),
+        ("codex", "s1", "work"),
+        ("codex", "s1", "home"),
+        ("codex", "s2", "codex"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let n = n as i64 + 1;
+        store
+            .upsert_session(&key(provider, id, name), &format!(r#"{{"v":{n}}}"#), ts(n))
+            .unwrap();
+    }
 
     let rows = store.load_sessions().unwrap();
     let keys: Vec<_> = rows

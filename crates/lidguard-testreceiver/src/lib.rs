@@ -108,43 +108,53 @@ impl fmt::Display for ParseFaultError {
 
 impl std::error::Error for ParseFaultError {}
 
-/// `Status500`, `status-500` and `status_500` all become `status500`.
-fn fault_key(name: &str) -> String {
-    name.chars()
+/// The fault named `name` among `known` (case, `-` and `_` ignored: `Status500`, `status-500`
+/// and `status_500` are all `status500`).
+fn parse_fault<T: Copy>(name: &str, known: &[(&str, T)]) -> Result<T, ParseFaultError> {
+    let key: String = name
+        .chars()
         .filter(|c| !matches!(c, '-' | '_'))
         .map(|c| c.to_ascii_lowercase())
-        .collect()
+        .collect();
+    known
+        .iter()
+        .find(|(known, _)| *known == key)
+        .map(|(_, fault)| *fault)
+        .ok_or_else(|| ParseFaultError(name.to_owned()))
 }
 
 impl FromStr for WebhookFault {
     type Err = ParseFaultError;
 
-    /// Accepts `normal`, `status500`, `garbage`, `silent` (case, `-` and `_` ignored).
+    /// Accepts `normal`, `status500`, `garbage`, `silent`.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        match fault_key(name).as_str() {
-            "normal" => Ok(Self::Normal),
-            "status500" => Ok(Self::Status500),
-            "garbage" => Ok(Self::Garbage),
-            "silent" => Ok(Self::Silent),
-            _ => Err(ParseFaultError(name.to_owned())),
-        }
+        use WebhookFault::*;
+        let known = [
+            ("normal", Normal),
+            ("status500", Status500),
+            ("garbage", Garbage),
+            ("silent", Silent),
+        ];
+        parse_fault(name, &known)
     }
 }
 
 impl FromStr for PollFault {
     type Err = ParseFaultError;
 
-    /// Accepts `normal`, `status500`, `garbage`, `silent`, `unknown-status` (case, `-` and `_`
-    /// ignored).
+    /// Accepts `normal`, `status500`, `garbage`, `silent`, `unknown-status`.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        match fault_key(name).as_str() {
-            "normal" => Ok(Self::Normal),
-            "status500" => Ok(Self::Status500),
-            "garbage" => Ok(Self::Garbage),
-            "silent" => Ok(Self::Silent),
-            "unknownstatus" => Ok(Self::UnknownStatus),
-            _ => Err(ParseFaultError(name.to_owned())),
-        }
+        use PollFault::*;
+        parse_fault(
+            name,
+            &[
+                ("normal", Normal),
+                ("status500", Status500),
+                ("garbage", Garbage),
+                ("silent", Silent),
+                ("unknownstatus", UnknownStatus),
+            ],
+        )
     }
 }
 

@@ -88,13 +88,7 @@ impl PowerControl for MacPower {
                     })?);
                 }
             }
-            let lid = if super::wants_lid_switch(plan) {
-                let lid = self.sleep_hold()?;
-                inhibits.push(Inhibit::HandleLidSwitch);
-                Some(lid)
-            } else {
-                None
-            };
+            let lid = super::lid_hold_if(plan, &mut inhibits, || self.sleep_hold())?;
             Ok(Box::new(MacHeld {
                 inhibits,
                 _assertions: assertions,

@@ -322,6 +322,24 @@ fn wants_lid_switch(plan: &ProtectionPlan) -> bool {
     plan.lid_switch || plan.keep_awake.contains(&Inhibit::HandleLidSwitch)
 }
 
+/// Takes the closed-lid hold with `take` when `plan` wants one, and names it in `inhibits`.
+#[cfg_attr(
+    not(any(windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Windows and macOS backends")
+)]
+fn lid_hold_if<T>(
+    plan: &ProtectionPlan,
+    inhibits: &mut Vec<Inhibit>,
+    take: impl FnOnce() -> Result<T, PowerError>,
+) -> Result<Option<T>, PowerError> {
+    if !wants_lid_switch(plan) {
+        return Ok(None);
+    }
+    let hold = take()?;
+    inhibits.push(Inhibit::HandleLidSwitch);
+    Ok(Some(hold))
+}
+
 /// `what` text for a lock group, e.g. "sleep:idle".
 #[cfg_attr(
     not(target_os = "linux"),

@@ -149,13 +149,7 @@ impl PowerControl for WindowsPower {
             } else {
                 Some(self.keep_awake(plan)?)
             };
-            let lid = if super::wants_lid_switch(plan) {
-                let lid = self.lid_hold()?;
-                inhibits.push(Inhibit::HandleLidSwitch);
-                Some(lid)
-            } else {
-                None
-            };
+            let lid = super::lid_hold_if(plan, &mut inhibits, || self.lid_hold())?;
             Ok(Box::new(WindowsHeld {
                 inhibits,
                 _keep: keep,

@@ -37,30 +37,30 @@ pub(crate) fn zones() -> Result<Vec<i64>, String> {
 
 fn query() -> Result<Vec<i64>, String> {
     let perf = WMIConnection::new().and_then(|c| c.raw_query::<PerfZone>(PERF_QUERY));
-    let perf_error = match perf {
-        Ok(zones) if !zones.is_empty() => {
-            return Ok(zones
-                .iter()
-                .map(|z| kelvin_to_millidegrees(z.temperature))
-                .collect());
-        }
-        Ok(_) => "no zone".to_owned(),
-        Err(e) => e.to_string(),
+    let perf_error = match readings(perf, |z| kelvin_to_millidegrees(z.temperature)) {
+        Ok(zones) => return Ok(zones),
+        Err(e) => e,
     };
     let acpi = WMIConnection::with_namespace_path("ROOT\\WMI")
         .and_then(|c| c.raw_query::<AcpiZone>(ACPI_QUERY));
-    let acpi_error = match acpi {
-        Ok(zones) if !zones.is_empty() => {
-            return Ok(zones
-                .iter()
-                .map(|z| decikelvin_to_millidegrees(z.current_temperature))
-                .collect());
-        }
-        Ok(_) => "no zone".to_owned(),
-        Err(e) => e.to_string(),
+    let acpi_error = match readings(acpi, |z| decikelvin_to_millidegrees(z.current_temperature)) {
+        Ok(zones) => return Ok(zones),
+        Err(e) => e,
     };
     Err(format!(
         "WMI reports no readable thermal zone (ThermalZoneInformation: {perf_error}; \
          MSAcpi_ThermalZoneTemperature: {acpi_error})"
     ))
+}
+
+/// The zones' temperatures in millidegrees; why there are none otherwise.
+fn readings<Z>(
+    zones: Result<Vec<Z>, wmi::WMIError>,
+    millidegrees: impl Fn(&Z) -> i64,
+) -> Result<Vec<i64>, String> {
+    match zones {
+        Ok(zones) if !zones.is_empty() => Ok(zones.iter().map(millidegrees).collect()),
+        Ok(_) => Err("no zone".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
 }

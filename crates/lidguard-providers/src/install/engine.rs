@@ -191,7 +191,9 @@ pub(crate) fn shape(path: &str, message: &str) -> InstallError {
 pub(crate) fn fresh(change: Result<Change, InstallError>) -> String {
     match change {
         Ok(Change::Changed { new_text }) => new_text,
-        other => unreachable!("install into a missing file gave {other:?}"),
+        other => {
+            unreachable!("expected new text (as install into a missing file gives), got {other:?}")
+        }
     }
 }
 
@@ -217,10 +219,19 @@ pub(crate) fn remove(
     cmd: &HookCommand,
     before: Option<&str>,
 ) -> Result<Change, InstallError> {
-    match spec.envelope {
-        Some(_) => remove_versioned(existing, spec, cmd, before),
-        None => remove_plain(existing, spec, cmd, before),
-    }
+    let scope: &[&str] = match spec.envelope {
+        Some(_) => &["version", "hooks"],
+        None => HOOK_SCOPE,
+    };
+    let doc = Doc::parse(Some(existing), spec.what)?;
+    doc.refuse_duplicates(scope, spec.what, spec.duplicates)?;
+    let root = doc.object()?;
+    let removed = remove_from(&root, spec, cmd, &Keep::from_before(before, spec.what));
+    Ok(match (&spec.envelope, before) {
+        (Some(_), None) => versioned_leftover(&doc, &root, existing, removed),
+        _ if removed => doc.change_back(existing, before),
+        _ => Change::Unchanged,
+    })
 }
 
 /// Compares the file with what [`install`] writes, with the spec's own warnings.
@@ -260,21 +271,6 @@ fn install_plain(
     doc.refuse_duplicates(HOOK_SCOPE, spec.what, spec.duplicates)?;
     install_into(&doc.object()?, spec, cmd, timeout)?;
     Ok(doc.change_from(existing))
-}
-
-fn remove_plain(
-    existing: &str,
-    spec: &Spec,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    let doc = Doc::parse(Some(existing), spec.what)?;
-    doc.refuse_duplicates(HOOK_SCOPE, spec.what, spec.duplicates)?;
-    let keep = Keep::from_before(before, spec.what);
-    if !remove_from(&doc.object()?, spec, cmd, &keep) {
-        return Ok(Change::Unchanged);
-    }
-    Ok(doc.change_back(existing, before))
 }
 
 impl Doc {
@@ -413,26 +409,10 @@ fn status_versioned(
     Ok(status)
 }
 
-/// Remove from a versioned file: `Delete` when nothing but an empty envelope is left (unless
-/// `before`, the file as it was before lidguard's install, says it existed: then it stays,
-/// keeping what it had).
-fn remove_versioned(
-    existing: &str,
-    spec: &Spec,
-    cmd: &HookCommand,
-    before: Option<&str>,
-) -> Result<Change, InstallError> {
-    let doc = Doc::parse(Some(existing), spec.what)?;
-    doc.refuse_duplicates(&["version", "hooks"], spec.what, spec.duplicates)?;
-    let root = doc.object()?;
-    let removed = remove_from(&root, spec, cmd, &Keep::from_before(before, spec.what));
-    if let Some(before) = before {
-        return Ok(if removed {
-            doc.change_back(existing, Some(before))
-        } else {
-            Change::Unchanged
-        });
-    }
+/// What a removal leaves of a versioned file that lidguard created: `Delete` when nothing but
+/// an empty envelope is left (when the file existed before lidguard's install, the caller's
+/// `before` decides instead, as for a plain file).
+fn versioned_leftover(doc: &Doc, root: &CstObject, existing: &str, removed: bool) -> Change {
     let empty = root.to_serde_value().is_some_and(|v| {
         v.as_object().is_some_and(|o| {
             o.iter().all(|(k, v)| match k.as_str() {
@@ -442,11 +422,11 @@ fn remove_versioned(
             })
         })
     });
-    Ok(match (empty, removed) {
+    match (empty, removed) {
         (true, _) => Change::Delete,
         (false, true) => doc.change_from(Some(existing)),
         (false, false) => Change::Unchanged,
-    })
+    }
 }
 
 /// Makes lidguard's entries in `root` exactly one canonical handler per required event.

@@ -436,12 +436,7 @@ mod tests {
 
     const EXE: &str = "/opt/lidguard/bin/lidguard";
 
-    fn changed(c: Result<Change, InstallError>) -> String {
-        match c.unwrap() {
-            Change::Changed { new_text } => new_text,
-            other => panic!("expected a change, got {other:?}"),
-        }
-    }
+    use crate::install::engine::fresh as changed;
 
     #[test]
     fn claude_entry_round_trips_and_keeps_other_servers_byte_for_byte() {

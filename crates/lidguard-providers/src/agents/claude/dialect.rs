@@ -96,30 +96,16 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             state_reason: event_name.clone(),
         }),
         "Notification" => kinds.push(notification(wire.notification_type.as_deref())),
-        "SubagentStart" | "SubagentStop" => {
-            kinds.push(match &wire.agent_id {
-                Some(id) if event_name == "SubagentStart" => EventKind::WorkStarted {
-                    work_id: id.clone(),
-                    work: WorkKind::Subagent,
-                },
-                Some(id) => EventKind::WorkFinished {
-                    work_id: id.clone(),
-                },
-                None => EventKind::Telemetry,
-            });
-        }
-        "TaskCreated" | "TaskCompleted" => {
-            kinds.push(match &wire.task_id {
-                Some(id) if event_name == "TaskCreated" => EventKind::WorkStarted {
-                    work_id: id.clone(),
-                    work: WorkKind::Task,
-                },
-                Some(id) => EventKind::WorkFinished {
-                    work_id: id.clone(),
-                },
-                None => EventKind::Telemetry,
-            });
-        }
+        "SubagentStart" | "SubagentStop" => kinds.push(crate::work_event(
+            wire.agent_id.as_ref(),
+            WorkKind::Subagent,
+            event_name == "SubagentStart",
+        )),
+        "TaskCreated" | "TaskCompleted" => kinds.push(crate::work_event(
+            wire.task_id.as_ref(),
+            WorkKind::Task,
+            event_name == "TaskCreated",
+        )),
         "Stop" => kinds.push(EventKind::TurnStopped {
             stop_hook_active: wire.stop_hook_active.unwrap_or(false),
             running_work: wire.background_tasks.as_ref().map(|tasks| {

@@ -57,19 +57,11 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         },
         // 0.152+: the user interrupted the turn; no Stop follows.
         "Interrupt" => EventKind::Interrupted,
-        "SubagentStart" => match &wire.agent_id {
-            Some(id) => EventKind::WorkStarted {
-                work_id: id.clone(),
-                work: WorkKind::Subagent,
-            },
-            None => EventKind::Telemetry,
-        },
-        "SubagentStop" => match &wire.agent_id {
-            Some(id) => EventKind::WorkFinished {
-                work_id: id.clone(),
-            },
-            None => EventKind::Telemetry,
-        },
+        "SubagentStart" | "SubagentStop" => crate::work_event(
+            wire.agent_id.as_ref(),
+            WorkKind::Subagent,
+            event_name == "SubagentStart",
+        ),
         "Stop" => EventKind::TurnStopped {
             stop_hook_active: wire.stop_hook_active.unwrap_or(false),
             running_work: None,

@@ -116,19 +116,11 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "permissionRequest" => kinds.push(EventKind::PermissionRequested {
             before_agent_rules: true,
         }),
-        "subagentStart" => kinds.push(match wire.agent_id.as_ref().or(wire.agent_name.as_ref()) {
-            Some(id) => EventKind::WorkStarted {
-                work_id: id.clone(),
-                work: WorkKind::Subagent,
-            },
-            None => EventKind::Telemetry,
-        }),
-        "subagentStop" => kinds.push(match wire.agent_id.as_ref().or(wire.agent_name.as_ref()) {
-            Some(id) => EventKind::WorkFinished {
-                work_id: id.clone(),
-            },
-            None => EventKind::Telemetry,
-        }),
+        "subagentStart" | "subagentStop" => kinds.push(crate::work_event(
+            wire.agent_id.as_ref().or(wire.agent_name.as_ref()),
+            WorkKind::Subagent,
+            event_name == "subagentStart",
+        )),
         "notification" => kinds.push(notification(&wire)),
         // `Stop` is the VS Code-compatible alias of `agentStop`.
         "agentStop" => kinds.push(EventKind::TurnStopped {
