@@ -24,6 +24,8 @@ pub enum Provider {
     Gemini,
     /// Cursor (the editor's agent and its CLI).
     Cursor,
+    /// Qwen Code.
+    Qwen,
     /// Sessions started by hand (`lidguard start --provider custom`) or by scripts.
     Custom,
     /// Model-driven sessions from `provider-mcp-server`; these are also keyed by provider name.
@@ -32,13 +34,14 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 8] = [
+    pub const ALL: [Provider; 9] = [
         Provider::Codex,
         Provider::Claude,
         Provider::Copilot,
         Provider::OpenCode,
         Provider::Gemini,
         Provider::Cursor,
+        Provider::Qwen,
         Provider::Custom,
         Provider::Mcp,
     ];
@@ -58,6 +61,7 @@ impl Provider {
             Provider::OpenCode => ("opencode", "OpenCode", "OpenCode", &[]),
             Provider::Gemini => ("gemini", "Gemini CLI", "Gemini", &["gemini-cli"]),
             Provider::Cursor => ("cursor", "Cursor", "Cursor", &["cursor-agent"]),
+            Provider::Qwen => ("qwen", "Qwen Code", "Qwen", &["qwen-code"]),
             Provider::Custom => ("custom", "custom", "Custom", &[]),
             Provider::Mcp => ("mcp", "Provider MCP", "Mcp", &[]),
         };

@@ -15,6 +15,7 @@ fn with_agents(home: &Home, args: &[&str]) -> std::process::Output {
         .env("COPILOT_HOME", home.path().join("copilot"))
         .env("OPENCODE_CONFIG_DIR", home.path().join("opencode"))
         .env("GEMINI_CLI_HOME", home.path().join("gemini"))
+        .env("QWEN_HOME", home.path().join("qwen"))
         .output()
         .unwrap()
 }
@@ -278,11 +279,12 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         "opencode",
         "gemini/.gemini",
         ".cursor",
+        "qwen",
     ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
     let agents = lidguard_providers::AGENTS.len();
-    assert_eq!(agents, 6, "a new agent: give it a directory above");
+    assert_eq!(agents, 7, "a new agent: give it a directory above");
     let codex = home.path().join("codex/config.toml");
     let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
     std::fs::write(&codex, codex_before).unwrap();

@@ -131,10 +131,10 @@ fn on_terminal_with(
 #[test]
 fn on_a_terminal_a_missing_provider_is_asked_for() {
     let home = Home::new();
-    let screen = on_terminal(&home, "start --session tty", "9\nclaude\n");
+    let screen = on_terminal(&home, "start --session tty", "42\nclaude\n");
     assert!(screen.contains("Which agent is this for?"), "{screen}");
     assert!(
-        screen.contains("`9` is not one of the choices."),
+        screen.contains("`42` is not one of the choices."),
         "{screen}"
     );
     assert_eq!(home.session("tty").unwrap()["provider"], "claude");

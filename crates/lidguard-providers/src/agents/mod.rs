@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod gemini;
 mod hook_output;
 pub mod opencode;
+pub mod qwen;
 
 use lidguard_core::provider::Provider;
 
@@ -26,6 +27,7 @@ pub static AGENTS: &[&Agent] = &[
     &opencode::AGENT,
     &gemini::AGENT,
     &cursor::AGENT,
+    &qwen::AGENT,
 ];
 
 /// The entry of `provider`, `None` for providers that are not agents (`custom`, `mcp`).

@@ -14,11 +14,23 @@ use serde_json::Value;
 
 use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
 
-/// The tool with which Claude asks the user a question.
-const ASK_USER_TOOL: &str = "AskUserQuestion";
+/// What differs between the agents that speak Claude Code's hook dialect (the same event
+/// names, payload fields and `hookSpecificOutput` answers).
+pub(crate) struct Family {
+    /// Whose events these are.
+    pub(crate) provider: Provider,
+    /// The tool with which the agent asks the user a question.
+    pub(crate) ask_user_tool: &'static str,
+    /// Tools whose `run_in_background: true` leaves work running after the call returns.
+    pub(crate) background_tools: &'static [&'static str],
+}
 
-/// Tools whose `run_in_background: true` leaves work running after the call returns.
-const BACKGROUND_TOOLS: [&str; 4] = ["Bash", "PowerShell", "Agent", "Task"];
+/// Claude Code itself.
+static CLAUDE: Family = Family {
+    provider: Provider::Claude,
+    ask_user_tool: "AskUserQuestion",
+    background_tools: &["Bash", "PowerShell", "Agent", "Task"],
+};
 
 /// The payload fields lidguard reads. Unknown fields are ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -57,10 +69,19 @@ pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuat
 
 /// Parses one Claude Code hook payload.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
-    let wire: Wire = from_json(Provider::Claude, input.stdin)?;
-    let event_name = crate::event_name(Provider::Claude, wire.hook_event_name.as_deref(), input)?;
+    parse_as(&CLAUDE, input)
+}
+
+/// Parses one hook payload of an agent of Claude's dialect family.
+pub(crate) fn parse_as(
+    family: &Family,
+    input: &HookInput<'_>,
+) -> Result<Vec<AgentEvent>, ParseError> {
+    let provider = family.provider;
+    let wire: Wire = from_json(provider, input.stdin)?;
+    let event_name = crate::event_name(provider, wire.hook_event_name.as_deref(), input)?;
     let tool = wire.tool_name.as_deref();
-    let asks_user = tool == Some(ASK_USER_TOOL);
+    let asks_user = tool == Some(family.ask_user_tool);
     let mut kinds = Vec::new();
     match event_name.as_str() {
         "SessionStart" => kinds.push(EventKind::SessionStarted),
@@ -78,7 +99,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "PreToolUse" => kinds.push(EventKind::ToolStarting { asks_user }),
         "PostToolUse" => {
             kinds.push(EventKind::ToolFinished { asks_user });
-            kinds.extend(background_change(&wire));
+            kinds.extend(background_change(family, &wire));
         }
         "PostToolUseFailure" => {
             if wire.is_interrupt == Some(true) {
@@ -130,7 +151,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         _ => kinds.push(EventKind::Telemetry),
     }
     let cwd = wire.cwd.as_deref().or(input.process_cwd);
-    let id = session_id(Provider::Claude, wire.session_id.as_deref(), cwd);
+    let id = session_id(provider, wire.session_id.as_deref(), cwd);
     let reason = wire.reason.clone().or_else(|| match &wire.error {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
@@ -138,14 +159,16 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     let events = kinds
         .into_iter()
         .map(|kind| {
-            let mut e = AgentEvent::new(Provider::Claude, id.clone(), event_name.clone(), kind);
+            let mut e = AgentEvent::new(provider, id.clone(), event_name.clone(), kind);
             e.tool_name.clone_from(&wire.tool_name);
             crate::permission_details(&mut e, wire.tool_input.as_ref());
             e.cwd = cwd.map(str::to_owned);
             e.transcript_path.clone_from(&wire.transcript_path);
             e.reason.clone_from(&reason);
             if matches!(e.kind, EventKind::PromptSubmitted) {
-                e.prompt = prompt_text(wire.prompt.as_deref());
+                // Qwen sends an empty prompt when the model goes on after tool results (captured):
+                // no prompt, so the session keeps the one it has.
+                e.prompt = prompt_text(wire.prompt.as_deref().filter(|p| !p.is_empty()));
             }
             e.last_assistant_message = bounded(wire.last_assistant_message.as_deref(), 4096);
             e
@@ -155,7 +178,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
 }
 
 /// Background work started or stopped by a finished tool call.
-fn background_change(wire: &Wire) -> Option<EventKind> {
+fn background_change(family: &Family, wire: &Wire) -> Option<EventKind> {
     let tool = wire.tool_name.as_deref()?;
     let input = wire.tool_input.as_ref();
     let response = wire.tool_response.as_ref();
@@ -177,7 +200,7 @@ fn background_change(wire: &Wire) -> Option<EventKind> {
     let in_background = flag(input, "run_in_background") || flag(response, "isAsync");
     let work = match tool {
         "Monitor" => WorkKind::Monitor,
-        t if in_background && BACKGROUND_TOOLS.contains(&t) => {
+        t if in_background && family.background_tools.contains(&t) => {
             if t == "Bash" || t == "PowerShell" {
                 WorkKind::Shell
             } else {

