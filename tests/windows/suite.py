@@ -227,7 +227,7 @@ def lid_action_backup_and_restore():
           "current-temperature asks WMI (Wine: no thermal zone, said so, exit 1)", out.stdout + out.stderr)
 
 
-AGENT_DIRS = [".claude", ".codex", ".copilot", ".config/opencode", ".gemini", ".cursor", ".qwen"]
+AGENT_DIRS = [".claude", ".codex", ".copilot", ".config/opencode", ".gemini", ".cursor", ".qwen", ".config/kilo"]
 
 
 def installers_round_trip():
@@ -270,7 +270,7 @@ def installers_round_trip():
           "the hook names this exe by its absolute path (no \\\\?\\ prefix)")
     copilot = (profile / ".copilot/hooks/lidguard-copilot-cli.json").read_text()
     check('"powershell":' in copilot and '"bash":' not in copilot, "Copilot entries use the powershell key")
-    for agent in ("claude", "copilot", "opencode", "gemini", "cursor", "qwen"):
+    for agent in ("claude", "copilot", "opencode", "gemini", "cursor", "qwen", "kilo"):
         out = e.run("hook-status", "--provider", agent)
         check(out.returncode == 0, f"hook-status --provider {agent}: installed", out.stdout + out.stderr)
     out = e.run("hook-status", "--provider", "codex")

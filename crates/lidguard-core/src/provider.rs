@@ -26,6 +26,8 @@ pub enum Provider {
     Cursor,
     /// Qwen Code.
     Qwen,
+    /// Kilo CLI (OpenCode's fork).
+    Kilo,
     /// Sessions started by hand (`lidguard start --provider custom`) or by scripts.
     Custom,
     /// Model-driven sessions from `provider-mcp-server`; these are also keyed by provider name.
@@ -34,7 +36,7 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 9] = [
+    pub const ALL: [Provider; 10] = [
         Provider::Codex,
         Provider::Claude,
         Provider::Copilot,
@@ -42,6 +44,7 @@ impl Provider {
         Provider::Gemini,
         Provider::Cursor,
         Provider::Qwen,
+        Provider::Kilo,
         Provider::Custom,
         Provider::Mcp,
     ];
@@ -62,6 +65,7 @@ impl Provider {
             Provider::Gemini => ("gemini", "Gemini CLI", "Gemini", &["gemini-cli"]),
             Provider::Cursor => ("cursor", "Cursor", "Cursor", &["cursor-agent"]),
             Provider::Qwen => ("qwen", "Qwen Code", "Qwen", &["qwen-code"]),
+            Provider::Kilo => ("kilo", "Kilo CLI", "Kilo", &["kilocode", "kilo-code"]),
             Provider::Custom => ("custom", "custom", "Custom", &[]),
             Provider::Mcp => ("mcp", "Provider MCP", "Mcp", &[]),
         };

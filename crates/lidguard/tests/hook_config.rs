@@ -16,6 +16,7 @@ fn with_agents(home: &Home, args: &[&str]) -> std::process::Output {
         .env("OPENCODE_CONFIG_DIR", home.path().join("opencode"))
         .env("GEMINI_CLI_HOME", home.path().join("gemini"))
         .env("QWEN_HOME", home.path().join("qwen"))
+        .env("KILO_CONFIG_DIR", home.path().join("kilo"))
         .output()
         .unwrap()
 }
@@ -280,11 +281,12 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         "gemini/.gemini",
         ".cursor",
         "qwen",
+        "kilo",
     ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
     let agents = lidguard_providers::AGENTS.len();
-    assert_eq!(agents, 7, "a new agent: give it a directory above");
+    assert_eq!(agents, 8, "a new agent: give it a directory above");
     let codex = home.path().join("codex/config.toml");
     let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
     std::fs::write(&codex, codex_before).unwrap();

@@ -700,37 +700,53 @@ def copilot_tui_ask_user(root):
 
 # --- OpenCode ------------------------------------------------------------------------------------
 
+class Flavor:
+    """OpenCode, or Kilo CLI (its fork with the same plugin API, server and run mode)."""
+
+    def __init__(self, name, binary, version, plugin_package, env_prefix, schema):
+        self.name, self.binary, self.version = name, binary, version
+        self.plugin_package, self.env_prefix, self.schema = plugin_package, env_prefix, schema
+
+
+OPENCODE_FLAVOR = Flavor("opencode", OPENCODE, OPENCODE_VERSION, "@opencode-ai/plugin", "OPENCODE",
+                         "https://opencode.ai/config.json")
+FLAVOR = OPENCODE_FLAVOR  # kilo.py sets its own before running the shared scenarios
+
+
 def opencode_prepare(run, permission, config_dir_var=False):
     """Startup-stall workaround and project config, then the real hook-install: the plugin goes to
-    $XDG_CONFIG_HOME/opencode/plugins/ or, with config_dir_var, $OPENCODE_CONFIG_DIR/plugins/."""
-    dirs = [run.path("xdg", "config", "opencode")]
+    $XDG_CONFIG_HOME/<flavor>/plugins/ or, with config_dir_var, $<FLAVOR>_CONFIG_DIR/plugins/."""
+    dirs = [run.path("xdg", "config", FLAVOR.name)]
     if config_dir_var:
-        dirs.append(run.path("opencode-config"))
+        dirs.append(run.path(f"{FLAVOR.name}-config"))
     for cfg in dirs:
         os.makedirs(os.path.join(cfg, "node_modules"), exist_ok=True)
-        # startup-stall workaround: OpenCode believes @opencode-ai/plugin is installed already
+        # startup-stall workaround: the agent believes its plugin package is installed already
+        deps = {FLAVOR.plugin_package: FLAVOR.version}
         with open(os.path.join(cfg, "package.json"), "w") as f:
-            json.dump({"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}, f)
+            json.dump({"dependencies": deps}, f)
         with open(os.path.join(cfg, "package-lock.json"), "w") as f:
-            json.dump({"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}}}, f)
-    conf = {"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
+            json.dump({"lockfileVersion": 3, "packages": {"": {"dependencies": deps}}}, f)
+    conf = {"$schema": FLAVOR.schema, "model": "fake/fake-model", "small_model": "fake/fake-model",
             "autoupdate": False, "share": "disabled", "permission": permission,
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
                                   "options": {"baseURL": f"http://127.0.0.1:{run.port}/v1", "apiKey": "fake-key"},
                                   "models": {"fake-model": {"name": "Fake model", "tool_call": True,
                                                             "limit": {"context": 128000, "output": 4096}}}}}}
-    with open(os.path.join(run.proj, "opencode.json"), "w") as f:
+    with open(os.path.join(run.proj, f"{FLAVOR.name}.json"), "w") as f:
         json.dump(conf, f, indent=1)
     if config_dir_var:
-        run.install("opencode", OPENCODE_CONFIG_DIR=dirs[-1], XDG_CONFIG_HOME=run.path("xdg", "config"))
+        run.install(FLAVOR.name, **{f"{FLAVOR.env_prefix}_CONFIG_DIR": dirs[-1]},
+                    XDG_CONFIG_HOME=run.path("xdg", "config"))
     else:
-        run.install("opencode", XDG_CONFIG_HOME=run.path("xdg", "config"))
+        run.install(FLAVOR.name, XDG_CONFIG_HOME=run.path("xdg", "config"))
 
 
 def opencode_env(run):
     env = run.base_env()
-    env.update(TERM="dumb", OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1",
-               OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_SHARE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
+    env["TERM"] = "dumb"
+    for what in ("MODELS_FETCH", "AUTOUPDATE", "LSP_DOWNLOAD", "SHARE", "DEFAULT_PLUGINS"):
+        env[f"{FLAVOR.env_prefix}_DISABLE_{what}"] = "1"
     return env
 
 
@@ -749,7 +765,7 @@ class Serve:
         self.run = run
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = spawn([OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(self.port),
+        self.proc = spawn([FLAVOR.binary, "serve", "--hostname", "127.0.0.1", "--port", str(self.port),
                            "--print-logs", "--log-level", "INFO"], cwd=run.proj, env=opencode_env(run),
                           stdin=subprocess.DEVNULL, stdout=open(run.path("serve.stdout"), "w"),
                           stderr=open(run.path("serve.stderr"), "w"))
@@ -835,14 +851,14 @@ def opencode_serve_permission(root, case):
     """case: deny | allow | open."""
     lid = "open" if case == "open" else "closed"
     decision = "deny" if case == "open" else case
-    tag = f"opencode-serve-{case if case != 'open' else 'lid-open'}"
+    tag = f"{FLAVOR.name}-serve-{case if case != 'open' else 'lid-open'}"
     run = Run(root, tag, lid=lid, decision=decision)
     srv = None
     try:
         run.start_fake(TOUCH)
         opencode_prepare(run, {"bash": "ask"})
         srv = Serve(run)
-        if not check(f"{tag}: opencode serve is up", srv.wait_up(), open(run.path("serve.stderr")).read()[-800:]):
+        if not check(f"{tag}: {FLAVOR.name} serve is up", srv.wait_up(), open(run.path("serve.stderr")).read()[-800:]):
             return
         srv.listen()
         st, sess = srv.call("POST", "/session", {})
@@ -850,7 +866,7 @@ def opencode_serve_permission(root, case):
         threading.Thread(target=srv.call, args=("POST", f"/session/{sid}/message",
                                                 {"parts": [{"type": "text", "text": "go"}]}, 120), daemon=True).start()
         asked = srv.wait("permission.asked", sid, timeout=60)
-        if not check(f"{tag}: OpenCode asked permission.asked for bash", asked, [e.get("type") for e in srv.events][-20:]):
+        if not check(f"{tag}: {FLAVOR.name} asked permission.asked for bash", asked, [e.get("type") for e in srv.events][-20:]):
             return
         perm_id = asked[0]["properties"]["id"]
         newfile = os.path.join(run.proj, "newfile.txt")
@@ -902,7 +918,7 @@ def opencode_serve_permission(root, case):
             asked_evs = [e for e in run.events() if e.get("hookEvent") == "permission.asked"]
             check(f"{tag}: lidguard printed nothing on permission.asked (hook-events: recorded without a decision)",
                   asked_evs and not any(e.get("decision") for e in asked_evs), ev_summary(asked_evs))
-            ses = session_of(run.sessions(), "opencode")
+            ses = session_of(run.sessions(), FLAVOR.name)
             check(f"{tag}: status --json shows the session soft-locked with reason permission.asked",
                   ses and ses[0].get("softLockReason") == "permission.asked", ses)
             # the driver answers it now (reject), as the user would
@@ -911,13 +927,13 @@ def opencode_serve_permission(root, case):
             srv.wait("session.idle", sid, timeout=30)
             run.wait_event("session.idle", timeout=10)
             check(f"{tag}: after the driver's reply the soft-lock clears and session.idle stops the session",
-                  replied and not session_of(run.sessions(), "opencode"),
+                  replied and not session_of(run.sessions(), FLAVOR.name),
                   f"replied={bool(replied)} sessions={run.sessions()} events={ev_summary(run.events())}")
             check(f"{tag}: newfile.txt not created (driver rejected)", not os.path.exists(newfile))
         srv.call("DELETE", f"/session/{sid}")
         srv.wait("session.deleted", sid, timeout=10)
         run.wait_event("session.deleted", timeout=5)
-        no_session_left(run, "opencode", f"{tag}: no session at the end")
+        no_session_left(run, FLAVOR.name, f"{tag}: no session at the end")
     finally:
         if srv:
             srv.stop()
@@ -925,12 +941,13 @@ def opencode_serve_permission(root, case):
 
 
 def opencode_run(root):
-    run = Run(root, "opencode-run", lid="open", decision="deny")
+    tag = f"{FLAVOR.name}-run"
+    run = Run(root, tag, lid="open", decision="deny")
     try:
         run.start_fake([{"tool": "bash", "args": {"command": "echo hello", "description": "Say hello"},
                          "delay": MODEL_DELAY}, {"text": "Done: hello.", "delay": MODEL_DELAY}])
         opencode_prepare(run, {}, config_dir_var=True)
-        p = spawn([OPENCODE, "run", "--print-logs", "--log-level", "INFO", "go"], cwd=run.proj,
+        p = spawn([FLAVOR.binary, "run", "--print-logs", "--log-level", "INFO", "go"], cwd=run.proj,
                   env=opencode_env(run), stdin=subprocess.DEVNULL,
                   stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
         try:
@@ -939,19 +956,19 @@ def opencode_run(root):
             stop_popen(p)
             rc = None
         run.wait_event("session.idle", timeout=5)
-        check("opencode-run: opencode run exit 0", rc == 0, f"exit {rc}")
-        evs = [e for e in run.events() if e.get("provider") == "opencode"]
+        check(f"{tag}: {FLAVOR.name} run exit 0", rc == 0, f"exit {rc}")
+        evs = [e for e in run.events() if e.get("provider") == FLAVOR.name]
         summ = ev_summary(evs)
         started = [e for e in evs if e.get("hookEvent") == "chat.message" and e.get("outcome") == "started"]
-        check("opencode-run: chat.message started the session", started, summ)
+        check(f"{tag}: chat.message started the session", started, summ)
         kinds = [e.get("kind") for e in evs]
-        check("opencode-run: tool.execute.before/after recorded as tool-starting/tool-finished",
+        check(f"{tag}: tool.execute.before/after recorded as tool-starting/tool-finished",
               "tool-starting" in kinds and "tool-finished" in kinds, summ)
         idle = [e for e in evs if e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped"]
-        check("opencode-run: session.idle ended the session (turn-stopped, outcome stopped)", idle, summ)
-        check_run_evidence(run, "opencode", "chat.message",
+        check(f"{tag}: session.idle ended the session (turn-stopped, outcome stopped)", idle, summ)
+        check_run_evidence(run, FLAVOR.name, "chat.message",
                            lambda e: e.get("hookEvent") == "session.idle" and e.get("outcome") == "stopped")
-        no_session_left(run, "opencode", "opencode-run: status --json has no session at the end")
+        no_session_left(run, FLAVOR.name, f"{tag}: status --json has no session at the end")
     finally:
         run.finish()
 

@@ -12,6 +12,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 mod hook_output;
+pub mod kilo;
 pub mod opencode;
 pub mod qwen;
 
@@ -28,6 +29,7 @@ pub static AGENTS: &[&Agent] = &[
     &gemini::AGENT,
     &cursor::AGENT,
     &qwen::AGENT,
+    &kilo::AGENT,
 ];
 
 /// The entry of `provider`, `None` for providers that are not agents (`custom`, `mcp`).

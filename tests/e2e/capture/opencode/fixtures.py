@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Turn an OpenCode capture run (run.sh output dir) into tests/fixtures/opencode/*.json.
 
-Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD]
+Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent opencode|kilo]
+
+`--agent kilo` (what tests/e2e/capture/kilo/fixtures.py passes) writes tests/fixtures/kilo/ from a
+Kilo CLI capture (the same plugin API and scenarios).
 
 stdin of each fixture = the raw {hook, input, output} object the capture plugin received.
 One fixture per distinct (scenario, event) from the first occurrence: <scenario>__<event>.json;
@@ -93,9 +96,12 @@ def drop_big(obj, path, dropped):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("capture_dir")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "../../../fixtures/opencode"))
+    ap.add_argument("--agent", choices=["opencode", "kilo"], default="opencode")
+    ap.add_argument("--out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     a = ap.parse_args()
+    a.out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../fixtures", a.agent)
+    client = {"opencode": "opencode-ai", "kilo": "@kilocode/cli"}[a.agent]
     version = open(os.path.join(a.capture_dir, "client-version")).read().strip()
     os.makedirs(a.out, exist_ok=True)
     written, global_seen = [], {}
@@ -103,7 +109,7 @@ def main():
                   key=lambda h: (h.split(os.sep)[-3] != "bash-tool", h))
     for hooks in runs:
         scen = hooks.split(os.sep)[-3]
-        base = DESCRIPTIONS.get(scen, scen)
+        base = DESCRIPTIONS.get(scen, scen).replace("opencode ", f"{a.agent} ").replace("opencode.json", f"{a.agent}.json")
         seen, children, emitted = {}, set(), {}
         for line in open(hooks):
             rec = json.loads(line)
@@ -125,7 +131,7 @@ def main():
             name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
             dropped = []
             payload = drop_big(payload, "", dropped)
-            fx = {"provider": "opencode", "client": f"opencode-ai@{version}", "captured": a.date,
+            fx = {"provider": a.agent, "client": f"{client}@{version}", "captured": a.date,
                   "scenario": describe(ev, payload, base, children) + ("" if n == 1 else f" [occurrence variant {n}]"),
                   "event": ev, "stdin": payload}
             if dropped:

@@ -12,14 +12,29 @@
 #   (driven by serve_client.py) INSIDE a private network namespace with only loopback (`unshare -n`).
 # Results: <dir>/hooklog/hooks.jsonl (one line per plugin call; stdin = {hook, input, output}),
 # model requests in <dir>/model.jsonl, serve API calls in <dir>/api.jsonl. Needs root.
+#
+# CAPTURE_AGENT=kilo (what tests/e2e/capture/kilo/run.sh sets) captures Kilo CLI instead, OpenCode's
+# fork with the same plugin API: @kilocode/cli@$KILO_VERSION, config dir $XDG_CONFIG_HOME/kilo,
+# kilo.json, KILO_* variables, @kilocode/plugin.
 set -euo pipefail
 
-OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
+AGENT="${CAPTURE_AGENT:-opencode}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../../../.." && pwd)"
 FAKE="$REPO/tests/e2e/fakemodel_chat.py"
-PKGDIR="$REPO/.ci/cache/npm/opencode-ai@$OPENCODE_VERSION"
-OPENCODE="$PKGDIR/node_modules/opencode-ai/bin/opencode.exe"  # native binary (postinstall not needed)
+if [ "$AGENT" = kilo ]; then
+  VERSION="${KILO_VERSION:-7.7.7}"
+  PACKAGE="@kilocode/cli"
+  PKGDIR="$REPO/.ci/cache/npm/@kilocode+cli@$VERSION"
+  OPENCODE="$PKGDIR/node_modules/@kilocode/cli-linux-x64/bin/kilo"  # native binary
+  PLUGIN_PACKAGE="@kilocode/plugin"; ENV_PREFIX=KILO; SCHEMA="https://app.kilo.ai/config.json"
+else
+  VERSION="${OPENCODE_VERSION:-1.18.33}"
+  PACKAGE="opencode-ai"
+  PKGDIR="$REPO/.ci/cache/npm/opencode-ai@$VERSION"
+  OPENCODE="$PKGDIR/node_modules/opencode-ai/bin/opencode.exe"  # native binary (postinstall not needed)
+  PLUGIN_PACKAGE="@opencode-ai/plugin"; ENV_PREFIX=OPENCODE; SCHEMA="https://opencode.ai/config.json"
+fi
 
 ALL_SCENARIOS="bash-tool tool-failure permission-ask-run http-400 question command task-subagent serve-question
 serve-permission-plugin-reply serve-permission-http-reply serve-reprompt-delete"
@@ -70,9 +85,9 @@ inside() {  # $1 = run dir; MODE/RUNFLAGS/PERMISSION/EXTRA/PERMREPLY/REPROMPT/SC
   for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
   local port; port=$(cat "$D/port")
   local proxy="http://127.0.0.1:$port"
-  cat > "$D/proj/opencode.json" <<EOF
+  cat > "$D/proj/$AGENT.json" <<EOF
 {
-  "\$schema": "https://opencode.ai/config.json",
+  "\$schema": "$SCHEMA",
   "model": "fake/fake-model",
   "small_model": "fake/fake-model",
   "autoupdate": false,
@@ -92,8 +107,8 @@ EOF
   local envs=(PATH="$PATH" TERM=dumb LANG=C.UTF-8 HOME="$D/home"
     XDG_CONFIG_HOME="$D/xdg/config" XDG_DATA_HOME="$D/xdg/data" XDG_STATE_HOME="$D/xdg/state"
     XDG_CACHE_HOME="$D/xdg/cache"
-    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
-    OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1
+    ${ENV_PREFIX}_DISABLE_MODELS_FETCH=1 ${ENV_PREFIX}_DISABLE_AUTOUPDATE=1 ${ENV_PREFIX}_DISABLE_LSP_DOWNLOAD=1
+    ${ENV_PREFIX}_DISABLE_SHARE=1 ${ENV_PREFIX}_DISABLE_DEFAULT_PLUGINS=1
     HTTPS_PROXY="$proxy" HTTP_PROXY="$proxy" https_proxy="$proxy" http_proxy="$proxy"
     NO_PROXY=127.0.0.1,localhost,::1 no_proxy=127.0.0.1,localhost,::1
     CAPTURE_LOGDIR="$D/hooklog" CAPTURE_HOOKLOG="$REPO/tests/e2e/hooklog.py"
@@ -126,21 +141,21 @@ if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 # --- outside: install, prepare, run each scenario in its own namespace --------------------------
 [ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
 if [ ! -x "$OPENCODE" ]; then
-  npm install --prefix "$PKGDIR" "opencode-ai@$OPENCODE_VERSION"
+  npm install --prefix "$PKGDIR" "$PACKAGE@$VERSION"
 fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-opencode.$(date +%Y%m%d-%H%M%S)}"
+OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-$AGENT.$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT"
-echo "$OPENCODE_VERSION" > "$OUT/client-version"
+echo "$VERSION" > "$OUT/client-version"
 for s in ${*:-$ALL_SCENARIOS}; do
   D="$OUT/$s"
   rm -rf "$D"
   mkdir -p "$D"/{home,xdg/data,xdg/state,xdg/cache,proj,hooklog}
-  CFG="$D/xdg/config/opencode"
+  CFG="$D/xdg/config/$AGENT"
   mkdir -p "$CFG/plugins" "$CFG/node_modules"
   cp "$HERE/capture.js" "$CFG/plugins/capture.js"
-  # startup-stall workaround: make OpenCode believe @opencode-ai/plugin is already installed
-  echo "{\"dependencies\":{\"@opencode-ai/plugin\":\"$OPENCODE_VERSION\"}}" > "$CFG/package.json"
-  echo "{\"lockfileVersion\":3,\"packages\":{\"\":{\"dependencies\":{\"@opencode-ai/plugin\":\"$OPENCODE_VERSION\"}}}}" \
+  # startup-stall workaround: make the agent believe its plugin package is already installed
+  echo "{\"dependencies\":{\"$PLUGIN_PACKAGE\":\"$VERSION\"}}" > "$CFG/package.json"
+  echo "{\"lockfileVersion\":3,\"packages\":{\"\":{\"dependencies\":{\"$PLUGIN_PACKAGE\":\"$VERSION\"}}}}" \
     > "$CFG/package-lock.json"
   git -C "$D/proj" init -q
   echo "# scratch project" > "$D/proj/README.md"

@@ -30,14 +30,22 @@ use crate::{HookInput, ParseError, bounded, from_json, prompt_text, session_id};
 /// OpenCode's tool for asking the user.
 const ASK_USER_TOOL: &str = "question";
 
-/// The plugin asset; `__LIDGUARD_COMMAND__` stands for the hook command as a JSON array.
+/// The plugin asset; `__LIDGUARD_COMMAND__` stands for the hook command as a JSON array,
+/// `__LIDGUARD_PROVIDER__` for the agent's `--provider` name.
 const PLUGIN_TEMPLATE: &str = include_str!("lidguard.js");
 
 /// The plugin file for `command` (the program and its leading arguments, e.g.
 /// `["/usr/local/bin/lidguard", "opencode-hook"]`).
 pub fn plugin_js(command: &[String]) -> String {
+    plugin_js_for("opencode", command)
+}
+
+/// The plugin file of the agent whose `--provider` name is `provider`.
+pub(crate) fn plugin_js_for(provider: &str, command: &[String]) -> String {
     let literal = serde_json::to_string(command).unwrap_or_else(|_| "[]".to_owned());
-    PLUGIN_TEMPLATE.replace("__LIDGUARD_COMMAND__", &literal)
+    PLUGIN_TEMPLATE
+        .replace("__LIDGUARD_COMMAND__", &literal)
+        .replace("__LIDGUARD_PROVIDER__", provider)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,7 +65,15 @@ pub(crate) const DIALECT: Dialect = Dialect::new(parse, render, render_continuat
 
 /// Parses one forwarded plugin call for `--event`.
 pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
-    let wire: Wire = from_json(Provider::OpenCode, input.stdin)?;
+    parse_as(Provider::OpenCode, input)
+}
+
+/// Parses one forwarded plugin call of an agent of OpenCode's plugin family (OpenCode, Kilo).
+pub(crate) fn parse_as(
+    provider: Provider,
+    input: &HookInput<'_>,
+) -> Result<Vec<AgentEvent>, ParseError> {
+    let wire: Wire = from_json(provider, input.stdin)?;
     let event_name = input
         .event_arg
         .map(str::to_owned)
@@ -67,7 +83,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 .map(str::to_owned)
         })
         .or_else(|| wire.hook.clone())
-        .ok_or(ParseError::NoEvent(Provider::OpenCode))?;
+        .ok_or(ParseError::NoEvent(provider))?;
     // Hook points carry the session in `input`; bus events in `input.event.properties`.
     let properties = bus_event(&wire).and_then(|e| e.get("properties"));
     let session = str_at(&wire.input, &["sessionID"])
@@ -136,12 +152,12 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
     }
 
     let cwd = wire.directory.as_deref().or(input.process_cwd);
-    let id = session_id(Provider::OpenCode, session.as_deref(), cwd);
+    let id = session_id(provider, session.as_deref(), cwd);
     let prompt = prompt_parts(&wire.output);
     Ok(kinds
         .into_iter()
         .map(|kind| {
-            let mut e = AgentEvent::new(Provider::OpenCode, id.clone(), event_name.clone(), kind);
+            let mut e = AgentEvent::new(provider, id.clone(), event_name.clone(), kind);
             e.tool_name.clone_from(&tool);
             e.cwd = cwd.map(str::to_owned);
             if matches!(e.kind, EventKind::PromptSubmitted) {

@@ -1,7 +1,7 @@
 // <lidguard OpenCode plugin start>
 // lidguard OpenCode plugin version: 2
-// Managed by lidguard: `lidguard hook-install --provider opencode` writes this file and
-// `lidguard hook-remove --provider opencode` removes it; edits here are overwritten.
+// Managed by lidguard: `lidguard hook-install --provider __LIDGUARD_PROVIDER__` writes this file and
+// `lidguard hook-remove --provider __LIDGUARD_PROVIDER__` removes it; edits here are overwritten.
 //
 // A thin forwarder for OpenCode 1.x plugins: for the hook points and bus events lidguard acts on,
 // it runs `lidguard opencode-hook --event <name>` with what OpenCode handed the plugin on stdin.

@@ -2,7 +2,7 @@
 //! plugin events to `opencode-hook --event <name>`. MCP servers in `opencode.json`. The
 //! contract lidguard relies on, with its sources: `README.md` here.
 
-mod dialect;
+pub(crate) mod dialect;
 pub mod install;
 
 use std::path::PathBuf;
@@ -103,8 +103,13 @@ fn mcp_location(var: Env<'_>) -> Option<Location> {
 /// lidguard's server entry in the `mcp` object, as OpenCode documents local servers
 /// (<https://opencode.ai/docs/mcp-servers/>): `type` `local`, a `command` array, `enabled`.
 pub fn mcp_entry(exe: &str) -> JsonEntry {
+    local_server("OpenCode config", exe)
+}
+
+/// lidguard's local server entry in the `mcp` object of `what` (OpenCode's plugin family).
+pub(crate) fn local_server(what: &'static str, exe: &str) -> JsonEntry {
     JsonEntry::server(
-        "OpenCode config",
+        what,
         "mcp",
         vec![
             ("type", Value::from("local")),

@@ -1,0 +1,114 @@
+//! Kilo CLI: OpenCode's fork, with the same plugin API. lidguard's plugin (OpenCode's
+//! `lidguard.js`, running `kilo-hook`) goes to Kilo's own config directory; MCP servers in
+//! `kilo.json`. The contract lidguard relies on, with its sources: `README.md` here.
+
+use std::path::PathBuf;
+
+use crate::agent::{
+    Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OwnEdit, Snippet,
+    SnippetText, home_dir, set_dir,
+};
+use crate::agents::opencode;
+use crate::agents::opencode::install::{FILE_NAME, Plugin};
+use crate::{HookInput, ParseError};
+use lidguard_core::event::AgentEvent;
+use lidguard_core::provider::Provider;
+
+/// Kilo CLI's entry.
+pub static AGENT: Agent = Agent {
+    event_on_command_line: true,
+    mcp: Some(&MCP),
+    snippets: &[Snippet {
+        format: "plugin-js",
+        help: "lidguard's Kilo CLI plugin",
+        text: SnippetText::Own(|cmd, _| PLUGIN.text(cmd)),
+    }],
+    ..Agent::new(
+        Provider::Kilo,
+        ["kilo-hook", "kilo-hooks"],
+        Dialect::new(parse, opencode::render, opencode::render_continuation),
+        is_owner,
+        &HOOKS,
+    )
+};
+
+/// lidguard's plugin, as for OpenCode, running `kilo-hook`.
+static PLUGIN: Plugin = Plugin {
+    provider: "kilo",
+    subcommand: "kilo-hook",
+};
+
+/// Parses one forwarded plugin call (OpenCode's plugin dialect).
+pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
+    opencode::dialect::parse_as(Provider::Kilo, input)
+}
+
+static HOOKS: HookFile = HookFile {
+    timeouts: false,
+    ..HookFile::new(
+        hooks_location,
+        HookEdit::own(OwnEdit {
+            install: |text, cmd, _| PLUGIN.install(text, cmd),
+            remove: |text, _, _| PLUGIN.remove(text),
+            status: |text, cmd, _| Ok(PLUGIN.status(text, cmd)),
+        }),
+        &[
+            "chat.message",
+            "tool.execute.before",
+            "tool.execute.after",
+            "session.idle",
+        ],
+    )
+};
+
+static MCP: McpFile = McpFile {
+    locate: mcp_location,
+    entry: McpEntry::Json(|exe| opencode::local_server("Kilo CLI config", exe)),
+};
+
+/// Kilo's global config directory: `KILO_CONFIG_DIR`, else `kilo` in the XDG config directory
+/// (the `kilo-config` guide built into 7.7.7: plugins load from `{plugin,plugins}/*.{ts,js}` in
+/// every config directory, `~/.config/kilo/` always; `KILO_CONFIG_DIR` adds one).
+fn config_root(var: Env<'_>) -> Option<PathBuf> {
+    match set_dir(var, "KILO_CONFIG_DIR") {
+        Some(dir) => Some(dir),
+        None => Some(
+            set_dir(var, "XDG_CONFIG_HOME")
+                .map_or_else(|| home_dir(var).map(|h| h.join(".config")), Some)?
+                .join("kilo"),
+        ),
+    }
+}
+
+/// The plugin file `plugins/lidguard.js`.
+fn hooks_location(var: Env<'_>) -> Option<Location> {
+    let root = config_root(var)?;
+    Some(Location {
+        file: root.join("plugins").join(FILE_NAME),
+        root,
+    })
+}
+
+/// `KILO_CONFIG`, else `kilo.json` (or an existing `kilo.jsonc`) in the config directory.
+fn mcp_location(var: Env<'_>) -> Option<Location> {
+    let root = config_root(var)?;
+    let file = match set_dir(var, "KILO_CONFIG") {
+        Some(file) => file,
+        None => {
+            let json = root.join("kilo.json");
+            let jsonc = root.join("kilo.jsonc");
+            if !json.exists() && jsonc.exists() {
+                jsonc
+            } else {
+                json
+            }
+        }
+    };
+    Some(Location { root, file })
+}
+
+/// The `kilo` executable (the native binary, or the npm launcher running it).
+fn is_owner(name: &str, cmdline: &str) -> bool {
+    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    name.contains("kilo") || (wrapper && cmd.contains("kilocode"))
+}
