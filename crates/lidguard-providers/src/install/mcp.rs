@@ -64,6 +64,19 @@ impl JsonEntry {
         }
     }
 
+    /// lidguard's `mcp-server` entry as `{command, args}` in `mcpServers` (Gemini CLI's shape,
+    /// which Cursor and Qwen Code read too).
+    pub fn command_server(what: &'static str, exe: &str) -> JsonEntry {
+        JsonEntry::server(
+            what,
+            "mcpServers",
+            vec![
+                ("command", Value::from(exe)),
+                ("args", Value::from(vec!["mcp-server"])),
+            ],
+        )
+    }
+
     /// The program this entry runs.
     pub fn program(&self) -> Option<String> {
         let keys: serde_json::Map<String, Value> = self.keys.iter().cloned().collect();

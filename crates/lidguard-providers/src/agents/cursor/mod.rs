@@ -5,8 +5,6 @@
 mod dialect;
 pub mod install;
 
-use serde_json::Value;
-
 use crate::agent::{
     Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir,
 };
@@ -51,14 +49,7 @@ fn located(var: Env<'_>, name: &str) -> Option<Location> {
 /// lidguard's server entry: a stdio server with `command` and `args`, as Cursor's MCP docs
 /// show them (<https://cursor.com/docs/context/mcp>).
 pub fn mcp_entry(exe: &str) -> JsonEntry {
-    JsonEntry::server(
-        "Cursor mcp.json",
-        "mcpServers",
-        vec![
-            ("command", Value::from(exe)),
-            ("args", Value::from(vec!["mcp-server"])),
-        ],
-    )
+    JsonEntry::command_server("Cursor mcp.json", exe)
 }
 
 /// The Cursor app (`cursor`, `Cursor`, its helpers) or its agent CLI (`cursor-agent`, also

@@ -5,8 +5,6 @@
 mod dialect;
 pub mod install;
 
-use serde_json::Value;
-
 use crate::agent::{
     Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir,
 };
@@ -58,14 +56,7 @@ fn settings_location(var: Env<'_>) -> Option<Location> {
 /// lidguard's server entry as `gemini mcp add -s user lidguard <exe> mcp-server` writes it
 /// (Gemini CLI 0.61.0): `command` and `args`.
 pub fn mcp_entry(exe: &str) -> JsonEntry {
-    JsonEntry::server(
-        "Gemini CLI settings.json",
-        "mcpServers",
-        vec![
-            ("command", Value::from(exe)),
-            ("args", Value::from(vec!["mcp-server"])),
-        ],
-    )
+    JsonEntry::command_server("Gemini CLI settings.json", exe)
 }
 
 /// `gemini` (the npm shim), or node running its bundle (`…/gemini-cli/bundle/gemini.js`,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::agent::{
     Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OwnEdit, Snippet,
-    SnippetText, home_dir, set_dir,
+    SnippetText,
 };
 use crate::agents::opencode;
 use crate::agents::opencode::install::{FILE_NAME, Plugin};
@@ -70,14 +70,7 @@ static MCP: McpFile = McpFile {
 /// (the `kilo-config` guide built into 7.7.7: plugins load from `{plugin,plugins}/*.{ts,js}` in
 /// every config directory, `~/.config/kilo/` always; `KILO_CONFIG_DIR` adds one).
 fn config_root(var: Env<'_>) -> Option<PathBuf> {
-    match set_dir(var, "KILO_CONFIG_DIR") {
-        Some(dir) => Some(dir),
-        None => Some(
-            set_dir(var, "XDG_CONFIG_HOME")
-                .map_or_else(|| home_dir(var).map(|h| h.join(".config")), Some)?
-                .join("kilo"),
-        ),
-    }
+    opencode::family_root(var, "KILO_CONFIG_DIR", "kilo")
 }
 
 /// The plugin file `plugins/lidguard.js`.
@@ -91,20 +84,7 @@ fn hooks_location(var: Env<'_>) -> Option<Location> {
 
 /// `KILO_CONFIG`, else `kilo.json` (or an existing `kilo.jsonc`) in the config directory.
 fn mcp_location(var: Env<'_>) -> Option<Location> {
-    let root = config_root(var)?;
-    let file = match set_dir(var, "KILO_CONFIG") {
-        Some(file) => file,
-        None => {
-            let json = root.join("kilo.json");
-            let jsonc = root.join("kilo.jsonc");
-            if !json.exists() && jsonc.exists() {
-                jsonc
-            } else {
-                json
-            }
-        }
-    };
-    Some(Location { root, file })
+    opencode::config_file(var, config_root(var)?, "KILO_CONFIG", "kilo")
 }
 
 /// The `kilo` executable (the native binary, or the npm launcher running it).

@@ -62,12 +62,18 @@ static MCP: McpFile = McpFile {
 /// OpenCode's config directory: `OPENCODE_CONFIG_DIR`, else `opencode` in the XDG config
 /// directory (<https://opencode.ai/docs/config/>; it loads `plugins/` from both).
 fn config_root(var: Env<'_>) -> Option<PathBuf> {
-    match set_dir(var, "OPENCODE_CONFIG_DIR") {
+    family_root(var, "OPENCODE_CONFIG_DIR", "opencode")
+}
+
+/// A config directory of OpenCode's plugin family: `$<dir_var>`, else `<name>` in the XDG
+/// config directory.
+pub(crate) fn family_root(var: Env<'_>, dir_var: &str, name: &str) -> Option<PathBuf> {
+    match set_dir(var, dir_var) {
         Some(dir) => Some(dir),
         None => Some(
             set_dir(var, "XDG_CONFIG_HOME")
                 .map_or_else(|| home_dir(var).map(|h| h.join(".config")), Some)?
-                .join("opencode"),
+                .join(name),
         ),
     }
 }
@@ -84,19 +90,26 @@ fn hooks_location(var: Env<'_>) -> Option<Location> {
 /// `OPENCODE_CONFIG`, else `opencode.json` (or an existing `opencode.jsonc`) in the config
 /// directory (<https://opencode.ai/docs/config/>).
 fn mcp_location(var: Env<'_>) -> Option<Location> {
-    let root = config_root(var)?;
-    let file = match set_dir(var, "OPENCODE_CONFIG") {
-        Some(file) => file,
-        None => {
-            let json = root.join("opencode.json");
-            let jsonc = root.join("opencode.jsonc");
-            if !json.exists() && jsonc.exists() {
-                jsonc
-            } else {
-                json
-            }
+    config_file(var, config_root(var)?, "OPENCODE_CONFIG", "opencode")
+}
+
+/// The config file of OpenCode's plugin family: `$<file_var>`, else `<stem>.json` (or an
+/// existing `<stem>.jsonc`) in `root`.
+pub(crate) fn config_file(
+    var: Env<'_>,
+    root: PathBuf,
+    file_var: &str,
+    stem: &str,
+) -> Option<Location> {
+    let file = set_dir(var, file_var).unwrap_or_else(|| {
+        let json = root.join(format!("{stem}.json"));
+        let jsonc = root.join(format!("{stem}.jsonc"));
+        if !json.exists() && jsonc.exists() {
+            jsonc
+        } else {
+            json
         }
-    };
+    });
     Some(Location { root, file })
 }
 

@@ -4,8 +4,6 @@
 
 pub mod install;
 
-use serde_json::Value;
-
 use crate::agent::{
     Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, config_dir,
 };
@@ -70,14 +68,7 @@ fn settings_location(var: Env<'_>) -> Option<Location> {
 /// lidguard's server entry in `mcpServers` (Qwen's MCP configuration, Gemini CLI's shape):
 /// `command` and `args`.
 pub fn mcp_entry(exe: &str) -> JsonEntry {
-    JsonEntry::server(
-        "Qwen Code settings.json",
-        "mcpServers",
-        vec![
-            ("command", Value::from(exe)),
-            ("args", Value::from(vec!["mcp-server"])),
-        ],
-    )
+    JsonEntry::command_server("Qwen Code settings.json", exe)
 }
 
 /// `qwen` (the npm shim), or node running its package (`…/qwen-code/cli-entry.js`).
