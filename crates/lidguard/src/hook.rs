@@ -97,18 +97,23 @@ fn handle(
         .unwrap_or_default();
     let places = places.ok_or("cannot resolve lidguard's directories (is HOME set?)")?;
     let request = Request::Hook { events };
-    let response = if starts {
-        let exe = daemon_executable()?;
-        let _ = places.ensure_runtime_dir();
-        client::request_starting_daemon(places, &request, deadline, &exe)
-    } else {
-        client::request_by(places, &request, deadline)
+    // Without the full `lidguard` beside it (a copy of the static hook alone), the hook still
+    // reaches a running daemon; it only cannot start one.
+    let (response, cannot_start) = match starts.then(daemon_executable) {
+        Some(Ok(exe)) => {
+            let _ = places.ensure_runtime_dir();
+            let response = client::request_starting_daemon(places, &request, deadline, &exe);
+            (response, None)
+        }
+        Some(Err(why)) => (client::request_by(places, &request, deadline), Some(why)),
+        None => (client::request_by(places, &request, deadline), None),
     };
     let response = match response {
         Ok(response) => response,
         Err(ClientError::NotRunning { .. }) => {
+            let why = cannot_start.map_or_else(String::new, |why| format!(" ({why})"));
             return Err(format!(
-                "{hook_event}: the daemon is not running; event ignored"
+                "{hook_event}: the daemon is not running; event ignored{why}"
             ));
         }
         Err(e) => return Err(format!("{hook_event}: {e}")),

@@ -87,6 +87,35 @@ fn a_prompt_launches_the_daemon_and_starts_the_session() {
 }
 
 #[test]
+fn a_hook_executable_alone_reaches_a_running_daemon_and_says_why_it_cannot_start_one() {
+    // A copy of the hook executable without `lidguard` beside it (the static build put on its
+    // own somewhere): it cannot start the daemon, but it reaches one that runs.
+    let home = Home::new();
+    let lone = home.path().join("bin").join("lidguard-hook");
+    std::fs::create_dir_all(lone.parent().unwrap()).unwrap();
+    std::fs::copy(crate::util::hook_bin(), &lone).unwrap();
+    let run = |stdin: &str| {
+        let mut cmd = std::process::Command::new(&lone);
+        cmd.arg("claude-hook");
+        let out = pipe(home.configure(cmd), stdin.as_bytes());
+        assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
+    };
+    run(CLAUDE_PROMPT);
+    assert!(home.daemon_pid().is_none(), "it starts no daemon");
+    let log = log(&home);
+    assert!(
+        log.contains("the daemon is not running; event ignored") && log.contains("is not next to"),
+        "{log}"
+    );
+    home.ok(&["start", "--provider", "custom", "--session", "keep"]);
+    run(CLAUDE_PROMPT);
+    assert!(
+        home.session("s1").is_some(),
+        "the running daemon got the prompt"
+    );
+}
+
+#[test]
 fn a_daemon_that_never_answers_costs_a_bounded_wait() {
     let home = Home::new();
     home.places.ensure_runtime_dir().unwrap();

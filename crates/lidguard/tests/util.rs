@@ -8,8 +8,14 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_lidguard");
-/// The small executable the installed hooks run.
-pub(crate) const HOOK_BIN: &str = env!("CARGO_BIN_EXE_lidguard-hook");
+/// The small executable the installed hooks run: this build's, or the one
+/// `LIDGUARD_TEST_HOOK_BIN` names (CI runs the conformance test again with the static musl build).
+pub(crate) fn hook_bin() -> PathBuf {
+    std::env::var_os("LIDGUARD_TEST_HOOK_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_lidguard-hook")),
+        PathBuf::from,
+    )
+}
 
 /// A private lidguard home: its own settings, database, socket and daemon. The daemon it
 /// starts is killed when the home is dropped.
@@ -52,7 +58,7 @@ impl Home {
 
     /// `lidguard-hook <args>` (what the installed hooks run) in this home.
     pub(crate) fn hook_cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(HOOK_BIN);
+        let mut cmd = Command::new(hook_bin());
         cmd.args(args);
         self.configure(cmd)
     }

@@ -6,11 +6,12 @@
 //! short never needs. Everything it writes goes through `std` as usual.
 #![no_main]
 
-/// The C entry point. `std::env::args_os` works without the Rust runtime's `main`: on the
-/// platforms lidguard builds for, `std` reads the arguments from the C runtime itself.
+use std::ffi::{OsString, c_char};
+
+/// The C entry point.
 #[unsafe(no_mangle)]
-pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
-    match lidguard::hook::parse_args(std::env::args_os().skip(1)) {
+pub extern "C" fn main(argc: i32, argv: *const *const c_char) -> i32 {
+    match lidguard::hook::parse_args(arguments(argc, argv).into_iter().skip(1)) {
         Some((provider, event)) => {
             lidguard::hook::run(provider, event.as_deref());
             0
@@ -35,4 +36,29 @@ pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
             0
         }
     }
+}
+
+/// The arguments as the C runtime passed them to `main`. Without the Rust runtime's own `main`,
+/// `std::env::args_os` is filled in only where `std` reads the C runtime itself (glibc, Windows);
+/// under musl — the static Linux build — it would be empty.
+#[cfg(unix)]
+fn arguments(argc: i32, argv: *const *const c_char) -> Vec<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    (0..count)
+        .filter_map(|i| {
+            // SAFETY: the C runtime passes `argc` pointers in `argv`, each null or a
+            // NUL-terminated string that lives as long as the process.
+            let arg = unsafe { *argv.add(i) };
+            // SAFETY: as above; a null entry is skipped.
+            let bytes = (!arg.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(arg) })?;
+            Some(std::ffi::OsStr::from_bytes(bytes.to_bytes()).to_owned())
+        })
+        .collect()
+}
+
+/// Windows: `std` reads the UTF-16 command line itself (`argv` would be in the ANSI code page).
+#[cfg(not(unix))]
+fn arguments(_argc: i32, _argv: *const *const c_char) -> Vec<OsString> {
+    std::env::args_os().collect()
 }
