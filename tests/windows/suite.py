@@ -263,10 +263,10 @@ def installers_round_trip():
     out = e.run("hook-install", "--provider", "all")
     check(out.returncode == 0, "hook-install --provider all", out.stderr)
     text = claude.read_text()
-    check('"shell": "powershell"' in text and "echo mine" in text,
-          "Claude entries run under PowerShell next to the user's own", text)
+    check('"shell"' not in text and '"args": ["claude-hook"]' in text and "echo mine" in text,
+          "Claude entries in exec form (no shell, no PowerShell) next to the user's own", text)
     exe = windows_path(exe_dir / "lidguard-hook.exe")
-    check(f"{exe} claude-hook" in json.loads(text.replace("// mine", "").replace("\r", ""))["hooks"]["Stop"][1]["hooks"][0]["command"],
+    check(json.loads(text.replace("// mine", "").replace("\r", ""))["hooks"]["Stop"][1]["hooks"][0]["command"] == exe,
           "the hook names this exe by its absolute path (no \\\\?\\ prefix)")
     copilot = (profile / ".copilot/hooks/lidguard-copilot-cli.json").read_text()
     check('"powershell":' in copilot and '"bash":' not in copilot, "Copilot entries use the powershell key")

@@ -46,6 +46,19 @@ fn capture_shape(events: &[&str], command: &str, timeout: u32) -> Value {
     json!({ "hooks": hooks })
 }
 
+/// Claude's shape: every event one matcher-less group whose one handler is in exec form.
+fn exec_shape(events: &[&str], program: &str, subcommand: &str, timeout: u32) -> Value {
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| {
+            let handler = json!({"type": "command", "command": program, "args": [subcommand],
+                                 "timeout": timeout});
+            ((*e).to_owned(), json!([{"hooks": [handler]}]))
+        })
+        .collect();
+    json!({ "hooks": hooks })
+}
+
 // ---- commands and ownership ---------------------------------------------------------------
 
 #[test]
@@ -151,13 +164,14 @@ fn ownership_needs_lidguard_and_the_subcommand_as_a_word() {
 // ---- Claude --------------------------------------------------------------------------------
 
 #[test]
-fn claude_fresh_install_has_the_shape_claude_accepted_in_the_captures() {
+fn claude_fresh_install_is_in_exec_form() {
     let text = changed(claude::AGENT.hooks.install(None, &lidguard(), 30));
     assert_eq!(
         parse(&text),
-        capture_shape(
+        exec_shape(
             claude::install::REQUIRED_EVENTS,
-            "/usr/local/bin/lidguard claude-hook",
+            "/usr/local/bin/lidguard",
+            "claude-hook",
             30
         )
     );
@@ -186,7 +200,7 @@ fn claude_fresh_install_has_the_shape_claude_accepted_in_the_captures() {
 }
 
 #[test]
-fn claude_windows_entries_name_powershell() {
+fn claude_windows_entries_need_no_shell() {
     let cmd = HookCommand {
         program: r"C:\Program Files\lidguard\lidguard.exe".to_owned(),
         shell: HookShell::PowerShell,
@@ -194,9 +208,8 @@ fn claude_windows_entries_name_powershell() {
     let value = parse(&changed(claude::AGENT.hooks.install(None, &cmd, 30)));
     assert_eq!(
         value["hooks"]["Stop"][0]["hooks"][0],
-        json!({"type": "command",
-               "command": r"& 'C:\Program Files\lidguard\lidguard.exe' claude-hook",
-               "shell": "powershell", "timeout": 30})
+        json!({"type": "command", "command": r"C:\Program Files\lidguard\lidguard.exe",
+               "args": ["claude-hook"], "timeout": 30})
     );
 }
 
@@ -234,7 +247,7 @@ fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
     let installed = changed(claude::AGENT.hooks.install(Some(CLAUDE_USER), &cmd, 30));
     // The old entry is corrected in place, next to the user's command, keeping its one line.
     assert!(installed.contains(
-        "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    { \"type\": \"command\", \"command\": \"/usr/local/bin/lidguard claude-hook\", \"timeout\": 30 }\n"
+        "                    { \"type\": \"command\", \"command\": \"notify-send done\" },\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"/usr/local/bin/lidguard\",\n                        \"timeout\": 30,\n                        \"args\": [\"claude-hook\"]\n                    }\n"
     ), "{installed}");
     // Comments, unknown keys and the foreign group are untouched.
     assert!(installed.starts_with(
@@ -255,12 +268,13 @@ fn claude_install_into_a_user_file_edits_only_lidguard_entries() {
             .unwrap()
             .iter()
             .flat_map(|g| g["hooks"].as_array().unwrap())
-            .filter(|h| h["command"] == "/usr/local/bin/lidguard claude-hook")
+            .filter(|h| h["command"] == "/usr/local/bin/lidguard")
             .collect();
         assert_eq!(
             ours,
             [
-                &json!({"type": "command", "command": "/usr/local/bin/lidguard claude-hook", "timeout": 30})
+                &json!({"type": "command", "command": "/usr/local/bin/lidguard",
+                     "args": ["claude-hook"], "timeout": 30})
             ],
             "{event}"
         );
@@ -357,14 +371,15 @@ fn claude_status_names_each_drift() {
         claude::install::REQUIRED_EVENTS.len()
     );
 
-    let mut value = capture_shape(
+    let mut value = exec_shape(
         claude::install::REQUIRED_EVENTS,
-        "/usr/local/bin/lidguard claude-hook",
+        "/usr/local/bin/lidguard",
+        "claude-hook",
         30,
     );
     let hooks = value["hooks"].as_object_mut().unwrap();
     hooks["PreToolUse"][0]["hooks"][0]["timeout"] = json!(10);
-    hooks["Stop"][0]["hooks"][0]["command"] = json!("/old/path/lidguard claude-hook");
+    hooks["Stop"][0]["hooks"][0]["command"] = json!("/old/path/lidguard");
     hooks["Notification"][0]["hooks"][0]["statusMessage"] = json!("Starting LidGuard");
     hooks["Elicitation"][0]["matcher"] = json!("my-server");
     hooks.remove("SessionEnd");
@@ -386,7 +401,7 @@ fn claude_status_names_each_drift() {
         [
             "PreToolUse: timeout 10, expected 30",
             "SubagentStop: lidguard's hook is there 2 times",
-            "Stop: runs /old/path/lidguard claude-hook, expected /usr/local/bin/lidguard claude-hook",
+            "Stop: runs /old/path/lidguard, expected /usr/local/bin/lidguard",
             "Elicitation: lidguard's hook runs only for matcher \"my-server\"",
             "Notification: unexpected statusMessage \"Starting LidGuard\"",
             "SessionStart: lidguard's hook on an event lidguard does not use",
@@ -394,9 +409,10 @@ fn claude_status_names_each_drift() {
     );
     // Install fixes every one of them, and the result is the capture shape again.
     let fixed = changed(claude::AGENT.hooks.install(Some(&text), &cmd, 30));
-    let mut expected = capture_shape(
+    let mut expected = exec_shape(
         claude::install::REQUIRED_EVENTS,
-        "/usr/local/bin/lidguard claude-hook",
+        "/usr/local/bin/lidguard",
+        "claude-hook",
         30,
     );
     // The matcher group lidguard's entry left stays only if something else is in it: it was
@@ -448,7 +464,8 @@ fn claude_entry_under_a_matcher_moves_out_and_the_users_handler_stays() {
     assert_eq!(
         value["hooks"]["PermissionRequest"],
         json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
-               {"hooks": [{"type": "command", "command": "/usr/local/bin/lidguard claude-hook", "timeout": 30}]}])
+               {"hooks": [{"type": "command", "command": "/usr/local/bin/lidguard",
+                           "args": ["claude-hook"], "timeout": 30}]}])
     );
 }
 

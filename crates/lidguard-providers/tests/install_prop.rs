@@ -170,9 +170,12 @@ fn cmd() -> HookCommand {
 
 /// The ownership rule, restated independently of the crate.
 fn is_ours(handler: &Value, subcommand: &str) -> bool {
+    // The exec form's `args` count as part of the command line.
+    let args = handler.get("args").and_then(Value::as_array);
     let text = ["command", "bash", "powershell"]
         .iter()
         .filter_map(|k| handler.get(k).and_then(Value::as_str))
+        .chain(args.into_iter().flatten().filter_map(Value::as_str))
         .collect::<Vec<_>>()
         .join(" ")
         .to_ascii_lowercase();

@@ -1,9 +1,12 @@
 //! Hook round trip benchmark: what an agent pays per hook event.
 //!
 //! Measures, against a running daemon, the wall time from spawning the hook with a captured
-//! `PostToolUse` payload on stdin to its exit: `lidguard-hook claude-hook` (what the installed
-//! hooks run) and `lidguard claude-hook` (the full executable), interleaved, in the same run,
-//! with spawning `/bin/true` with the same stdin as the baseline (the floor: process creation).
+//! `PostToolUse` payload on stdin to its exit, each way an agent runs lidguard's entry:
+//! `lidguard-hook claude-hook` spawned directly (Claude's exec form, OpenCode's and Kilo's
+//! plugin), the same through `sh -c` and `bash -c` (shell-form entries: Gemini CLI and Qwen Code
+//! run `bash -c`), the static musl build when `LIDGUARD_BENCH_STATIC_HOOK` names it, and the full
+//! `lidguard claude-hook` — all interleaved in one loop with spawning `/bin/true` with the same
+//! stdin as the baseline (the floor: process creation, with the dynamic loader `/bin/true` pays).
 //! Then the cold case: the first hook after the daemon exited, which starts it (and, with a
 //! private `systemd-logind` when run as root, until logind shows lidguard's inhibitors; polled
 //! through `busctl`, so that figure carries a few milliseconds of polling). Then 8
@@ -60,15 +63,16 @@ fn main() {
     std::fs::write(&payload, POST_TOOL_USE).unwrap();
     let prompt = home.path().join("prompt.json");
     std::fs::write(&prompt, PROMPT).unwrap();
-    let run_with = |exe: &str, stdin: &Path| {
-        let mut cmd = Command::new(exe);
-        cmd.arg("claude-hook")
+    let run = |program: &str, args: &[&str], stdin: &Path| {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .env("LIDGUARD_HOME", home.path())
             .env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent")
             .stdin(File::open(stdin).unwrap())
             .stdout(Stdio::null());
         cmd
     };
+    let run_with = |exe: &str, stdin: &Path| run(exe, &["claude-hook"], stdin);
     let hook = |stdin: &Path| run_with(HOOK_BIN, stdin);
     // The prompt starts the daemon and the session.
     assert!(hook(&prompt).status().unwrap().success());
@@ -90,29 +94,57 @@ fn main() {
         time(hook(&payload));
         time(baseline());
     }
-    let mut hook_times = Vec::with_capacity(runs);
-    let mut full_times = Vec::with_capacity(runs);
+    // Each way an agent runs lidguard's entry, interleaved with the baseline in one loop.
+    let hook_line = format!("'{HOOK_BIN}' claude-hook");
+    let through = |shell: &'static str| {
+        let (run, line, payload) = (&run, &hook_line, &payload);
+        move || run(shell, &["-c", line], payload)
+    };
+    let static_hook = std::env::var("LIDGUARD_BENCH_STATIC_HOOK").ok();
+    let mut ways: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![
+        (
+            "lidguard-hook, spawned directly (Claude's exec form; OpenCode's and Kilo's plugin)"
+                .to_owned(),
+            Box::new(|| hook(&payload)),
+        ),
+        (
+            "lidguard-hook through `sh -c` (a shell-form entry)".to_owned(),
+            Box::new(through("/bin/sh")),
+        ),
+        (
+            "lidguard-hook through `bash -c` (Gemini CLI, Qwen Code)".to_owned(),
+            Box::new(through("/bin/bash")),
+        ),
+        (
+            "lidguard claude-hook (the full executable)".to_owned(),
+            Box::new(|| run_with(BIN, &payload)),
+        ),
+    ];
+    if let Some(path) = &static_hook {
+        ways.insert(
+            1,
+            (
+                "static lidguard-hook (musl), spawned directly".to_owned(),
+                Box::new(|| run_with(path, &payload)),
+            ),
+        );
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); ways.len()];
     let mut true_times = Vec::with_capacity(runs);
     for _ in 0..runs {
-        hook_times.push(time(hook(&payload)));
-        full_times.push(time(run_with(BIN, &payload)));
+        for ((_, way), samples) in ways.iter().zip(&mut times) {
+            samples.push(time(way()));
+        }
         true_times.push(time(baseline()));
     }
-    let h = Stats::of(&mut hook_times);
-    let f = Stats::of(&mut full_times);
     let t = Stats::of(&mut true_times);
-    println!("hook round trip, {runs} runs each, interleaved with the baseline:");
-    println!("  lidguard-hook claude-hook (PostToolUse): {h}");
-    println!("  lidguard claude-hook (PostToolUse):      {f}");
-    println!("  /bin/true, same stdin:                  {t}");
-    let ratio = |s: &Stats| s.median.as_secs_f64() / t.median.as_secs_f64();
-    println!(
-        "  median ratio: lidguard-hook {:.2}x, lidguard {:.2}x (overhead {:.2} ms and {:.2} ms)",
-        ratio(&h),
-        ratio(&f),
-        (h.median.as_secs_f64() - t.median.as_secs_f64()) * 1e3,
-        (f.median.as_secs_f64() - t.median.as_secs_f64()) * 1e3
-    );
+    println!("hook round trip (PostToolUse), {runs} runs each, interleaved with the baseline:");
+    for ((label, _), samples) in ways.iter().zip(&mut times) {
+        let s = Stats::of(samples);
+        let ratio = s.median.as_secs_f64() / t.median.as_secs_f64();
+        println!("  {label}: {s} ({ratio:.2}x /bin/true)");
+    }
+    println!("  /bin/true, same stdin: {t}");
 
     cold(&home_for_cold(), cold_runs);
 

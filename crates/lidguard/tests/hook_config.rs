@@ -169,12 +169,7 @@ fn snippets_print_what_install_writes() {
     let home = agent_home();
     let out = with_agents(&home, &["claude-hooks", "settings-json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("claude-hook")
-    );
+    assert!(command_line(&v["hooks"]["PreToolUse"][0]["hooks"][0]).ends_with("claude-hook"));
     let out = with_agents(&home, &["copilot-hooks", "config-json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], 1);
@@ -506,6 +501,16 @@ fn copilot_status_reports_conflicting_hooks_in_other_files_and_the_repository() 
 
 /// lidguard's Claude handlers and Codex's, with their timeouts (Codex caps `SessionEnd` and
 /// `Interrupt` at 3 s).
+/// A handler's command line: `command`, then the exec form's `args`.
+fn command_line(handler: &serde_json::Value) -> String {
+    let args = handler["args"].as_array().into_iter().flatten();
+    std::iter::once(&handler["command"])
+        .chain(args)
+        .filter_map(serde_json::Value::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn lidguard_timeouts(text: &str, subcommand: &str) -> Vec<(String, u64)> {
     // The files hold comments: keep only what serde_json reads.
     let json: String = text
@@ -518,7 +523,7 @@ fn lidguard_timeouts(text: &str, subcommand: &str) -> Vec<(String, u64)> {
     for (event, groups) in v["hooks"].as_object().unwrap() {
         for group in groups.as_array().unwrap() {
             for h in group["hooks"].as_array().unwrap() {
-                if h["command"].as_str().unwrap().contains(subcommand) {
+                if command_line(h).contains(subcommand) {
                     out.push((event.clone(), h["timeout"].as_u64().unwrap()));
                 }
             }

@@ -279,11 +279,7 @@ fn update_settings_refreshes_the_timeout_of_installed_hooks() {
         for groups in config["hooks"].as_object().unwrap().values() {
             for group in groups.as_array().unwrap() {
                 for hook in group["hooks"].as_array().unwrap() {
-                    if hook["command"]
-                        .as_str()
-                        .unwrap_or("")
-                        .contains("claude-hook")
-                    {
+                    if hook["args"][0] == "claude-hook" {
                         found.push(hook["timeout"].as_u64().unwrap());
                     }
                 }

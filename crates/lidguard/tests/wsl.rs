@@ -68,7 +68,9 @@ fn hooks_install_status_remove_inside_the_distro() {
         "{shown}"
     );
     assert!(
-        shown.contains("+") && shown.contains("lidguard-hook claude-hook"),
+        shown.contains("+")
+            && shown.contains("lidguard-hook\"")
+            && shown.contains("\"claude-hook\""),
         "{shown}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
@@ -86,8 +88,14 @@ fn hooks_install_status_remove_inside_the_distro() {
         written.contains("echo mine") && written.contains("// mine"),
         "{written}"
     );
-    assert!(written.contains("lidguard-hook claude-hook"), "{written}");
-    assert!(!written.contains("powershell"), "bash in WSL: {written}");
+    assert!(
+        written.contains("lidguard-hook\"") && written.contains("\"args\": [\"claude-hook\"]"),
+        "exec form: {written}"
+    );
+    assert!(
+        !written.contains("powershell"),
+        "no shell named in WSL: {written}"
+    );
     let backups: Vec<_> = std::fs::read_dir(w.file(".claude"))
         .unwrap()
         .flatten()
@@ -140,11 +148,11 @@ fn all_takes_the_agents_present_in_the_distro_and_the_snippets_print() {
     let snippet = w.run(&["wsl-claude-hooks"]);
     assert!(snippet.status.success(), "{}", text(&snippet));
     let json: serde_json::Value = serde_json::from_slice(&snippet.stdout).unwrap();
+    let stop = &json["hooks"]["Stop"][0]["hooks"][0];
     assert!(
-        json["hooks"]["Stop"][0]["hooks"][0]["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("lidguard-hook claude-hook")
+        stop["command"].as_str().unwrap().ends_with("lidguard-hook")
+            && stop["args"] == serde_json::json!(["claude-hook"]),
+        "{stop}"
     );
 }
 

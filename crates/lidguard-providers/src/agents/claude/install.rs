@@ -1,11 +1,14 @@
 //! Claude Code: `hooks` in `settings.json` (`$CLAUDE_CONFIG_DIR/settings.json`, else
 //! `~/.claude/settings.json`), a file the user and Claude share.
 //!
-//! Shape, as Claude Code 2.1.332 accepted it in `tests/e2e/capture/claude/`:
-//! `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": "<cmd>", "timeout": N}]}]}}`
-//! — one matcher-less group per event, so lidguard sees every occurrence. No `shell` on Linux
-//! and macOS (Claude runs `sh -c` there and the command is POSIX-quoted); `"shell":
-//! "powershell"` on Windows, where Claude would otherwise pick Git Bash when it is installed.
+//! Shape: `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": "<hook exe>",
+//! "args": ["claude-hook"], "timeout": N}]}]}}` — one matcher-less group per event, so lidguard
+//! sees every occurrence, in Claude's **exec form**: with `args`, Claude spawns `command`
+//! directly with those arguments, no shell on any platform (no `sh -c` start, no PowerShell and
+//! its console window on Windows). Claude Code reads `args` from 2.1.139 (its hook schema: "When
+//! present, `command` is resolved as an executable and spawned directly"; 2.1.138's has no
+//! `args`); 2.1.332 runs these entries in the e2e suite. An older Claude would run the program
+//! without its arguments, and lidguard would hear nothing: update Claude Code.
 
 use jsonc_parser::cst::{CstInputValue, CstObject};
 
@@ -48,11 +51,19 @@ pub(crate) static SPEC: Spec = Spec {
 };
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
-    command_handler(cmd, SUBCOMMAND, timeout)
+    vec![
+        ("type".to_owned(), "command".into()),
+        ("command".to_owned(), cmd.program.as_str().into()),
+        (
+            "args".to_owned(),
+            CstInputValue::Array(vec![SUBCOMMAND.into()]),
+        ),
+        ("timeout".to_owned(), CstInputValue::from(timeout)),
+    ]
 }
 
-/// A command handler as Claude's dialect family writes it: the timeout in seconds, and
-/// PowerShell named on Windows.
+/// A shell-form command handler of Claude's dialect family (Qwen Code has no exec form): the
+/// timeout in seconds, and PowerShell named on Windows.
 pub(crate) fn command_handler(cmd: &HookCommand, subcommand: &str, timeout: u32) -> Handler {
     let mut h = vec![
         ("type".to_owned(), "command".into()),
