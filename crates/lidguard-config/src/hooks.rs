@@ -249,6 +249,9 @@ pub struct Report {
     /// The agent's permission mode and what it means for the closed-lid policy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// The agent version lidguard's entries need.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
     /// Codex's trust records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codex_trust: Option<TrustReport>,
@@ -276,6 +279,7 @@ impl Report {
             evidence: Vec::new(),
             agent_keep_awake: None,
             permission_mode: None,
+            needs: None,
             codex_trust: None,
             codex_trust_error: None,
             healthy: true,
@@ -373,6 +377,7 @@ fn fill_status(
         let text = read_optional(&(mode.file)(location))?;
         report.permission_mode = (mode.read)(text.as_deref());
     }
+    report.needs = a.needs.map(str::to_owned);
     if let (Some(records), Some(hooks)) = (&a.hooks.trust, existing.as_deref()) {
         let config = read_optional(&(records.file)(location))?;
         match (records.check)(

@@ -81,6 +81,8 @@ pub struct Agent {
     /// The agent's permission mode, which decides whether it asks at all (and so whether the
     /// closed-lid policy is consulted); `hook-status` shows it.
     pub permission_mode: Option<AgentSetting>,
+    /// The agent version lidguard's entries need, and why; `hook-status` says it.
+    pub needs: Option<&'static str>,
 }
 
 /// How an agent's hook payloads and outputs read.
@@ -133,6 +135,7 @@ impl Agent {
             snippets: &[],
             keep_awake: None,
             permission_mode: None,
+            needs: None,
         }
     }
 

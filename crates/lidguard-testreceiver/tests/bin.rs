@@ -45,6 +45,21 @@ fn spawn(args: &[&str]) -> Running {
 
 /// Sends one request and returns (status, body).
 fn exchange(url: &str, method: &str, body: &str) -> (u16, String) {
+    send(url, method, "", body)
+}
+
+/// Sends one POST with a bearer token and returns (status, body).
+fn exchange_with_token(url: &str, token: &str, body: &str) -> (u16, String) {
+    send(
+        url,
+        "POST",
+        &format!("Authorization: Bearer {token}\r\n"),
+        body,
+    )
+}
+
+/// One HTTP/1.1 request with the extra header lines `headers` (each ending in CRLF).
+fn send(url: &str, method: &str, headers: &str, body: &str) -> (u16, String) {
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let path = if path.is_empty() { "/" } else { path };
@@ -54,7 +69,7 @@ fn exchange(url: &str, method: &str, body: &str) -> (u16, String) {
         .unwrap();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -80,30 +95,6 @@ fn prints_one_ready_line_and_serves() {
         exchange(&format!("{url}/healthz"), "GET", ""),
         (200, "ok".to_owned())
     );
-}
-
-/// Sends one request with a bearer token and returns (status, body).
-fn exchange_with_token(url: &str, token: &str, body: &str) -> (u16, String) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest.split_at(rest.find('/').unwrap());
-    let mut stream = TcpStream::connect(host).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    (
-        head.split(' ').nth(1).unwrap().parse().unwrap(),
-        body.to_owned(),
-    )
 }
 
 #[test]

@@ -70,6 +70,14 @@ fn dry_run_changes_nothing_install_backs_up_and_remove_restores() {
     assert_eq!(status[0]["state"], "installed");
     assert_eq!(status[0]["foreignHooks"][0]["event"], "Stop");
     assert_eq!(status[0]["evidence"][0]["observed"], false);
+    assert!(
+        status[0]["needs"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Claude Code 2.1.139 or newer")),
+        "exec form needs Claude Code 2.1.139: {status}"
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
+    assert!(stdout(&out).contains("  needs: Claude Code 2.1.139 or newer"));
 
     let out = with_agents(&home, &["hook-remove", "--provider", "claude"]);
     assert!(out.status.success());

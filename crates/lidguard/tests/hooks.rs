@@ -93,7 +93,8 @@ fn a_hook_executable_alone_reaches_a_running_daemon_and_says_why_it_cannot_start
     let home = Home::new();
     let lone = home.path().join("bin").join("lidguard-hook");
     std::fs::create_dir_all(lone.parent().unwrap()).unwrap();
-    std::fs::copy(crate::util::hook_bin(), &lone).unwrap();
+    // Written from a child process: a copy written here could be busy when run (ETXTBSY).
+    crate::util::write_executable(&lone, &std::fs::read(crate::util::hook_bin()).unwrap());
     let run = |stdin: &str| {
         let mut cmd = std::process::Command::new(&lone);
         cmd.arg("claude-hook");

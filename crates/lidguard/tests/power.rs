@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Home, eventually};
+use crate::util::{Home, eventually, suspend_history};
 
 const WAIT: Duration = Duration::from_secs(8);
 
@@ -58,14 +58,6 @@ impl Trees {
         );
         String::from_utf8(out.stdout).unwrap()
     }
-}
-
-fn history(home: &Home) -> Vec<Value> {
-    serde_json::from_str::<Value>(&home.ok(&["suspend-history", "--json"]))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 #[test]
@@ -149,12 +141,12 @@ fn the_sound_plays_before_the_suspend_request_is_recorded() {
     std::thread::sleep(Duration::from_millis(2500));
     home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
     assert!(
-        eventually(WAIT, || !history(&home).is_empty()),
+        eventually(WAIT, || !suspend_history(&home).is_empty()),
         "no suspend recorded"
     );
     let played = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(played.contains("done.wav"), "{played:?}");
-    let entry = &history(&home)[0];
+    let entry = &suspend_history(&home)[0];
     assert_eq!(entry["reason"], "Completed");
     assert_eq!(entry["succeeded"], false);
     assert!(
@@ -188,7 +180,7 @@ fn opening_the_lid_cancels_a_pending_suspend() {
         eventually(WAIT, || home.status()["pendingSuspend"].is_null()),
         "the lid opening cancels it"
     );
-    assert!(history(&home).is_empty());
+    assert!(suspend_history(&home).is_empty());
 }
 
 /// A stop decides its suspend on the lid as it is at that moment, not as the last 2 s poll saw
@@ -211,7 +203,7 @@ fn a_stop_right_after_the_start_sees_the_closed_lid() {
         &["stop", "--provider", "claude", "--session", "quick"],
     );
     assert!(
-        eventually(WAIT, || !history(&home).is_empty()),
+        eventually(WAIT, || !suspend_history(&home).is_empty()),
         "the suspend was requested"
     );
 }

@@ -322,12 +322,7 @@ fn a_linked_config_is_edited_where_it_lives_and_stays_a_link() {
         "{dry}"
     );
     home.ok(&["hook-install", "--provider", "claude"]);
-    assert!(
-        std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(link.is_symlink());
     assert_eq!(
         std::fs::read_link(&link).unwrap(),
         Path::new("../../dotfiles/claude/settings.json")
@@ -345,12 +340,7 @@ fn a_linked_config_is_edited_where_it_lives_and_stays_a_link() {
     );
 
     home.ok(&["hook-remove", "--provider", "claude"]);
-    assert!(
-        std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(link.is_symlink());
     assert_eq!(
         std::fs::read_to_string(repo.join("settings.json")).unwrap(),
         original

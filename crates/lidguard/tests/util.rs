@@ -351,3 +351,31 @@ pub(crate) fn succeeded(mut cmd: Command) -> Output {
     assert_ok(&out);
     out
 }
+
+/// `suspend-history --json` of `home`, oldest first.
+pub(crate) fn suspend_history(home: &Home) -> Vec<Value> {
+    serde_json::from_str::<Value>(&home.ok(&["suspend-history", "--json"]))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The fields a webhook body carries about the ended Claude session `id` that the tests start
+/// (one prompt and one Stop in `/home/u/proj`), with no other session active.
+pub(crate) fn assert_ended_claude_session(body: &Value, id: &str) {
+    assert_eq!(body["provider"], "Claude");
+    assert_eq!(body["sessionIdentifier"], id);
+    assert_eq!(body["endReason"], "Stop");
+    assert_eq!(body["activeSessionCount"], 0);
+    assert_eq!(
+        body["inputPromptPreview"],
+        "Please refactor the storage layer and add tests..."
+    );
+    assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
+    assert_eq!(body["workingDirectory"], "/home/u/proj");
+    assert_eq!(
+        body["transcriptPath"],
+        format!("/home/u/.claude/projects/p/{id}.jsonl")
+    );
+}

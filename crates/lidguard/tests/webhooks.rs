@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Home, eventually, expected_signature, fake_roots, pipe};
+use crate::util::{Home, eventually, expected_signature, fake_roots, pipe, suspend_history};
 
 /// How the receiver answers.
 #[derive(Clone, Copy)]
@@ -132,14 +132,6 @@ fn home_with_receiver(
 /// Suspend right after the work ends.
 const NO_DELAY: &[&str] = &["--post-stop-suspend-delay-seconds", "0"];
 
-fn history(home: &Home) -> Vec<Value> {
-    serde_json::from_str::<Value>(&home.ok(&["suspend-history", "--json"]))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
 #[test]
 fn post_session_end_after_a_normal_end_with_the_lid_open() {
     let (home, rx) =
@@ -152,20 +144,7 @@ fn post_session_end_after_a_normal_end_with_the_lid_open() {
     assert_eq!(path, "/post/secret-path");
     assert_eq!(body["eventType"], "PostSessionEnd");
     assert_eq!(body["reason"], "SessionEnded");
-    assert_eq!(body["provider"], "Claude");
-    assert_eq!(body["sessionIdentifier"], "w1");
-    assert_eq!(body["endReason"], "Stop");
-    assert_eq!(body["activeSessionCount"], 0);
-    assert_eq!(
-        body["inputPromptPreview"],
-        "Please refactor the storage layer and add tests..."
-    );
-    assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
-    assert_eq!(body["workingDirectory"], "/home/u/proj");
-    assert_eq!(
-        body["transcriptPath"],
-        "/home/u/.claude/projects/p/w1.jsonl"
-    );
+    crate::util::assert_ended_claude_session(&body, "w1");
     for field in [
         "startedAtUtc",
         "lastActivityAtUtc",
@@ -209,7 +188,10 @@ fn pre_suspend_before_a_closed_lid_suspend_and_no_post_session_end() {
     assert_eq!(body["reason"], "Completed");
     assert_eq!(body["sessionIdentifier"], "w1");
     assert_eq!(body["lastAssistantMessage"], "Refactored; 12 tests added.");
-    assert!(eventually(Duration::from_secs(5), || !history(&home).is_empty()));
+    assert!(eventually(Duration::from_secs(5), || !suspend_history(
+        &home
+    )
+    .is_empty()));
     assert!(
         rx.recv_timeout(Duration::from_millis(500)).is_err(),
         "no PostSessionEnd"
@@ -227,7 +209,10 @@ fn a_receiver_that_never_answers_or_fails_does_not_hold_up_the_suspend() {
         claude(&home, &roots, STOP);
         rx.recv_timeout(Duration::from_secs(10))
             .expect("the webhook was attempted");
-        assert!(eventually(Duration::from_secs(10), || !history(&home).is_empty()));
+        assert!(eventually(Duration::from_secs(10), || !suspend_history(
+            &home
+        )
+        .is_empty()));
         let took = at.elapsed();
         assert!(took < Duration::from_secs(8), "{took:?}");
         // The daemon kept answering meanwhile.
@@ -291,7 +276,10 @@ fn a_watched_process_that_dies_ends_its_session_without_webhooks() {
         .session("gone")
         .is_none()));
     // The cancel path: the suspend is requested (and recorded), but nothing is announced.
-    assert!(eventually(Duration::from_secs(10), || !history(&home).is_empty()));
+    assert!(eventually(Duration::from_secs(10), || !suspend_history(
+        &home
+    )
+    .is_empty()));
     assert!(
         rx.recv_timeout(Duration::from_secs(1)).is_err(),
         "no PreSuspend and no PostSessionEnd for a process that died"

@@ -940,6 +940,45 @@ def opencode_serve_permission(root, case):
         run.finish()
 
 
+def opencode_serve_interrupt(root):
+    """The user stops a turn while a long bash call runs (POST /session/{id}/abort, what Escape
+    does in the TUI): the session must end at once, not wait for an idle that means nothing."""
+    tag = f"{FLAVOR.name}-serve-interrupt"
+    run = Run(root, tag, lid="open", decision="deny")
+    srv = None
+    try:
+        run.start_fake([{"tool": "bash", "args": {"command": "sleep 30", "description": "Wait"}},
+                        {"text": "Waited."}])
+        opencode_prepare(run, {"bash": "allow"})
+        srv = Serve(run)
+        if not check(f"{tag}: {FLAVOR.name} serve is up", srv.wait_up(),
+                     open(run.path("serve.stderr")).read()[-800:]):
+            return
+        srv.listen()
+        st, sess = srv.call("POST", "/session", {})
+        sid = sess["id"]
+        threading.Thread(target=srv.call, args=("POST", f"/session/{sid}/message",
+                                                {"parts": [{"type": "text", "text": "go"}]}, 120), daemon=True).start()
+        started = run.wait_event("tool.execute.before", timeout=60)
+        time.sleep(1)
+        working = session_of(run.sessions(), FLAVOR.name)
+        check(f"{tag}: while bash runs the session is active",
+              started and working and working[0].get("state") == "active", working)
+        t_abort = time.time()
+        srv.call("POST", f"/session/{sid}/abort", {})
+        end = time.time() + 10
+        while session_of(run.sessions(), FLAVOR.name) and time.time() < end:
+            time.sleep(0.2)
+        gone = not session_of(run.sessions(), FLAVOR.name)
+        check(f"{tag}: the abort ended the session within 10 s ({time.time() - t_abort:.1f} s)", gone,
+              ev_summary(run.events()))
+        srv.call("DELETE", f"/session/{sid}")
+    finally:
+        if srv:
+            srv.stop()
+        run.finish()
+
+
 def opencode_run(root):
     tag = f"{FLAVOR.name}-run"
     run = Run(root, tag, lid="open", decision="deny")
@@ -1241,6 +1280,7 @@ COPILOT_SCENARIOS = [("copilot-bash-tool", copilot_bash_tool),
 OPENCODE_SCENARIOS = [("opencode-serve-deny", lambda r: opencode_serve_permission(r, "deny")),
                       ("opencode-serve-allow", lambda r: opencode_serve_permission(r, "allow")),
                       ("opencode-serve-lid-open", lambda r: opencode_serve_permission(r, "open")),
+                      ("opencode-serve-interrupt", opencode_serve_interrupt),
                       ("opencode-run", opencode_run),
                       ("opencode-serve-ask", opencode_serve_ask),
                       ("opencode-run-ask", opencode_run_ask)]

@@ -17,6 +17,7 @@ Scenarios:
                        rejects with lidguard's message, which the model reads; no file is made
   kilo-serve-allow     as above, policy allow: the plugin answers once and the file is made
   kilo-serve-lid-open  lid open: nothing is answered, the session waits (soft-locked)
+  kilo-serve-interrupt the turn is aborted while bash runs: the session ends at once
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
@@ -40,7 +41,8 @@ say = co.say
 SCENARIOS = [("kilo-run", co.opencode_run),
              ("kilo-serve-deny", lambda root: co.opencode_serve_permission(root, "deny")),
              ("kilo-serve-allow", lambda root: co.opencode_serve_permission(root, "allow")),
-             ("kilo-serve-lid-open", lambda root: co.opencode_serve_permission(root, "open"))]
+             ("kilo-serve-lid-open", lambda root: co.opencode_serve_permission(root, "open")),
+             ("kilo-serve-interrupt", co.opencode_serve_interrupt)]
 
 
 def inside(args):

@@ -26,6 +26,8 @@ Scenarios:
                          lidguard's deny, no dialog shows, the model reads lidguard's message
   qwen-print-ask         -p, lid closed, ask before sleep: the Stop hook waits, the reply goes to
                          the model as the next prompt of the same turn
+  qwen-tui-interrupt     TUI: Escape while a long shell call runs; PostToolUseFailure with
+                         is_interrupt ends the session at once (no Stop follows)
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
@@ -198,6 +200,51 @@ def qwen_tui_closed_deny(root):
         run.finish()
 
 
+def qwen_tui_interrupt(root):
+    tag = "qwen-tui-interrupt"
+    run = Run(root, tag, lid="open", decision="deny")
+    tm = None
+    try:
+        run.start_fake([{"tool": "run_shell_command",
+                         "args": {"command": "sleep 30 # intentional-sleep: the test interrupts it",
+                                  "description": "Wait"}},
+                        {"text": "Waited."}])
+        if not run.prepare():
+            return
+        env = run.qwen_env("xterm-256color")
+        with open(run.path("tui.cmd"), "w") as f:
+            f.write(f"cd {run.proj} && exec env -i " + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
+                    + f" {NODE} {QWEN} --yolo\n")
+        tm = co.Tmux(run)
+        tm.start(run.path("tui.cmd"))
+        check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
+        time.sleep(2)
+        check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
+              co.tui_submit(run, tm, "wait a while", "UserPromptSubmit"), tm.screen()[-600:])
+        started = run.wait_event("PreToolUse", timeout=60)
+        time.sleep(1)
+        working = co.session_of(run.sessions(), "qwen")
+        check(f"{tag}: while the shell call runs the session is active",
+              started and working and working[0].get("state") == "active", working)
+        tm.key("Escape")
+        failed = run.wait_event("PostToolUseFailure", timeout=20)
+        tm.snap("interrupted")
+        check(f"{tag}: PostToolUseFailure (is_interrupt) recorded as interrupted",
+              failed and failed[0].get("kind") == "interrupted", co.ev_summary(run.events()))
+        ended(run, timeout=5)
+        co.no_session_left(run, "qwen", f"{tag}: the interrupt ended the session (no Stop came)")
+        check(f"{tag}: no Stop after the interrupt",
+              not any(e.get("hookEvent") == "Stop" for e in run.events()), co.ev_summary(run.events()))
+        tm.send("/quit")
+        time.sleep(1)
+        tm.key("Enter")
+        run.wait_event("SessionEnd", timeout=20)
+    finally:
+        if tm:
+            tm.stop()
+        run.finish()
+
+
 def qwen_print_ask(root):
     tag = "qwen-print-ask"
     run = Run(root, tag, lid="closed", decision="deny")
@@ -255,7 +302,8 @@ def qwen_print_ask(root):
 SCENARIOS = [("qwen-print-basic", qwen_print_basic),
              ("qwen-print-error", qwen_print_error),
              ("qwen-tui-closed-deny", qwen_tui_closed_deny),
-             ("qwen-print-ask", qwen_print_ask)]
+             ("qwen-print-ask", qwen_print_ask),
+             ("qwen-tui-interrupt", qwen_tui_interrupt)]
 
 
 def inside(args):

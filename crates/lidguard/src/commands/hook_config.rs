@@ -218,6 +218,9 @@ fn render(r: &Report) -> String {
     if let Some(mode) = &r.permission_mode {
         out.push_str(&format!("  permission mode: {mode}\n"));
     }
+    if let Some(needs) = &r.needs {
+        out.push_str(&format!("  needs: {needs}\n"));
+    }
     if let Some(k) = &r.agent_keep_awake {
         out.push_str(&format!(
             "  note: the agent keeps the machine awake itself too ({k})\n"

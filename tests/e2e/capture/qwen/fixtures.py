@@ -30,6 +30,10 @@ DESCRIPTIONS = {
     "print-permission-deny": "qwen -p --approval-mode default, run_shell_command needs approval (no PermissionRequest fires headless: the call is refused)",
     "print-stop-block": "qwen -p --yolo, the first Stop hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
     "print-http-400": "qwen -p --yolo, the model call answers HTTP 400 (the CLI exits 1; no Stop, no StopFailure)",
+    "tui-permission": "interactive TUI under tmux, default approval mode: run_shell_command needs confirmation, approved in the dialog; then /quit",
+    "tui-permission-deny": "interactive TUI under tmux, default approval mode: the PermissionRequest hook prints lidguard's closed-lid deny; no dialog; then /quit",
+    "tui-ask-user": "interactive TUI under tmux (--yolo): ask_user_question, answered in the TUI; then /quit",
+    "tui-interrupt": "interactive TUI under tmux (--yolo): a long run_shell_command interrupted with Escape while it runs; then /quit",
 }
 
 def variant(p):

@@ -31,7 +31,7 @@ EVENTS="SessionStart SessionEnd UserPromptSubmit PreToolUse PostToolUse PostTool
 PostToolBatch PermissionRequest PermissionDenied Notification Stop StopFailure SubagentStart
 SubagentStop PreCompact PostCompact"
 ALL_SCENARIOS="print-shell print-tool-failure print-permission-deny print-stop-block print-http-400
-tui-permission tui-permission-deny tui-ask-user"
+tui-permission tui-permission-deny tui-ask-user tui-interrupt"
 
 # --- scenario definitions: set PROMPT, FLAGS; write $D/script.json -------------------------------
 scenario() {
@@ -108,6 +108,25 @@ key Enter
 wait SessionEnd
 sleep 2"
       echo '[{"tool":"ask_user_question","args":{"questions":[{"question":"Which colour?","header":"Colour","multiSelect":false,"options":[{"label":"red","description":"Red"},{"label":"blue","description":"Blue"}]}]}},{"text":"Thanks, noted."}]' ;;
+    tui-interrupt)
+      # interactive --yolo: a long shell call, interrupted with Escape while it runs
+      MODE=tmux
+      ACTIONS="wait SessionStart
+sleep 3
+send wait a while
+submit UserPromptSubmit
+wait PreToolUse
+sleep 2
+snap running
+key Escape
+sleep 3
+snap interrupted
+send /quit
+sleep 1
+key Enter
+wait SessionEnd
+sleep 2"
+      echo '[{"tool":"run_shell_command","args":{"command":"sleep 30 # intentional-sleep: the capture interrupts it","description":"Wait"}},{"text":"Waited."}]' ;;
     *) echo "unknown scenario $s" >&2; return 1 ;;
   esac > "$D/script.json"
 }

@@ -28,6 +28,11 @@ pub static AGENT: Agent = Agent {
         file: |location| location.file.clone(),
         read: install::permission_mode,
     }),
+    needs: Some(
+        "Claude Code 2.1.139 or newer: lidguard's entries are in exec form (`command` + `args`, \
+         no shell), which an older Claude runs without their arguments, so lidguard would hear \
+         nothing; `claude --version` shows yours",
+    ),
     ..Agent::new(
         Provider::Claude,
         ["claude-hook", "claude-hooks"],

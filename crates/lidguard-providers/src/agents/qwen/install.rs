@@ -38,6 +38,7 @@ pub const CAPTURED_EVENTS: &[&str] = &[
     "Notification",
     "PermissionRequest",
     "SessionEnd",
+    "PostToolUseFailure",
 ];
 
 /// The subcommand that marks lidguard's entries.
