@@ -30,7 +30,6 @@ Scenarios:
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -40,6 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
+import driver  # noqa: E402  (the command line and the scenario loop)
 import copilot_opencode as co  # noqa: E402  (the shared Run, checks, tmux and receiver helpers)
 import lgverify  # noqa: E402
 
@@ -50,7 +50,7 @@ GEMINI_VERSION = os.environ.get("GEMINI_VERSION", "0.61.0")
 GEMINI = os.path.join(REPO, ".ci/cache/npm", f"@google+gemini-cli@{GEMINI_VERSION}",
                       "node_modules/@google/gemini-cli/bundle/gemini.js")
 MODEL = "gemini-2.5-flash"
-check, say = co.check, co.say
+check = co.check
 
 
 class Run(co.Run):
@@ -315,66 +315,10 @@ SCENARIOS = [("gemini-print-basic", gemini_print_basic),
              ("gemini-print-ask", gemini_print_ask)]
 
 
-def inside(args):
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines()
-    if not links or any(": lo:" not in l for l in links):
-        say("refusing: the network namespace has links besides lo:\n" + "\n".join(links))
-        sys.exit(2)
-    for path, what in ((LIDGUARD, "lidguard (cargo build -p lidguard)"), (FAKE, "fake model"),
-                       (GEMINI, "Gemini CLI (tests/e2e/verify/install_clients.sh)")):
-        if not os.path.exists(path):
-            say(f"missing {what}: {path}")
-            sys.exit(2)
-    scen = SCENARIOS
-    if args.names:
-        unknown = set(args.names) - {s[0] for s in SCENARIOS}
-        if unknown:
-            say(f"unknown scenario(s): {' '.join(sorted(unknown))} (see --list)")
-            sys.exit(2)
-        scen = [s for s in SCENARIOS if s[0] in args.names]
-    os.makedirs(args.out, exist_ok=True)
-    say(f"# lidguard vs Gemini CLI {GEMINI_VERSION}; runs in {args.out}")
-    t0 = time.time()
-    for name, fn in scen:
-        say(f"== {name}")
-        t = time.time()
-        try:
-            fn(args.out)
-        except Exception as e:  # noqa: BLE001 - a crashed scenario is a failure, not an abort
-            import traceback
-            traceback.print_exc()
-            check(f"{name}: scenario ran", False, repr(e))
-        say(f"   ({time.time() - t:.1f} s)")
-    for p in co.STARTED:
-        co.stop_popen(p)
-    passed = sum(1 for ok, _, _ in co.RESULTS if ok)
-    failed = len(co.RESULTS) - passed
-    say(f"# total {time.time() - t0:.0f} s")
-    say(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not co.RESULTS else 0)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", help="scenario names (default: all)")
-    ap.add_argument("--out", default=os.environ.get("VERIFY_OUT"))
-    ap.add_argument("--list", action="store_true", help="list the scenarios")
-    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.list:
-        for name, _ in SCENARIOS:
-            say(name)
-        return
-    if args.inside:
-        inside(args)
-        return
-    if os.geteuid() != 0:
-        say("needs root (for unshare -n)")
-        sys.exit(2)
-    out = args.out or f"/tmp/lidguard-verify-gemini.{time.strftime('%Y%m%d-%H%M%S')}"
-    os.execvp("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__), *args.names,
-                          "--out", out, "--inside"])
+    driver.main(__file__, __doc__, f"lidguard vs Gemini CLI {GEMINI_VERSION}", SCENARIOS,
+                [(FAKE, "fake model"), (GEMINI, "Gemini CLI (tests/e2e/verify/install_clients.sh)")],
+                "/tmp/lidguard-verify-gemini")
 
 
 if __name__ == "__main__":

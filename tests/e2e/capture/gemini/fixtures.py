@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Turn a Gemini CLI capture run (run.sh output dir) into tests/fixtures/gemini/*.json.
+"""Turn a Gemini CLI capture run (run.sh output dir) into tests/fixtures/gemini/*.json, or with
+`--agent qwen` (what tests/e2e/capture/qwen/fixtures.py passes) a Qwen Code one into
+tests/fixtures/qwen/: the same hook logger, payload shape and variant rules.
 
-Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD]
+Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent gemini|qwen]
 
 One fixture per distinct (scenario, event): <scenario>__<Event>.json, from the first occurrence.
 A later occurrence whose variant differs (other key set, stop_hook_active, notification_type,
-tool_name, source, reason) gets <scenario>__<Event>.<n>.json. Payloads are verbatim, except
+tool_name, source, reason, an empty prompt) gets <scenario>__<Event>.<n>.json. Payloads are verbatim, except
 values over 20 KB (the model events carry the whole conversation), dropped with a note.
 The conformance test (crates/lidguard/tests/conformance.rs) adds each fixture's `expect`
 (`LIDGUARD_BLESS=1`), to be reviewed before committing.
@@ -24,26 +26,49 @@ _copilot = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_copilot)
 drop_big = _copilot.drop_big
 
-DESCRIPTIONS = {
-    "print-shell": "gemini -p --yolo, one run_shell_command (echo hello)",
-    "print-tool-failure": "gemini -p --yolo, read_file of a missing file (the tool fails)",
-    "print-after-agent-block": "gemini -p --yolo, the first AfterAgent hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
-    "print-http-400": "gemini -p --yolo, the model call answers HTTP 400 (the CLI exits 1)",
-    "tui-permission": "interactive TUI under tmux, default approval mode: run_shell_command needs confirmation, approved; then /quit",
-    "tui-ask-user": "interactive TUI under tmux (--yolo): the ask_user tool, answered in the TUI; then /quit",
+# Per agent: its npm package, the hook whose block continues a turn, each scenario in words.
+AGENTS = {
+    "gemini": {
+        "client": "@google/gemini-cli",
+        "stop_hook": "AfterAgent",
+        "descriptions": {
+            "print-shell": "gemini -p --yolo, one run_shell_command (echo hello)",
+            "print-tool-failure": "gemini -p --yolo, read_file of a missing file (the tool fails)",
+            "print-after-agent-block": "gemini -p --yolo, the first AfterAgent hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
+            "print-http-400": "gemini -p --yolo, the model call answers HTTP 400 (the CLI exits 1)",
+            "tui-permission": "interactive TUI under tmux, default approval mode: run_shell_command needs confirmation, approved; then /quit",
+            "tui-ask-user": "interactive TUI under tmux (--yolo): the ask_user tool, answered in the TUI; then /quit",
+        },
+    },
+    "qwen": {
+        "client": "@qwen-code/qwen-code",
+        "stop_hook": "Stop",
+        "descriptions": {
+            "print-shell": "qwen -p --yolo, one run_shell_command (echo hello)",
+            "print-tool-failure": "qwen -p --yolo, read_file without its file_path parameter (refused by validation before PreToolUse)",
+            "print-permission-deny": "qwen -p --approval-mode default, run_shell_command needs approval (no PermissionRequest fires headless: the call is refused)",
+            "print-stop-block": "qwen -p --yolo, the first Stop hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
+            "print-http-400": "qwen -p --yolo, the model call answers HTTP 400 (the CLI exits 1; no Stop, no StopFailure)",
+            "tui-permission": "interactive TUI under tmux, default approval mode: run_shell_command needs confirmation, approved in the dialog; then /quit",
+            "tui-permission-deny": "interactive TUI under tmux, default approval mode: the PermissionRequest hook prints lidguard's closed-lid deny; no dialog; then /quit",
+            "tui-ask-user": "interactive TUI under tmux (--yolo): ask_user_question, answered in the TUI; then /quit",
+            "tui-interrupt": "interactive TUI under tmux (--yolo): a long run_shell_command interrupted with Escape while it runs; then /quit",
+        },
+    },
 }
+
 
 def variant(p):
     g = p.get
     return (tuple(sorted(p.keys())), g("stop_hook_active"), g("notification_type"), g("tool_name"),
-            g("source"), g("reason"), g("trigger"))
+            g("source"), g("reason"), g("trigger"), g("prompt") == "")
 
 
-def describe(p, base):
+def describe(p, base, stop_hook):
     g = p.get
     bits = []
     if g("stop_hook_active") is True:
-        bits.append("after the AfterAgent hook blocked (stop_hook_active=true)")
+        bits.append(f"after the {stop_hook} hook blocked (stop_hook_active=true)")
     if g("notification_type"):
         bits.append(f"notification_type={g('notification_type')}")
     if g("tool_name"):
@@ -54,15 +79,18 @@ def describe(p, base):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("capture_dir")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "../../../fixtures/gemini"))
+    ap.add_argument("--agent", choices=sorted(AGENTS), default="gemini")
+    ap.add_argument("--out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     a = ap.parse_args()
+    agent = AGENTS[a.agent]
+    a.out = a.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../fixtures", a.agent)
     version = open(os.path.join(a.capture_dir, "client-version")).read().strip()
     os.makedirs(a.out, exist_ok=True)
     written = []
     for hooks in sorted(glob.glob(os.path.join(a.capture_dir, "*", "hooklog", "hooks.jsonl"))):
         scen = hooks.split(os.sep)[-3]
-        base = DESCRIPTIONS.get(scen, scen)
+        base = agent["descriptions"].get(scen, scen)
         seen = {}
         for line in open(hooks):
             rec = json.loads(line)
@@ -75,8 +103,9 @@ def main():
             name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
             dropped = []
             payload = drop_big(payload, "", dropped)
-            fx = {"provider": "gemini", "client": f"@google/gemini-cli@{version}", "captured": a.date,
-                  "scenario": describe(payload, base) + ("" if n == 1 else f" [occurrence variant {n}]"),
+            fx = {"provider": a.agent, "client": f"{agent['client']}@{version}", "captured": a.date,
+                  "scenario": describe(payload, base, agent["stop_hook"])
+                  + ("" if n == 1 else f" [occurrence variant {n}]"),
                   "event": ev, "stdin": payload}
             if dropped:
                 fx["note"] = "dropped fields over 20 KB: " + ", ".join(dropped)

@@ -1,95 +1,12 @@
 #!/usr/bin/env python3
-"""Turn a Qwen Code capture run (run.sh output dir) into tests/fixtures/qwen/*.json.
+"""Turn a Qwen Code capture run (tests/e2e/capture/qwen/run.sh) into tests/fixtures/qwen/*.json:
+Gemini's fixture writer with `--agent qwen` (the same hook logger and variant rules).
 
 Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD]
-
-One fixture per distinct (scenario, event): <scenario>__<Event>.json, from the first occurrence.
-A later occurrence whose variant differs (other key set, stop_hook_active, notification_type,
-tool_name, source, reason) gets <scenario>__<Event>.<n>.json. Payloads are verbatim, except
-values over 20 KB (the model events carry the whole conversation), dropped with a note.
-The conformance test (crates/lidguard/tests/conformance.rs) adds each fixture's `expect`
-(`LIDGUARD_BLESS=1`), to be reviewed before committing.
 """
-import argparse
-import datetime
-import glob
-import importlib.util
-import json
 import os
+import sys
 
-# The Copilot capture's helper that drops oversized values (one copy for both).
-_spec = importlib.util.spec_from_file_location(
-    "copilot_fixtures", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "copilot", "fixtures.py"))
-_copilot = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_copilot)
-drop_big = _copilot.drop_big
-
-DESCRIPTIONS = {
-    "print-shell": "qwen -p --yolo, one run_shell_command (echo hello)",
-    "print-tool-failure": "qwen -p --yolo, read_file without its file_path parameter (refused by validation before PreToolUse)",
-    "print-permission-deny": "qwen -p --approval-mode default, run_shell_command needs approval (no PermissionRequest fires headless: the call is refused)",
-    "print-stop-block": "qwen -p --yolo, the first Stop hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
-    "print-http-400": "qwen -p --yolo, the model call answers HTTP 400 (the CLI exits 1; no Stop, no StopFailure)",
-    "tui-permission": "interactive TUI under tmux, default approval mode: run_shell_command needs confirmation, approved in the dialog; then /quit",
-    "tui-permission-deny": "interactive TUI under tmux, default approval mode: the PermissionRequest hook prints lidguard's closed-lid deny; no dialog; then /quit",
-    "tui-ask-user": "interactive TUI under tmux (--yolo): ask_user_question, answered in the TUI; then /quit",
-    "tui-interrupt": "interactive TUI under tmux (--yolo): a long run_shell_command interrupted with Escape while it runs; then /quit",
-}
-
-def variant(p):
-    g = p.get
-    return (tuple(sorted(p.keys())), g("stop_hook_active"), g("notification_type"), g("tool_name"),
-            g("source"), g("reason"), g("trigger"), g("prompt") == "")
-
-
-def describe(p, base):
-    g = p.get
-    bits = []
-    if g("stop_hook_active") is True:
-        bits.append("after the Stop hook blocked (stop_hook_active=true)")
-    if g("notification_type"):
-        bits.append(f"notification_type={g('notification_type')}")
-    if g("tool_name"):
-        bits.append(f"tool {g('tool_name')}")
-    return base + (f" ({'; '.join(bits)})" if bits else "")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("capture_dir")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "../../../fixtures/qwen"))
-    ap.add_argument("--date", default=datetime.date.today().isoformat())
-    a = ap.parse_args()
-    version = open(os.path.join(a.capture_dir, "client-version")).read().strip()
-    os.makedirs(a.out, exist_ok=True)
-    written = []
-    for hooks in sorted(glob.glob(os.path.join(a.capture_dir, "*", "hooklog", "hooks.jsonl"))):
-        scen = hooks.split(os.sep)[-3]
-        base = DESCRIPTIONS.get(scen, scen)
-        seen = {}
-        for line in open(hooks):
-            rec = json.loads(line)
-            ev, payload = rec["event"], json.loads(rec["stdin"])
-            v = variant(payload)
-            if v in seen.setdefault(ev, []):
-                continue
-            seen[ev].append(v)
-            n = len(seen[ev])
-            name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
-            dropped = []
-            payload = drop_big(payload, "", dropped)
-            fx = {"provider": "qwen", "client": f"@qwen-code/qwen-code@{version}", "captured": a.date,
-                  "scenario": describe(payload, base) + ("" if n == 1 else f" [occurrence variant {n}]"),
-                  "event": ev, "stdin": payload}
-            if dropped:
-                fx["note"] = "dropped fields over 20 KB: " + ", ".join(dropped)
-            with open(os.path.join(a.out, name), "w") as f:
-                json.dump(fx, f, indent=2, ensure_ascii=False)
-                f.write("\n")
-            written.append(name)
-    print("\n".join(written))
-    print(f"{len(written)} fixtures in {os.path.normpath(a.out)}")
-
-
-if __name__ == "__main__":
-    main()
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.execvp(sys.executable, [sys.executable, os.path.join(HERE, "..", "gemini", "fixtures.py"),
+                           *sys.argv[1:], "--agent", "qwen"])

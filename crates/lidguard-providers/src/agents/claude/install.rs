@@ -12,8 +12,8 @@
 
 use jsonc_parser::cst::{CstInputValue, CstObject};
 
+use crate::install::HookCommand;
 use crate::install::engine::{self, Handler, Layout, Spec};
-use crate::install::{HookCommand, HookShell};
 
 /// The events lidguard needs (what the captures showed fires and the dialect acts on).
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -60,20 +60,6 @@ fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
         ),
         ("timeout".to_owned(), CstInputValue::from(timeout)),
     ]
-}
-
-/// A shell-form command handler of Claude's dialect family (Qwen Code has no exec form): the
-/// timeout in seconds, and PowerShell named on Windows.
-pub(crate) fn command_handler(cmd: &HookCommand, subcommand: &str, timeout: u32) -> Handler {
-    let mut h = vec![
-        ("type".to_owned(), "command".into()),
-        ("command".to_owned(), cmd.render(subcommand).into()),
-    ];
-    if cmd.shell == HookShell::PowerShell {
-        h.push(("shell".to_owned(), "powershell".into()));
-    }
-    h.push(("timeout".to_owned(), CstInputValue::from(timeout)));
-    h
 }
 
 /// Stop hooks can keep Claude going, permission and elicitation hooks answer what lidguard

@@ -9,7 +9,7 @@ use crate::agent::{
     SnippetText,
 };
 use crate::agents::opencode;
-use crate::agents::opencode::install::{FILE_NAME, Plugin};
+use crate::agents::opencode::install::Plugin;
 use crate::{HookInput, ParseError};
 use lidguard_core::event::AgentEvent;
 use lidguard_core::provider::Provider;
@@ -75,11 +75,7 @@ fn config_root(var: Env<'_>) -> Option<PathBuf> {
 
 /// The plugin file `plugins/lidguard.js`.
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_root(var)?;
-    Some(Location {
-        file: root.join("plugins").join(FILE_NAME),
-        root,
-    })
+    Some(opencode::plugin_location(config_root(var)?))
 }
 
 /// `KILO_CONFIG`, else `kilo.json` (or an existing `kilo.jsonc`) in the config directory.

@@ -123,9 +123,10 @@ impl Plugin {
         }
         if status.drift.is_empty() {
             status.drift.push(
-            "the plugin differs from the one this lidguard writes (edited, or from another build)"
-                .to_owned(),
-        );
+                "the plugin differs from the one this lidguard writes (edited, or from another \
+                 build)"
+                    .to_owned(),
+            );
         }
         status
     }

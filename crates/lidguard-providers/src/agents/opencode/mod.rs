@@ -80,11 +80,15 @@ pub(crate) fn family_root(var: Env<'_>, dir_var: &str, name: &str) -> Option<Pat
 
 /// The plugin file `plugins/lidguard.js`.
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_root(var)?;
-    Some(Location {
+    Some(plugin_location(config_root(var)?))
+}
+
+/// lidguard's plugin file `plugins/lidguard.js` in a config directory of OpenCode's family.
+pub(crate) fn plugin_location(root: PathBuf) -> Location {
+    Location {
         file: root.join("plugins").join(install::FILE_NAME),
         root,
-    })
+    }
 }
 
 /// `OPENCODE_CONFIG`, else `opencode.json` (or an existing `opencode.jsonc`) in the config

@@ -7,11 +7,10 @@
 //! millisecond meaning, with a warning). Qwen runs the command with `bash -c`, or PowerShell when
 //! the entry says `"shell": "powershell"`, which lidguard's Windows entries do.
 
-use jsonc_parser::cst::CstObject;
+use jsonc_parser::cst::{CstInputValue, CstObject};
 
-use crate::agents::claude;
-use crate::install::HookCommand;
 use crate::install::engine::{self, Handler, Layout, Spec};
+use crate::install::{HookCommand, HookShell};
 
 /// The events lidguard needs (Qwen Code 0.24.4 `HookEventName`, those the dialect acts on).
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -57,8 +56,18 @@ pub(crate) static SPEC: Spec = Spec {
     )
 };
 
+/// A command handler in shell form (Qwen has no exec form): the timeout in seconds, and
+/// PowerShell named on Windows.
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
-    claude::install::command_handler(cmd, SUBCOMMAND, timeout)
+    let mut h = vec![
+        ("type".to_owned(), "command".into()),
+        ("command".to_owned(), cmd.render(SUBCOMMAND).into()),
+    ];
+    if cmd.shell == HookShell::PowerShell {
+        h.push(("shell".to_owned(), "powershell".into()));
+    }
+    h.push(("timeout".to_owned(), CstInputValue::from(timeout)));
+    h
 }
 
 /// Stop hooks can keep Qwen going, permission hooks answer what lidguard answers with the lid
