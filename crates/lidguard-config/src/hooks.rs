@@ -14,6 +14,7 @@ use lidguard_providers::{AGENTS, agent};
 use serde::Serialize;
 
 use crate::agents::{self, Env, Location};
+use crate::event_files;
 use crate::file::{self, Direction, Options, Outcome, Planned};
 use crate::{ConfigError, read_optional};
 
@@ -44,8 +45,8 @@ fn has_ours(a: &Agent, existing: Option<&str>, setup: &Setup) -> bool {
 /// What `hook-install` did for one agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Installed {
-    /// The hook file.
-    pub outcome: Outcome,
+    /// The hook file (one per event for an agent whose hooks are a directory of files).
+    pub outcomes: Vec<Outcome>,
     /// Codex only: its trust records.
     pub trust: Option<Trust>,
 }
@@ -70,6 +71,13 @@ pub fn install(
     trust_codex: bool,
 ) -> Result<Installed, ConfigError> {
     let a = entry(p)?;
+    if let Some(files) = a.hooks.event_files() {
+        let outcomes = event_files::install(places, a, files, &location.file, &setup.cmd, options)?;
+        return Ok(Installed {
+            outcomes,
+            trust: None,
+        });
+    }
     let outcome = file::apply(
         places,
         p.as_str(),
@@ -94,18 +102,24 @@ pub fn install(
         Some(hooks) => trust_step(places, a, location, hooks, &setup.cmd, trust_codex, options)?,
         None => None,
     };
-    Ok(Installed { outcome, trust })
+    Ok(Installed {
+        outcomes: vec![outcome],
+        trust,
+    })
 }
 
-/// `hook-remove` for `p` at `location`.
+/// `hook-remove` for `p` at `location` (one outcome per file).
 pub fn remove(
     places: &lidguard_ipc::Places,
     p: Provider,
     location: &Location,
     cmd: &HookCommand,
     options: Options,
-) -> Result<Outcome, ConfigError> {
+) -> Result<Vec<Outcome>, ConfigError> {
     let a = entry(p)?;
+    if let Some(files) = a.hooks.event_files() {
+        return event_files::remove(places, a, files, &location.file, cmd, options);
+    }
     file::apply(
         places,
         p.as_str(),
@@ -119,6 +133,7 @@ pub fn remove(
             }))
         },
     )
+    .map(|outcome| vec![outcome])
 }
 
 /// After an install into an agent that keeps trust records (Codex): with `write`, record
@@ -328,14 +343,23 @@ fn fill_status(
     report: &mut Report,
 ) -> Result<(), ConfigError> {
     let a = entry(p)?;
-    let existing = read_optional(&location.file)?;
-    let status = a
-        .hooks
-        .status(existing.as_deref(), &setup.cmd, setup.timeout)
-        .map_err(|source| ConfigError::Refused {
-            file: location.file.clone(),
-            source,
-        })?;
+    let (existing, status) = match a.hooks.event_files() {
+        Some(files) => (
+            None,
+            event_files::status(a, files, &location.file, &setup.cmd)?,
+        ),
+        None => {
+            let existing = read_optional(&location.file)?;
+            let status = a
+                .hooks
+                .status(existing.as_deref(), &setup.cmd, setup.timeout)
+                .map_err(|source| ConfigError::Refused {
+                    file: location.file.clone(),
+                    source,
+                })?;
+            (existing, status)
+        }
+    };
     report.healthy = status.state == InstallState::Installed;
     report.state = Some(status.state.as_str());
     report.missing_events = status.missing_events;

@@ -15,6 +15,7 @@
 )]
 
 pub mod agents;
+pub mod event_files;
 pub mod file;
 pub mod hooks;
 pub mod mcp;

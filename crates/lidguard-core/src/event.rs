@@ -169,6 +169,10 @@ pub struct AgentEvent {
     /// The agent process, found from the hook's ancestry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_pid: Option<u32>,
+    /// The tool that ran this agent's hook when it is not the agent: another program that reads
+    /// the agent's hook files (Cursor and Devin CLI run Claude Code's), found like the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_by: Option<String>,
     /// The user's prompt (start events only), at most [`PROMPT_CHARS`] characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -209,6 +213,7 @@ impl AgentEvent {
             cwd: None,
             transcript_path: None,
             owner_pid: None,
+            run_by: None,
             prompt: None,
             last_assistant_message: None,
             reason: None,

@@ -28,6 +28,8 @@ pub enum Provider {
     Qwen,
     /// Kilo CLI (OpenCode's fork).
     Kilo,
+    /// Cline CLI.
+    Cline,
     /// Sessions started by hand (`lidguard start --provider custom`) or by scripts.
     Custom,
     /// Model-driven sessions from `provider-mcp-server`; these are also keyed by provider name.
@@ -36,7 +38,7 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 10] = [
+    pub const ALL: [Provider; 11] = [
         Provider::Codex,
         Provider::Claude,
         Provider::Copilot,
@@ -45,6 +47,7 @@ impl Provider {
         Provider::Cursor,
         Provider::Qwen,
         Provider::Kilo,
+        Provider::Cline,
         Provider::Custom,
         Provider::Mcp,
     ];
@@ -66,6 +69,7 @@ impl Provider {
             Provider::Cursor => ("cursor", "Cursor", "Cursor", &["cursor-agent"]),
             Provider::Qwen => ("qwen", "Qwen Code", "Qwen", &["qwen-code"]),
             Provider::Kilo => ("kilo", "Kilo CLI", "Kilo", &["kilocode", "kilo-code"]),
+            Provider::Cline => ("cline", "Cline CLI", "Cline", &["cline-cli"]),
             Provider::Custom => ("custom", "custom", "Custom", &[]),
             Provider::Mcp => ("mcp", "Provider MCP", "Mcp", &[]),
         };

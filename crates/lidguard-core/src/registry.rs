@@ -63,6 +63,8 @@ pub struct StartSession {
     pub transcript_path: Option<String>,
     /// The agent process to watch, if known.
     pub watched_pid: Option<u32>,
+    /// The tool that runs the agent's hooks when it is not the agent (see [`Session::run_by`]).
+    pub run_by: Option<String>,
 }
 
 /// A request to end a session.
@@ -235,7 +237,7 @@ pub enum Effect {
     /// Hold exactly this protection (`None` = release everything).
     Protection(Option<ProtectionPlan>),
     /// Persist this session's current state.
-    SaveSession(Session),
+    SaveSession(Box<Session>),
     /// Forget this session in the store.
     DeleteSession(SessionKey),
     /// Record an event in the log.

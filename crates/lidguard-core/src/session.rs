@@ -130,6 +130,10 @@ pub struct Session {
     pub transcript_path: Option<String>,
     /// The agent process whose exit ends the session.
     pub watched_pid: Option<u32>,
+    /// The tool whose work this is when it is not the provider itself: a program that runs the
+    /// provider's hook files (Cursor, Devin CLI with Claude Code's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_by: Option<String>,
     /// When lidguard first saw the session.
     pub started_at: Timestamp,
     /// The last evidence of work.

@@ -58,6 +58,7 @@ impl Sim {
             cwd: Some("/home/u/proj".into()),
             transcript_path: None,
             watched_pid: None,
+            run_by: None,
         }))
     }
 
@@ -305,6 +306,7 @@ fn a_watched_commands_session_has_no_inactivity_timeout() {
             cwd: None,
             transcript_path: None,
             watched_pid: pid,
+            run_by: None,
         }));
     }
     let deadline =
@@ -341,6 +343,7 @@ fn start_updates_keep_metadata_and_clear_state() {
         cwd: Some("/a".into()),
         transcript_path: Some("/a/t.jsonl".into()),
         watched_pid: Some(42),
+        run_by: None,
     }));
     let started = sim.reg.session(&s1).unwrap().started_at;
     sim.apply(Input::SoftLock {
@@ -354,6 +357,7 @@ fn start_updates_keep_metadata_and_clear_state() {
             cwd: None,
             transcript_path: None,
             watched_pid: None,
+            run_by: None,
         })),
         Reply::Updated
     );
@@ -380,6 +384,7 @@ fn mcp_sessions_are_keyed_by_provider_name_and_never_watch_a_process() {
             cwd: None,
             transcript_path: None,
             watched_pid: Some(7),
+            run_by: None,
         }));
     }
     assert_eq!(sim.reg.sessions().count(), 2);

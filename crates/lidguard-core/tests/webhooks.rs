@@ -200,6 +200,7 @@ fn no_webhooks_without_urls() {
             cwd: None,
             transcript_path: None,
             watched_pid: None,
+            run_by: None,
         }),
         now,
     );

@@ -287,6 +287,9 @@ pub struct SessionStatus {
     pub pending_provider_work_reason: Option<String>,
     /// The agent process watched, or `null`.
     pub watched_pid: Option<u32>,
+    /// The tool that runs this provider's hooks when it is not the provider (`devin`, `cursor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_by: Option<String>,
     /// Working directory.
     pub cwd: Option<String>,
     /// Transcript file.
@@ -327,6 +330,7 @@ impl SessionStatus {
             pending_provider_work: s.pending_work.is_some(),
             pending_provider_work_reason: s.pending_work.as_ref().map(|w| w.reason.clone()),
             watched_pid: s.watched_pid,
+            run_by: s.run_by.clone(),
             cwd: s.cwd.clone(),
             transcript_path: s.transcript_path.clone(),
             started_at: s.started_at,

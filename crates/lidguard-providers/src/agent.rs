@@ -17,7 +17,9 @@ use lidguard_core::provider::Provider;
 use serde_json::Value;
 
 use crate::install::engine::{self, Spec};
-use crate::install::{Change, CodexTrust, ForeignHook, HookCommand, HookStatus, InstallError};
+use crate::install::{
+    Change, CodexTrust, ForeignHook, HookCommand, HookStatus, InstallError, InstallState,
+};
 use crate::{HookInput, ParseError};
 
 /// Reads an environment variable (injectable for tests).
@@ -83,6 +85,20 @@ pub struct Agent {
     pub permission_mode: Option<AgentSetting>,
     /// The agent version lidguard's entries need, and why; `hook-status` says it.
     pub needs: Option<&'static str>,
+    /// Why the hook's environment shows a session whose work runs on another machine (Claude's
+    /// cloud sessions), `None` when it runs here: such a session keeps nothing awake.
+    pub runs_elsewhere: Option<fn(Env<'_>) -> Option<&'static str>>,
+    /// Other tools that run this agent's hook files (Cursor and Devin CLI run Claude Code's):
+    /// a session they start is theirs, not the agent's.
+    pub also_run_by: &'static [OtherRunner],
+}
+
+/// A tool that runs another agent's hook files.
+pub struct OtherRunner {
+    /// Its name in sessions (`devin`).
+    pub name: &'static str,
+    /// Whether a process (its `comm` name and command line) is that tool.
+    pub is: fn(name: &str, cmdline: &str) -> bool,
 }
 
 /// How an agent's hook payloads and outputs read.
@@ -136,6 +152,8 @@ impl Agent {
             keep_awake: None,
             permission_mode: None,
             needs: None,
+            runs_elsewhere: None,
+            also_run_by: &[],
         }
     }
 
@@ -176,12 +194,114 @@ pub struct HookFile {
 }
 
 /// How an agent's hook file is edited: by the shared JSON engine from a description of the
-/// file, or by the agent's own functions (OpenCode's plugin).
+/// file, by the agent's own functions (OpenCode's plugin), or as one file of lidguard's per
+/// event in a directory (Cline).
 pub struct HookEdit(EditKind);
 
 enum EditKind {
     Json(&'static Spec),
     Own(OwnEdit),
+    Files(&'static EventFiles),
+}
+
+/// Hook files named after their events in one directory, each wholly lidguard's or wholly
+/// someone else's (Cline runs every file named `<Event>` or `<Event>.<ext>` there). Then the
+/// hook file's [`Location::file`] is that directory.
+pub struct EventFiles {
+    /// The events lidguard writes a file for (each file is named after its event).
+    pub events: &'static [&'static str],
+    /// The events on which another file can decide what lidguard decides.
+    pub deciding: &'static [&'static str],
+    /// The text of lidguard's file for an event.
+    pub text: fn(&HookCommand, &str) -> Result<String, InstallError>,
+}
+
+impl EventFiles {
+    /// Whether a hook file's text is lidguard's (its first line runs the hook subcommand).
+    pub fn is_ours(&self, text: &str, cmd: &HookCommand, subcommand: &str) -> bool {
+        text.lines()
+            .take(2)
+            .any(|line| cmd.is_ours(line, subcommand))
+    }
+
+    /// Writes or corrects lidguard's file for `event` (`existing`: the file named after it, if
+    /// any). A file of the user's by that name is refused: it stays as it is.
+    pub fn install(
+        &self,
+        existing: Option<&str>,
+        cmd: &HookCommand,
+        subcommand: &str,
+        event: &str,
+    ) -> Result<Change, InstallError> {
+        let text = (self.text)(cmd, event)?;
+        match existing {
+            Some(current) if current == text => Ok(Change::Unchanged),
+            Some(current) if !self.is_ours(current, cmd, subcommand) => Err(InstallError::Shape {
+                path: event.to_owned(),
+                message: format!(
+                    "this hook file is not lidguard's and stays as it is; the agent runs \
+                         every file named after the event, so rename it (to `{event}.sh`, say, \
+                         if it is a shell script) and install again"
+                ),
+            }),
+            _ => Ok(Change::Changed { new_text: text }),
+        }
+    }
+
+    /// Takes lidguard's file away; anyone else's stays.
+    pub fn remove(&self, existing: &str, cmd: &HookCommand, subcommand: &str) -> Change {
+        if self.is_ours(existing, cmd, subcommand) {
+            Change::Delete
+        } else {
+            Change::Unchanged
+        }
+    }
+
+    /// Compares the directory's files (name, text) with what install writes.
+    pub fn status(
+        &self,
+        files: &[(String, String)],
+        cmd: &HookCommand,
+        subcommand: &str,
+    ) -> Result<HookStatus, InstallError> {
+        let mut status = HookStatus::missing(&[]);
+        let mut ours = 0;
+        for event in self.events {
+            let expected = (self.text)(cmd, event)?;
+            match files.iter().find(|(name, _)| name == event) {
+                Some((_, text)) if *text == expected => ours += 1,
+                Some((_, text)) if self.is_ours(text, cmd, subcommand) => {
+                    ours += 1;
+                    status
+                        .drift
+                        .push(format!("{event}: runs another command than install writes"));
+                }
+                _ => status.missing_events.push((*event).to_owned()),
+            }
+        }
+        for (name, text) in files {
+            let event = name.split('.').next().unwrap_or(name);
+            if self.deciding.contains(&event) && !self.is_ours(text, cmd, subcommand) {
+                status.foreign_hooks.push(crate::install::ForeignHook {
+                    event: event.to_owned(),
+                    matcher: None,
+                    handler_type: "command".to_owned(),
+                    summary: name.clone(),
+                    source: crate::install::HookSource::Config,
+                });
+            }
+        }
+        status.state = match (
+            ours,
+            status.missing_events.is_empty(),
+            status.drift.is_empty(),
+        ) {
+            (0, _, _) => InstallState::Missing,
+            (_, true, true) => InstallState::Installed,
+            _ => InstallState::Drifted,
+        };
+        Ok(status)
+    }
 }
 
 /// An agent's own hook file editor.
@@ -203,6 +323,11 @@ impl HookEdit {
     /// Edited by the agent's own functions.
     pub const fn own(edit: OwnEdit) -> Self {
         Self(EditKind::Own(edit))
+    }
+
+    /// One file of lidguard's per event in a directory.
+    pub const fn files(files: &'static EventFiles) -> Self {
+        Self(EditKind::Files(files))
     }
 }
 
@@ -235,6 +360,7 @@ impl HookFile {
         match &self.edit.0 {
             EditKind::Json(spec) => engine::install(existing, spec, cmd, timeout),
             EditKind::Own(own) => (own.install)(existing, cmd, timeout),
+            EditKind::Files(_) => Err(not_one_file()),
         }
     }
 
@@ -249,6 +375,7 @@ impl HookFile {
         match &self.edit.0 {
             EditKind::Json(spec) => engine::remove(existing, spec, cmd, before),
             EditKind::Own(own) => (own.remove)(existing, cmd, before),
+            EditKind::Files(_) => Err(not_one_file()),
         }
     }
 
@@ -262,12 +389,31 @@ impl HookFile {
         match &self.edit.0 {
             EditKind::Json(spec) => engine::status(existing, spec, cmd, timeout),
             EditKind::Own(own) => (own.status)(existing, cmd, timeout),
+            EditKind::Files(_) => Err(not_one_file()),
+        }
+    }
+
+    /// The per-event files, when the agent's hooks are a directory of them (then the single
+    /// file methods refuse, and the caller edits each file).
+    pub fn event_files(&self) -> Option<&'static EventFiles> {
+        match self.edit.0 {
+            EditKind::Files(files) => Some(files),
+            EditKind::Json(_) | EditKind::Own(_) => None,
         }
     }
 
     /// What [`HookFile::install`] writes into a missing file.
     pub fn fresh(&self, cmd: &HookCommand, timeout: u32) -> String {
         engine::fresh(self.install(None, cmd, timeout))
+    }
+}
+
+/// The single-file edits asked of a directory of hook files.
+fn not_one_file() -> InstallError {
+    InstallError::Shape {
+        path: "hooks".to_owned(),
+        message: "this agent's hooks are one file per event in a directory, edited one by one"
+            .to_owned(),
     }
 }
 

@@ -28,16 +28,36 @@ pub(crate) fn parts(name: &str, cmdline: &str) -> (String, String, bool) {
     (name, cmdline.to_ascii_lowercase(), wrapper)
 }
 
-/// The first ancestor that is the agent: `ancestors` lists (pid, name, cmdline), parent first.
-pub fn find_owner<'a>(
+/// The process that runs a hook: the agent, or another tool that runs the agent's hook files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Runner {
+    /// Its process id: the session lasts no longer than it.
+    pub pid: u32,
+    /// The other tool's name, `None` when it is the agent itself.
+    pub other: Option<&'static str>,
+}
+
+/// The first ancestor that is the agent or a tool that runs its hook files: `ancestors` lists
+/// (pid, name, cmdline), parent first. The nearest wins, so Claude started in Cursor's
+/// terminal is Claude, and Cursor running Claude's hooks is Cursor.
+pub fn find_runner<'a>(
     provider: Provider,
     ancestors: impl IntoIterator<Item = (u32, &'a str, &'a str)>,
-) -> Option<u32> {
+) -> Option<Runner> {
+    let agent = crate::agents::agent(provider)?;
     ancestors
         .into_iter()
         .take(MAX_DEPTH)
-        .find(|(_, name, cmdline)| is_owner(provider, name, cmdline))
-        .map(|(pid, _, _)| pid)
+        .find_map(|(pid, name, cmdline)| {
+            if (agent.is_owner)(name, cmdline) {
+                return Some(Runner { pid, other: None });
+            }
+            let other = agent.also_run_by.iter().find(|o| (o.is)(name, cmdline))?;
+            Some(Runner {
+                pid,
+                other: Some(other.name),
+            })
+        })
 }
 
 /// The file name without extension, lowercase, without the `-` of a login shell.
@@ -76,13 +96,45 @@ mod tests {
     }
 
     #[test]
+    fn claude_hooks_run_by_cursor_or_devin_are_theirs() {
+        let by_devin = [
+            (30, "sh", "/bin/sh -c lidguard-hook claude-hook"),
+            (20, "devin", "devin -p fix it"),
+            (10, "zsh", "-zsh"),
+        ];
+        let runner = find_runner(Provider::Claude, by_devin).unwrap();
+        assert_eq!((runner.pid, runner.other), (20, Some("devin")));
+        let by_cursor = [(20, "cursor-agent", "cursor-agent -p x")];
+        assert_eq!(
+            find_runner(Provider::Claude, by_cursor).unwrap().other,
+            Some("cursor")
+        );
+        // Claude started from Cursor's terminal is Claude: the nearest wins.
+        let in_cursor = [
+            (30, "claude", "claude"),
+            (20, "zsh", "zsh"),
+            (10, "cursor", "/usr/share/cursor/cursor"),
+        ];
+        assert_eq!(
+            find_runner(Provider::Claude, in_cursor),
+            Some(Runner {
+                pid: 30,
+                other: None
+            })
+        );
+        // Codex's hook files are Codex's alone.
+        assert_eq!(find_runner(Provider::Codex, by_devin), None);
+    }
+
+    #[test]
     fn the_first_matching_ancestor_wins() {
         let chain = [
             (30, "sh", "/bin/sh -c lidguard claude-hook"),
             (20, "claude", "claude"),
             (10, "node", "node claude"),
         ];
-        assert_eq!(find_owner(Provider::Claude, chain), Some(20));
-        assert_eq!(find_owner(Provider::Codex, chain), None);
+        let pid = |p| find_runner(p, chain).map(|r| r.pid);
+        assert_eq!(pid(Provider::Claude), Some(20));
+        assert_eq!(pid(Provider::Codex), None);
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use lidguard_providers::agent::{Agent, EventFiles};
 use lidguard_providers::install::{Change, HookCommand, HookShell, InstallState};
 use lidguard_providers::{AGENTS, agent};
 
@@ -61,6 +62,10 @@ fn hook_and_snippet_commands_are_unique_and_found() {
 #[test]
 fn every_installer_round_trips_on_a_missing_file() {
     for a in AGENTS {
+        if let Some(files) = a.hooks.event_files() {
+            event_files_round_trip(a, files);
+            continue;
+        }
         let Change::Changed { new_text } = a.hooks.install(None, &cmd(), 30).unwrap() else {
             panic!("{a:?}: install into a missing file changes nothing");
         };
@@ -89,6 +94,42 @@ fn every_installer_round_trips_on_a_missing_file() {
             assert_eq!(status.state, InstallState::Installed, "{a:?}");
         }
     }
+}
+
+/// A directory of per-event hook files: each file written, recognized, kept, and taken away;
+/// a file of the user's by an event's name refused and never taken away.
+fn event_files_round_trip(a: &Agent, files: &EventFiles) {
+    let sub = a.hook_command;
+    let mut dir = Vec::new();
+    for event in files.events {
+        let Change::Changed { new_text } = files.install(None, &cmd(), sub, event).unwrap() else {
+            panic!("{a:?}: install of {event} into a missing file changes nothing");
+        };
+        assert_eq!(
+            files.install(Some(&new_text), &cmd(), sub, event).unwrap(),
+            Change::Unchanged,
+            "{a:?}: installing {event} twice changes it"
+        );
+        assert_eq!(
+            files.remove(&new_text, &cmd(), sub),
+            Change::Delete,
+            "{a:?}"
+        );
+        dir.push(((*event).to_owned(), new_text));
+    }
+    let status = files.status(&dir, &cmd(), sub).unwrap();
+    assert_eq!(status.state, InstallState::Installed, "{a:?}: {status:?}");
+    let users = "#!/bin/sh\necho mine\n";
+    assert!(
+        files
+            .install(Some(users), &cmd(), sub, files.events[0])
+            .is_err()
+    );
+    assert_eq!(files.remove(users, &cmd(), sub), Change::Unchanged);
+    dir[0].1 = users.to_owned();
+    let status = files.status(&dir, &cmd(), sub).unwrap();
+    assert_eq!(status.state, InstallState::Drifted, "{a:?}: {status:?}");
+    assert_eq!(status.missing_events, [files.events[0]], "{a:?}");
 }
 
 /// (event, file name) of every fixture of `provider`.

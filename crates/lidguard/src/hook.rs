@@ -71,6 +71,13 @@ fn handle(
     places: Option<&Places>,
 ) -> Result<(), String> {
     let (stdin, deadline) = read_stdin()?;
+    // Read first all the same: the agent's write must not fail on a closed pipe.
+    let elsewhere = lidguard_providers::agent(provider)
+        .and_then(|a| a.runs_elsewhere)
+        .and_then(|runs_elsewhere| runs_elsewhere(&lidguard_files::environment::var));
+    if let Some(why) = elsewhere {
+        return Err(format!("event ignored: {why}"));
+    }
     let cwd = std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string());
@@ -86,9 +93,10 @@ fn handle(
     }
     let starts = events.iter().any(|e| e.kind.starts_session());
     if starts {
-        let owner = find_owner(provider);
+        let runner = find_runner(provider);
         for event in &mut events {
-            event.owner_pid = owner;
+            event.owner_pid = runner.as_ref().map(|r| r.pid);
+            event.run_by = runner.as_ref().and_then(|r| r.other).map(str::to_owned);
         }
     }
     let hook_event = events
@@ -252,12 +260,13 @@ fn daemon_executable() -> Result<std::path::PathBuf, String> {
 /// The name of the small hook executable.
 pub const HOOK_EXECUTABLE: &str = lidguard_config::HOOK_EXECUTABLE;
 
-/// The agent process: the first ancestor of this hook that the provider's rules accept.
-fn find_owner(provider: Provider) -> Option<u32> {
+/// The agent process, or the tool that runs its hook files: the first ancestor of this hook
+/// that the provider's rules accept.
+fn find_runner(provider: Provider) -> Option<owner::Runner> {
     // Always the real /proc: LIDGUARD_PROC_ROOT only relocates the lid, display and thermal
     // sources, never the process tree the hook runs in.
     let chain = ancestry(&Roots::system(), std::process::id(), owner::MAX_DEPTH);
-    owner::find_owner(
+    owner::find_runner(
         provider,
         chain
             .iter()

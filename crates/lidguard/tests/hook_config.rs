@@ -17,6 +17,7 @@ fn with_agents(home: &Home, args: &[&str]) -> std::process::Output {
         .env("GEMINI_CLI_HOME", home.path().join("gemini"))
         .env("QWEN_HOME", home.path().join("qwen"))
         .env("KILO_CONFIG_DIR", home.path().join("kilo"))
+        .env("CLINE_DIR", home.path().join("cline"))
         .output()
         .unwrap()
 }
@@ -86,6 +87,96 @@ fn dry_run_changes_nothing_install_backs_up_and_remove_restores() {
         USER_SETTINGS,
         "remove restores the bytes"
     );
+}
+
+/// The files of a directory with their bytes and modes.
+fn files_of(dir: &std::path::Path) -> Vec<(String, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&path).unwrap(),
+                mode,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn cline_hook_files_go_next_to_the_users_own_and_remove_leaves_them_exactly() {
+    let home = agent_home();
+    let hooks = home.path().join("cline/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    // The user's own hooks: another file for PreToolUse (Cline runs both) and one for an event
+    // lidguard does not use.
+    std::fs::write(hooks.join("PreToolUse.sh"), "#!/bin/bash\necho mine\n").unwrap();
+    std::fs::write(hooks.join("PreCompact"), "#!/bin/sh\nexit 0\n").unwrap();
+    let before = files_of(&hooks);
+
+    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
+    assert_ok(&out);
+    let expected = format!(
+        "#!{} cline-hook --event\n# lidguard: keeps this machine awake while Cline works \
+         (`lidguard hook-remove --provider cline` takes it away)\n",
+        env!("CARGO_BIN_EXE_lidguard-hook")
+    );
+    for event in ["TaskStart", "PreToolUse", "TaskComplete", "SessionShutdown"] {
+        let path = hooks.join(event);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected, "{event}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{event}: readable by the user alone");
+    }
+    let out = with_agents(&home, &["hook-status", "--provider", "cline", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status[0]["state"], "installed", "{status}");
+    assert_eq!(status[0]["foreignHooks"][0]["summary"], "PreToolUse.sh");
+    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
+    assert!(stdout(&out).contains("already up to date"));
+
+    let out = with_agents(&home, &["hook-remove", "--provider", "cline"]);
+    assert_ok(&out);
+    assert_eq!(
+        files_of(&hooks),
+        before,
+        "remove leaves exactly the user's files"
+    );
+
+    // A file of the user's by the name lidguard needs: refused, nothing written.
+    std::fs::write(hooks.join("TaskComplete"), "#!/bin/sh\nnotify-send done\n").unwrap();
+    let before = files_of(&hooks);
+    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("TaskComplete") && err.contains("not lidguard's"),
+        "{err}"
+    );
+    assert_eq!(files_of(&hooks), before, "a refusal writes nothing");
+}
+
+#[test]
+fn cline_hooks_directory_lidguard_created_goes_on_remove() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("cline")).unwrap();
+    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
+    assert_ok(&out);
+    assert!(home.path().join("cline/hooks/TaskStart").is_file());
+    let out = with_agents(&home, &["hook-remove", "--provider", "cline"]);
+    assert_ok(&out);
+    assert!(
+        !home.path().join("cline/hooks").exists(),
+        "{}",
+        stdout(&out)
+    );
+    assert!(home.path().join("cline").is_dir());
 }
 
 #[test]
@@ -285,11 +376,12 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         ".cursor",
         "qwen",
         "kilo",
+        "cline",
     ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
     let agents = lidguard_providers::AGENTS.len();
-    assert_eq!(agents, 8, "a new agent: give it a directory above");
+    assert_eq!(agents, 9, "a new agent: give it a directory above");
     let codex = home.path().join("codex/config.toml");
     let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
     std::fs::write(&codex, codex_before).unwrap();

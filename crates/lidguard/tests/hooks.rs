@@ -87,6 +87,35 @@ fn a_prompt_launches_the_daemon_and_starts_the_session() {
 }
 
 #[test]
+fn a_claude_cloud_session_keeps_nothing_awake_and_says_why() {
+    let home = Home::new();
+    // A session on this machine first, so the daemon runs and can be asked.
+    let here = CLAUDE_PROMPT.replace("\"s1\"", "\"s0\"");
+    assert!(hook(&home, &["claude-hook"], here.as_bytes(), &[]).0);
+    assert!(home.session("s0").is_some());
+    let mut cmd = home.cmd(&["claude-hook"]);
+    cmd.env("CLAUDE_CODE_REMOTE", "true");
+    let out = pipe(cmd, CLAUDE_PROMPT.as_bytes());
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert!(
+        home.session("s1").is_none(),
+        "no session for work elsewhere"
+    );
+    assert!(
+        log(&home).contains("a Claude cloud session"),
+        "{}",
+        log(&home)
+    );
+    // The same prompt from a self-hosted runner (this machine) starts its session.
+    let mut cmd = home.cmd(&["claude-hook"]);
+    cmd.env("CLAUDE_CODE_REMOTE", "true");
+    cmd.env("CLAUDE_CODE_ENVIRONMENT_KIND", "byoc");
+    assert!(pipe(cmd, CLAUDE_PROMPT.as_bytes()).status.success());
+    assert!(home.session("s1").is_some());
+}
+
+#[test]
 fn a_hook_executable_alone_reaches_a_running_daemon_and_says_why_it_cannot_start_one() {
     // A copy of the hook executable without `lidguard` beside it (the static build put on its
     // own somewhere): it cannot start the daemon, but it reaches one that runs.
@@ -427,12 +456,10 @@ fn concurrent_hook_streams_lose_no_event() {
     assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
 }
 
-#[test]
-fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
-    let home = Home::new();
-    // An "agent" process named `claude` (a copy of sh) runs the hook, as Claude Code does
-    // through `sh -c`.
-    let agent = home.path().join("claude");
+/// Runs Claude's prompt hook from a process named `name` (a copy of sh, as an agent runs a
+/// hook through `sh -c`), which lives until its stdin closes; returns it and its pid.
+fn prompt_from_process(home: &Home, name: &str) -> (std::process::Child, u64) {
+    let agent = home.path().join(name);
     crate::util::write_executable(&agent, &std::fs::read("/bin/sh").unwrap());
     let payload = home.path().join("prompt.json");
     std::fs::write(&payload, CLAUDE_PROMPT).unwrap();
@@ -451,10 +478,37 @@ fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
         &mut line,
     )
     .unwrap();
-    let agent_pid: u64 = line.trim().parse().unwrap();
+    (child, line.trim().parse().unwrap())
+}
+
+#[test]
+fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
+    let home = Home::new();
+    let (mut child, agent_pid) = prompt_from_process(&home, "claude");
     let s = home.session("s1").unwrap();
     assert_eq!(s["watchedPid"], agent_pid, "{s}");
+    assert!(s.get("runBy").is_none(), "{s}");
     // The agent exits: the daemon's watchdog ends the session (cancel path).
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert!(crate::util::eventually(
+        std::time::Duration::from_secs(10),
+        || home.session("s1").is_none()
+    ));
+}
+
+#[test]
+fn a_claude_hook_run_by_devin_is_devins_session() {
+    let home = Home::new();
+    let (mut child, devin_pid) = prompt_from_process(&home, "devin");
+    let s = home.session("s1").unwrap();
+    assert_eq!(s["watchedPid"], devin_pid, "{s}");
+    assert_eq!(s["runBy"], "devin", "{s}");
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("devin:s1 (through Claude Code's hooks)"),
+        "{status}"
+    );
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
     assert!(crate::util::eventually(

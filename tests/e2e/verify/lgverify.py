@@ -105,7 +105,10 @@ def install_hooks(lidguard, env, provider):
                       f"hook-status rc={rc} {raw[:400]!r}", report
     path = report.get("file") or ""
     try:
-        text = open(path).read()
+        if os.path.isdir(path):  # a directory of hook files (Cline): all of them
+            text = "".join(open(os.path.join(path, n)).read() for n in sorted(os.listdir(path)))
+        else:
+            text = open(path).read()
     except OSError as e:
         text = f"<{e}>"
     exe = hook_executable(lidguard)

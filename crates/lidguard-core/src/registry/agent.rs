@@ -31,6 +31,7 @@ impl Registry {
                     cwd: event.cwd.clone(),
                     transcript_path: event.transcript_path.clone(),
                     watched_pid,
+                    run_by: event.run_by.clone(),
                 };
                 let reply = self.start(start, now, fx);
                 if let (Some(session), Some(prompt)) = (self.sessions.get_mut(&key), &event.prompt)
@@ -52,7 +53,7 @@ impl Registry {
                 if session.background.len() == before {
                     return (Reply::Unchanged, None);
                 }
-                fx.push(Effect::SaveSession(session.clone()));
+                fx.push(Effect::SaveSession(Box::new(session.clone())));
                 log(
                     fx,
                     "session-work-finished",

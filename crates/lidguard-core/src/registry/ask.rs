@@ -161,7 +161,7 @@ impl Registry {
             };
             self.ended.retain(|e| e.key != session.key);
             log(fx, "session-continued", Some(&session.key), "");
-            fx.push(Effect::SaveSession(session.clone()));
+            fx.push(Effect::SaveSession(Box::new(session.clone())));
             self.sessions.insert(session.key.clone(), session);
         }
         answer_hook(fx, id, ask.key, Some(reply.trim().to_owned()), status);

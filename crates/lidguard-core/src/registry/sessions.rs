@@ -15,6 +15,7 @@ impl Registry {
             cwd,
             transcript_path,
             watched_pid,
+            run_by,
         } = start;
         // An mcp session has no process of its own to watch: the MCP server is shared.
         let watched_pid = watched_pid.filter(|_| key.provider != Provider::Mcp);
@@ -33,6 +34,9 @@ impl Registry {
                 if watched_pid.is_some() {
                     session.watched_pid = watched_pid;
                 }
+                if run_by.is_some() {
+                    session.run_by = run_by;
+                }
                 (Reply::Updated, session.clone())
             }
             None => {
@@ -41,6 +45,7 @@ impl Registry {
                     cwd,
                     transcript_path,
                     watched_pid,
+                    run_by,
                     started_at: now,
                     last_activity_at: now,
                     soft_lock: None,
@@ -59,7 +64,7 @@ impl Registry {
             "session-updated"
         };
         log(fx, name, Some(&key), "");
-        fx.push(Effect::SaveSession(session));
+        fx.push(Effect::SaveSession(Box::new(session)));
         reply
     }
 
@@ -76,7 +81,7 @@ impl Registry {
         };
         session.last_activity_at = now;
         let was_locked = session.soft_lock.take();
-        fx.push(Effect::SaveSession(session.clone()));
+        fx.push(Effect::SaveSession(Box::new(session.clone())));
         // Activity arrives on every tool call; only a cleared soft-lock is worth a log line.
         match was_locked {
             Some(lock) => {
@@ -108,7 +113,7 @@ impl Registry {
         }
         log(fx, "session-softlock-recorded", Some(key), &reason);
         session.soft_lock = Some(SoftLock { reason, since: now });
-        fx.push(Effect::SaveSession(session.clone()));
+        fx.push(Effect::SaveSession(Box::new(session.clone())));
         Reply::Recorded
     }
 
@@ -150,7 +155,7 @@ impl Registry {
                 reason: reason.clone(),
                 since: now,
             });
-            fx.push(Effect::SaveSession(session.clone()));
+            fx.push(Effect::SaveSession(Box::new(session.clone())));
             log(fx, "session-stop-deferred", Some(&key), &reason);
             return Reply::StopDeferred;
         }
@@ -258,7 +263,7 @@ impl Registry {
                 log(fx, "session-timeout-softlock-recorded", Some(&key), &reason);
                 session.soft_lock = Some(SoftLock { reason, since: now });
             }
-            fx.push(Effect::SaveSession(session.clone()));
+            fx.push(Effect::SaveSession(Box::new(session.clone())));
         }
         self.tick_exit(now, fx);
     }

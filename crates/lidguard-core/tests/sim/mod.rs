@@ -158,6 +158,7 @@ impl Sim {
             cwd: Some("/home/u/proj".into()),
             transcript_path: Some("/home/u/.claude/projects/p/s.jsonl".into()),
             watched_pid: None,
+            run_by: None,
         }));
     }
 

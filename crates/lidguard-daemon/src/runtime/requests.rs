@@ -53,6 +53,7 @@ pub(super) fn route(request: Request) -> Route {
                 cwd,
                 transcript_path,
                 watched_pid,
+                run_by: None,
             });
             Route::Session {
                 key,

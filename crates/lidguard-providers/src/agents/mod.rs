@@ -7,6 +7,7 @@
 //! an agent.
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -30,6 +31,7 @@ pub static AGENTS: &[&Agent] = &[
     &cursor::AGENT,
     &qwen::AGENT,
     &kilo::AGENT,
+    &cline::AGENT,
 ];
 
 /// The entry of `provider`, `None` for providers that are not agents (`custom`, `mcp`).

@@ -92,8 +92,9 @@ pub(crate) fn apply(
             continue;
         }
         if remove {
-            let outcome = hooks::remove(places, p, &location, &setup.cmd, options)?;
-            print(label, "lidguard's hooks", true, &outcome)?;
+            for outcome in hooks::remove(places, p, &location, &setup.cmd, options)? {
+                print(label, "lidguard's hooks", true, &outcome)?;
+            }
         } else {
             let installed = hooks::install(
                 places,
@@ -103,7 +104,9 @@ pub(crate) fn apply(
                 options,
                 args.trust_codex_hooks,
             )?;
-            print(label, "lidguard's hooks", false, &installed.outcome)?;
+            for outcome in &installed.outcomes {
+                print(label, "lidguard's hooks", false, outcome)?;
+            }
             print_trust(p, installed.trust.as_ref())?;
         }
     }

@@ -127,9 +127,15 @@ fn render(s: &Status) -> String {
     } else {
         line(format!("Sessions ({}):", s.sessions.len()));
         for x in &s.sessions {
-            let name = match &x.provider_name {
-                Some(n) => format!("{}:{}:{}", x.provider, n, x.session_id),
-                None => format!("{}:{}", x.provider, x.session_id),
+            let name = match (&x.provider_name, &x.run_by) {
+                (Some(n), _) => format!("{}:{}:{}", x.provider, n, x.session_id),
+                // Another tool's work through this provider's hook files: named by that tool.
+                (None, Some(tool)) => format!(
+                    "{tool}:{} (through {}'s hooks)",
+                    x.session_id,
+                    x.provider.display_name()
+                ),
+                (None, None) => format!("{}:{}", x.provider, x.session_id),
             };
             let state = match (x.state, &x.soft_lock_reason) {
                 (SessionState::Active, _) => "working".to_owned(),

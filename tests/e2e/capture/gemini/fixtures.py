@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Turn a Gemini CLI capture run (run.sh output dir) into tests/fixtures/gemini/*.json, or with
-`--agent qwen` (what tests/e2e/capture/qwen/fixtures.py passes) a Qwen Code one into
-tests/fixtures/qwen/: the same hook logger, payload shape and variant rules.
+`--agent qwen|cline` (what tests/e2e/capture/{qwen,cline}/fixtures.py pass) a Qwen Code or Cline
+CLI one into tests/fixtures/<agent>/: the same hook logger and variant rules.
 
-Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent gemini|qwen]
+Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent gemini|qwen|cline]
 
 One fixture per distinct (scenario, event): <scenario>__<Event>.json, from the first occurrence.
 A later occurrence whose variant differs (other key set, stop_hook_active, notification_type,
@@ -55,24 +55,41 @@ AGENTS = {
             "tui-interrupt": "interactive TUI under tmux (--yolo): a long run_shell_command interrupted with Escape while it runs; then /quit",
         },
     },
+    "cline": {
+        "client": "cline",
+        "stop_hook": "TaskComplete",
+        "descriptions": {
+            "print-shell": "cline \"<prompt>\" (act mode, tools auto-approved), one run_commands (echo hello)",
+            "print-second-run": "two cline runs in one HOME: the second runs in Cline's background hub (cline --cline-hub-daemon), which runs its hooks",
+            "print-http-500": "cline \"<prompt>\", every model call answers HTTP 500 (retried, then the CLI exits 1)",
+            "print-ask-deny": "cline \"<prompt>\", the ask_question tool; the PreToolUse hook prints lidguard's closed-lid refusal {\"cancel\": true, \"errorMessage\"} (the run aborts)",
+            "print-interrupt": "cline \"<prompt>\", a long run_commands; the CLI gets SIGINT while it runs",
+        },
+    },
 }
 
 
 def variant(p):
+    if not isinstance(p, dict):
+        return ("raw", p)
     g = p.get
     return (tuple(sorted(p.keys())), g("stop_hook_active"), g("notification_type"), g("tool_name"),
-            g("source"), g("reason"), g("trigger"), g("prompt") == "")
+            g("source"), g("reason"), g("trigger"), g("prompt") == "",
+            (g("tool_call") or {}).get("name"))
 
 
 def describe(p, base, stop_hook):
+    if not isinstance(p, dict):
+        return base + " (stdin empty: the CLI was exiting)" if p == "" else base
     g = p.get
     bits = []
     if g("stop_hook_active") is True:
         bits.append(f"after the {stop_hook} hook blocked (stop_hook_active=true)")
     if g("notification_type"):
         bits.append(f"notification_type={g('notification_type')}")
-    if g("tool_name"):
-        bits.append(f"tool {g('tool_name')}")
+    tool = g("tool_name") or (g("tool_call") or g("tool_result") or {}).get("name")
+    if tool:
+        bits.append(f"tool {tool}")
     return base + (f" ({'; '.join(bits)})" if bits else "")
 
 
@@ -94,7 +111,11 @@ def main():
         seen = {}
         for line in open(hooks):
             rec = json.loads(line)
-            ev, payload = rec["event"], json.loads(rec["stdin"])
+            ev = rec["event"]
+            try:
+                payload = json.loads(rec["stdin"])
+            except ValueError:  # kept verbatim: what the hook got
+                payload = rec["stdin"]
             v = variant(payload)
             if v in seen.setdefault(ev, []):
                 continue

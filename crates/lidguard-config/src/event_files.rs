@@ -1,0 +1,171 @@
+//! Hooks as one file of lidguard's per event in a directory (Cline): each file is edited as
+//! any other config file ([`file::apply`]: atomic, private, receipt, backup), and the
+//! directory goes again on remove when lidguard created it and nothing else is in it.
+
+use std::path::{Path, PathBuf};
+
+use lidguard_ipc::Places;
+use lidguard_providers::agent::{Agent, EventFiles};
+use lidguard_providers::install::{Change, HookCommand, HookStatus};
+
+use crate::file::{self, Direction, Options, Outcome, Planned};
+use crate::receipts::{self, Receipt};
+use crate::{ConfigError, read_optional};
+
+/// The receipt tag of a hooks directory lidguard created.
+fn dir_tag(a: &Agent) -> String {
+    format!("{}-dir", a.provider.as_str())
+}
+
+/// Writes lidguard's file for every event into `dir`. A file of someone else's by one of
+/// those names stops the install before anything is written.
+pub fn install(
+    places: &Places,
+    a: &Agent,
+    files: &EventFiles,
+    dir: &Path,
+    cmd: &HookCommand,
+    options: Options,
+) -> Result<Vec<Outcome>, ConfigError> {
+    for event in files.events {
+        let path = dir.join(event);
+        let existing = read_optional(&path)?;
+        files
+            .install(existing.as_deref(), cmd, a.hook_command, event)
+            .map_err(|source| ConfigError::Refused { file: path, source })?;
+    }
+    let created_dir = !dir.exists();
+    let outcomes = each_file(
+        places,
+        a,
+        files,
+        dir,
+        Direction::Install,
+        options,
+        |existing, event| {
+            let ours = existing.is_some_and(|t| files.is_ours(t, cmd, a.hook_command));
+            Ok(Planned {
+                change: files.install(existing, cmd, a.hook_command, event)?,
+                // A file of lidguard's was all there was: without it, no file.
+                without_ours: ours.then_some(None),
+            })
+        },
+    )?;
+    if created_dir && !options.dry_run {
+        let receipt = Receipt {
+            file: dir.to_owned(),
+            before: None,
+            after: String::new(),
+        };
+        receipts::save(places, &dir_tag(a), &receipt).map_err(|source| ConfigError::Io {
+            action: "record what lidguard created in",
+            path: dir.to_owned(),
+            source,
+        })?;
+    }
+    Ok(outcomes)
+}
+
+/// Takes lidguard's files out of `dir` (anyone else's stay), then the directory when lidguard
+/// created it and it is empty.
+pub fn remove(
+    places: &Places,
+    a: &Agent,
+    files: &EventFiles,
+    dir: &Path,
+    cmd: &HookCommand,
+    options: Options,
+) -> Result<Vec<Outcome>, ConfigError> {
+    let outcomes = each_file(
+        places,
+        a,
+        files,
+        dir,
+        Direction::Remove,
+        options,
+        |existing, _| {
+            Ok(Planned::change(match existing {
+                None => Change::Unchanged,
+                Some(text) => files.remove(text, cmd, a.hook_command),
+            }))
+        },
+    )?;
+    let tag = dir_tag(a);
+    if !options.dry_run && receipts::load(places, &tag, dir).is_some() {
+        // Not empty: someone else's files are in it, and it stays (with the receipt).
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            receipts::drop(places, &tag, dir);
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Edits the file of every event in `dir` with `plan(existing text, event)`.
+fn each_file(
+    places: &Places,
+    a: &Agent,
+    files: &EventFiles,
+    dir: &Path,
+    direction: Direction,
+    options: Options,
+    plan: impl Fn(Option<&str>, &str) -> Result<Planned, lidguard_providers::install::InstallError>,
+) -> Result<Vec<Outcome>, ConfigError> {
+    files
+        .events
+        .iter()
+        .map(|event| {
+            file::apply(
+                places,
+                a.provider.as_str(),
+                &dir.join(event),
+                direction,
+                options,
+                |existing, _| plan(existing, event),
+            )
+        })
+        .collect()
+}
+
+/// Compares the directory's files with what install writes.
+pub fn status(
+    a: &Agent,
+    files: &EventFiles,
+    dir: &Path,
+    cmd: &HookCommand,
+) -> Result<HookStatus, ConfigError> {
+    files
+        .status(&read_dir(dir)?, cmd, a.hook_command)
+        .map_err(|source| ConfigError::Refused {
+            file: dir.to_owned(),
+            source,
+        })
+}
+
+/// The text files directly in `dir` by name (none when it does not exist).
+fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, ConfigError> {
+    let io = |source, path: PathBuf| ConfigError::Io {
+        action: "read",
+        path,
+        source,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(e, dir.to_owned())),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| io(e, dir.to_owned()))?;
+        let path = entry.path();
+        // The agent runs only regular files (not links, not folders); a binary is not ours.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if let (Some(name), Ok(text)) = (entry.file_name().to_str(), std::fs::read_to_string(&path))
+        {
+            found.push((name.to_owned(), text));
+        }
+    }
+    found.sort();
+    Ok(found)
+}

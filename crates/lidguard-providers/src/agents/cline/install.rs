@@ -1,0 +1,63 @@
+//! Cline CLI: one hook file per event in `$CLINE_DIR/hooks` (else `~/.cline/hooks`), each
+//! wholly lidguard's. Cline runs a hook file with the program its first line names
+//! (`#!<program> <args>`, split at spaces) and the file's path as the last argument, whatever
+//! the platform and the file's mode (3.0.65: `@cline/core`'s hook-file runner), so lidguard's
+//! file names the hook executable there and no shell runs: `#!<hook> cline-hook --event`, the
+//! path then being the `--event` value. A program path with spaces cannot be split that way;
+//! on Linux and macOS the file is then a `sh` script that `exec`s the hook.
+
+use crate::agent::EventFiles;
+use crate::install::{HookCommand, HookShell, InstallError};
+
+/// The subcommand that marks lidguard's files.
+pub const SUBCOMMAND: &str = "cline-hook";
+
+/// The events lidguard writes a file for: those Cline 3.0.65 fires and the dialect acts on
+/// (`PreCompact` is a file name Cline knows but fires no hook for).
+pub const EVENTS: &[&str] = &[
+    "TaskStart",
+    "TaskResume",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "TaskComplete",
+    "TaskError",
+    "TaskCancel",
+    "SessionShutdown",
+];
+
+/// lidguard's files.
+pub(crate) static FILES: EventFiles = EventFiles {
+    events: EVENTS,
+    // Another `PreToolUse` file can stop the run (`cancel`) where lidguard refuses a question.
+    deciding: &["PreToolUse"],
+    text,
+};
+
+/// The comment that says whose file it is.
+const NOTE: &str = "# lidguard: keeps this machine awake while Cline works \
+                    (`lidguard hook-remove --provider cline` takes it away)";
+
+/// lidguard's hook file (the same for every event: the file's name is the event).
+fn text(cmd: &HookCommand, _event: &str) -> Result<String, InstallError> {
+    let program = &cmd.program;
+    if !program.is_empty() && !program.contains(char::is_whitespace) {
+        return Ok(format!("#!{program} {SUBCOMMAND} --event\n{NOTE}\n"));
+    }
+    if cfg!(windows) {
+        return Err(InstallError::Shape {
+            path: program.clone(),
+            message: "Cline reads a hook's program from the file's first line, split at spaces: \
+                      install lidguard where its path has no spaces"
+                .to_owned(),
+        });
+    }
+    let posix = HookCommand {
+        program: program.clone(),
+        shell: HookShell::Posix,
+    };
+    Ok(format!(
+        "#!/bin/sh\n{NOTE}\nexec {} --event \"$0\"\n",
+        posix.render(SUBCOMMAND)
+    ))
+}

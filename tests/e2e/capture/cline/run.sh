@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Capture real Cline CLI hook payloads against the scripted fake model.
+#
+#   tests/e2e/capture/cline/run.sh [scenario ...]     (default: all scenarios)
+#   then: tests/e2e/capture/cline/fixtures.py <output dir>   (writes tests/fixtures/cline/)
+#
+# - installs cline@$CLINE_VERSION (its native @cline/cli-linux-x64 binary) into the gitignored
+#   cache .ci/cache/npm/ (reused);
+# - per scenario makes /tmp/lidguard-capture-cline.<ts>/<scenario>/ with its own HOME (a hook
+#   file per event in $HOME/.cline/hooks, the openai-compatible provider set by `cline auth`)
+#   and a `git init` project;
+# - runs the fake model server (tests/e2e/fakemodel_chat.py, OpenAI chat completions on
+#   loopback) and `cline "<prompt>"` INSIDE a private network namespace with only loopback
+#   (`unshare -n`).
+# Every hook file runs tests/e2e/hooklog.py <dir>/hooklog <Event>; results:
+# <dir>/hooklog/hooks.jsonl, model requests: <dir>/model.jsonl. Needs root (for unshare -n).
+# CAPTURE_OUT overrides the output root.
+set -euo pipefail
+
+CLINE_VERSION="${CLINE_VERSION:-3.0.65}"
+REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
+HOOKLOG="$REPO/tests/e2e/hooklog.py"
+FAKE="$REPO/tests/e2e/fakemodel_chat.py"
+PKGDIR="$REPO/.ci/cache/npm/cline@$CLINE_VERSION"
+CLINE="$PKGDIR/node_modules/@cline/cli-linux-x64/bin/cline"
+
+# Every hook file name Cline 3.0.65 knows (HookConfigFileName), so the capture shows what fires.
+EVENTS="TaskStart TaskResume TaskCancel TaskComplete TaskError PreToolUse PostToolUse
+UserPromptSubmit PreCompact SessionShutdown"
+ALL_SCENARIOS="print-shell print-second-run print-http-500 print-ask-deny print-interrupt"
+
+# --- scenario definitions: set PROMPT; write $D/script.json -------------------------------------
+scenario() {
+  local s="$1" D="$2"
+  PROMPT="run the scripted step"; INTERRUPT=""; RUNS=1
+  case "$s" in
+    print-shell)
+      echo '[{"tool":"run_commands","args":{"commands":["echo hello"]}},{"text":"Done: hello."}]' ;;
+    print-second-run)
+      # two runs in one HOME: the second after the first left Cline's background hub running
+      RUNS=2
+      echo '[{"text":"First answer."},{"text":"Second answer."}]' ;;
+    print-http-500)
+      echo '[{"status":500},{"status":500},{"status":500},{"status":500},{"status":500},{"status":500},{"status":500}]' ;;
+    print-ask-deny)
+      # the question tool; the PreToolUse hook prints lidguard's closed-lid refusal
+      mkdir -p "$D/hooklog/replies"
+      echo '{"cancel":true,"errorMessage":"lidguard: the lid is closed and nobody can answer now; continue without asking, or stop here"}' \
+        > "$D/hooklog/replies/PreToolUse.json"
+      echo '[{"tool":"ask_question","args":{"question":"Which colour?","options":["red","blue"]}},{"text":"Asked."}]' ;;
+    print-interrupt)
+      # a long command, the CLI interrupted (SIGINT) while it runs
+      INTERRUPT=1
+      echo '[{"tool":"run_commands","args":{"commands":["sleep 30 # intentional-sleep: the capture interrupts it"]}},{"text":"Waited."}]' ;;
+    *) echo "unknown scenario $s" >&2; return 1 ;;
+  esac > "$D/script.json"
+}
+
+write_hooks() {  # $1 = run dir
+  local D="$1" ev
+  mkdir -p "$D/home/.cline/hooks"
+  for ev in $EVENTS; do
+    printf '#!/bin/sh\nexec python3 %s %s %s\n' "$HOOKLOG" "$D/hooklog" "$ev" > "$D/home/.cline/hooks/$ev"
+    chmod 700 "$D/home/.cline/hooks/$ev"
+  done
+}
+
+# --- inside the namespace --------------------------------------------------------------------
+inside() {  # $1 = run dir
+  local D="$1"
+  ip link set lo up
+  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
+  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
+    2> "$D/fake.stderr" &
+  FPID=$!
+  trap 'kill $FPID 2>/dev/null || true; pkill -f "$CLINE" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
+  local port; port=$(cat "$D/port")
+  cd "$D/proj"
+  local envs=(PATH="$PATH" LANG=C.UTF-8 HOME="$D/home" TERM=dumb)
+  env -i "${envs[@]}" timeout 60 "$CLINE" auth -p openai -k fake-key -m fake-model \
+    -b "http://127.0.0.1:$port/v1" > "$D/auth.out" 2>&1
+  set +e
+  local run
+  for run in $(seq "$RUNS"); do
+    if [ -n "$INTERRUPT" ]; then
+      env -i "${envs[@]}" timeout 120 "$CLINE" "$PROMPT" < /dev/null > "$D/stdout" 2> "$D/stderr" &
+      local pid=$!
+      for _ in $(seq 300); do grep -qs PreToolUse "$D/hooklog/hooks.jsonl" && break; sleep 0.1; done
+      sleep 2
+      pkill -INT -f "^$CLINE $PROMPT" ; wait $pid
+    else
+      env -i "${envs[@]}" timeout 120 "$CLINE" "$PROMPT" < /dev/null >> "$D/stdout" 2>> "$D/stderr"
+    fi
+    echo $? >> "$D/exit"
+  done
+  sleep "${SETTLE:-3}"  # the detached hooks (TaskComplete, SessionShutdown) land after exit
+  set -e
+}
+
+if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
+
+# --- outside: install, prepare, run each scenario in its own namespace --------------------------
+[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
+if [ ! -x "$CLINE" ]; then
+  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline "cline@$CLINE_VERSION"
+fi
+OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-cline.$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$OUT"
+echo "$CLINE_VERSION" > "$OUT/client-version"
+for s in ${*:-$ALL_SCENARIOS}; do
+  D="$OUT/$s"
+  rm -rf "$D"; mkdir -p "$D"/{home,proj,hooklog}
+  git -C "$D/proj" init -q
+  echo "# scratch project" > "$D/proj/README.md"
+  scenario "$s" "$D"
+  write_hooks "$D"
+  echo "== $s"
+  start=$(date +%s)
+  PROMPT="$PROMPT" INTERRUPT="$INTERRUPT" RUNS="$RUNS" unshare -n "$0" --inside "$D"
+  echo "   exit=$(tr '\n' ' ' < "$D/exit")in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
+import json,sys
+print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
+done
+echo "results in $OUT"

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Verify lidguard against the REAL Cline CLI (offline, loopback only).
+
+Usage (as root; `tests/e2e/verify/run.sh cline` builds lidguard first, then runs this):
+    cline.py [scenario ...] [--out DIR]
+    cline.py --list
+
+Each scenario has its own run directory (HOME, `git init` project, fake lid/display tree,
+LIDGUARD_HOME), as copilot_opencode.py sets them up (its Run class is reused). The whole run is
+inside a private network namespace (`unshare -n`, only `lo`): the fake OpenAI chat-completions
+server (tests/e2e/fakemodel_chat.py on 127.0.0.1, set with `cline auth -p openai -b <url>`),
+`cline "<prompt>"` (its native binary from the npm registry), lidguard's hooks and its daemon.
+
+`cline auth` writes the user's provider settings first; then the real
+`lidguard hook-install --provider cline` writes lidguard's hook files into ~/.cline/hooks next
+to the user's own hook file (a `TaskComplete.sh` that logs), and `hook-status` must say installed.
+
+Scenarios:
+  cline-print-basic     one run_commands call, lid open: TaskStart starts the session,
+                        TaskComplete ends it; the user's own TaskComplete.sh ran too
+  cline-print-error     every model call answers HTTP 500: TaskError ends the turn; exit 1
+  cline-closed-ask      lid closed, policy deny: the ask_question call's PreToolUse gets
+                        lidguard's {"cancel": true, "errorMessage"}; Cline stops the run
+  cline-print-interrupt SIGINT while a long command runs: the SessionShutdown hook gets no
+                        payload; lidguard ends the session when the process it watches exits
+  cline-hub-run         a second run, which Cline runs in its background hub: the session is
+                        tracked and ends on TaskComplete although the hub lives on
+
+Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import driver  # noqa: E402  (the command line and the scenario loop)
+import copilot_opencode as co  # noqa: E402  (the shared Run and checks)
+
+REPO = co.REPO
+CLINE_VERSION = os.environ.get("CLINE_VERSION", "3.0.65")
+CLINE = os.path.join(REPO, ".ci/cache/npm", f"cline@{CLINE_VERSION}",
+                     "node_modules/@cline/cli-linux-x64/bin/cline")
+USER_HOOK = "#!/bin/sh\ncat > /dev/null\necho ran >> \"$HOME/user-hook.log\"\n"
+check = co.check
+
+
+class Run(co.Run):
+    """copilot_opencode's run directory, with Cline's provider set to the fake model."""
+
+    def prepare(self):
+        """`cline auth` (the user's provider settings), the user's own hook file, then
+        lidguard's hook-install next to it."""
+        env = self.cline_env()
+        r = subprocess.run([CLINE, "auth", "-p", "openai", "-k", "fake-key", "-m", "fake-model",
+                            "-b", f"http://127.0.0.1:{self.port}/v1"], env=env, cwd=self.proj,
+                           capture_output=True, text=True, timeout=60)
+        if not check(f"{self.name}: cline auth sets the fake model", r.returncode == 0,
+                     (r.stdout + r.stderr)[-400:]):
+            return False
+        hooks = self.path("home", ".cline", "hooks")
+        os.makedirs(hooks, exist_ok=True)
+        with open(os.path.join(hooks, "TaskComplete.sh"), "w") as f:
+            f.write(USER_HOOK)
+        return self.install("cline")
+
+    def cline_env(self):
+        env = self.base_env()
+        env.update(TERM="dumb")
+        return env
+
+
+def cline_run(run, prompt="run the scripted step", out="stdout"):
+    """Starts `cline "<prompt>"`; returns the process."""
+    return co.spawn([CLINE, prompt], cwd=run.proj, env=run.cline_env(), stdin=subprocess.DEVNULL,
+                    stdout=open(run.path(out), "w"), stderr=open(run.path(out + ".err"), "w"))
+
+
+def wait(p, timeout=150):
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        co.stop_popen(p)
+        return None
+
+
+def ended(run, timeout=15):
+    """Bounded wait until lidguard tracks no Cline session."""
+    end = time.time() + timeout
+    while co.session_of(run.sessions(), "cline") and time.time() < end:
+        time.sleep(0.25)
+
+
+def steps(run):
+    """The model requests that consumed a scripted step (not the refused telemetry connects)."""
+    return [r for r in run.model_requests() if (r.get("body") or {}).get("tools")]
+
+
+def cline_events(run):
+    return [e for e in run.events() if e.get("provider") == "cline"]
+
+
+def stop_hub(run):
+    """Cline's background hub outlives the CLI: stop the one this run's HOME started."""
+    home = run.path("home").encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"cline" in cmd and b"HOME=" + home + b"\0" in env:
+            co.stop_pid(int(pid))
+
+
+# --- scenarios -------------------------------------------------------------------------------
+
+def cline_print_basic(root):
+    tag = "cline-print-basic"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"tool": "run_commands", "args": {"commands": ["echo hello"]}, "delay": co.MODEL_DELAY},
+                        {"text": "Done: hello.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        rc = wait(cline_run(run))
+        out = open(run.path("stdout")).read()
+        check(f"{tag}: cline exits 0 with the scripted answer", rc == 0 and "Done: hello." in out,
+              f"exit {rc}: {out[-300:]} {open(run.path('stdout.err')).read()[-300:]}")
+        run.wait_event("TaskComplete", timeout=10)
+        evs = cline_events(run)
+        summ = co.ev_summary(evs)
+        kinds = [(e.get("hookEvent"), e.get("kind")) for e in evs]
+        want = [("TaskStart", "prompt-submitted"), ("PreToolUse", "tool-starting"),
+                ("PostToolUse", "tool-finished"), ("TaskComplete", "turn-stopped")]
+        idx = [kinds.index(w) if w in kinds else None for w in want]
+        check(f"{tag}: hook-events TaskStart, PreToolUse, PostToolUse, TaskComplete in order",
+              None not in idx and idx == sorted(idx), summ)
+        logged = open(run.path("home", "user-hook.log")).read() if os.path.exists(run.path("home", "user-hook.log")) else ""
+        check(f"{tag}: the user's own TaskComplete.sh ran next to lidguard's", logged == "ran\n", repr(logged))
+        co.check_run_evidence(run, "cline", "TaskStart",
+                              lambda e: e.get("hookEvent") == "TaskComplete" and e.get("outcome") == "stopped")
+        co.no_session_left(run, "cline", f"{tag}: no session at the end")
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
+def cline_print_error(root):
+    tag = "cline-print-error"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"status": 500}] * 8)
+        if not run.prepare():
+            return
+        rc = wait(cline_run(run))
+        check(f"{tag}: cline exits 1 after the model's HTTP 500s", rc == 1, f"exit {rc}")
+        failed = run.wait_event("TaskError", timeout=10)
+        check(f"{tag}: TaskError recorded as a failed turn",
+              failed and failed[0].get("kind") == "turn-failed", co.ev_summary(cline_events(run)))
+        ended(run)
+        co.no_session_left(run, "cline", f"{tag}: no session after the failed run")
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
+def cline_closed_ask(root):
+    tag = "cline-closed-ask"
+    run = Run(root, tag, lid="closed", decision="deny")
+    try:
+        run.start_fake([{"tool": "ask_question", "args": {"question": "Which colour?", "options": ["red", "blue"]},
+                         "delay": co.MODEL_DELAY},
+                        {"text": "Asked.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        rc = wait(cline_run(run))
+        out = open(run.path("stdout")).read()
+        evs = cline_events(run)
+        pre = next((e for e in evs if e.get("hookEvent") == "PreToolUse"), {})
+        check(f"{tag}: lidguard refused ask_question with the closed-lid policy",
+              (pre.get("event") or {}).get("toolName") == "ask_question" and pre.get("decision"),
+              json.dumps(pre)[:600])
+        check(f"{tag}: Cline stopped the run (no second model call, the abort on stdout)",
+              len(steps(run)) == 1 and "abort" in out, f"exit {rc}: {out[-300:]}")
+        run.wait_event("SessionShutdown", timeout=10)
+        ended(run)
+        co.no_session_left(run, "cline", f"{tag}: no session after the stopped run")
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
+def cline_print_interrupt(root):
+    tag = "cline-print-interrupt"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"tool": "run_commands",
+                         "args": {"commands": ["sleep 30 # intentional-sleep: the test interrupts it"]}},
+                        {"text": "Waited."}])
+        if not run.prepare():
+            return
+        p = cline_run(run)
+        started = run.wait_event("PreToolUse", timeout=60)
+        time.sleep(1)
+        working = co.session_of(run.sessions(), "cline")
+        check(f"{tag}: while the command runs the session is active",
+              started and working and working[0].get("state") == "active", working)
+        os.kill(p.pid, signal.SIGINT)
+        wait(p, timeout=30)
+        t0 = time.time()
+        ended(run, timeout=15)
+        co.no_session_left(run, "cline", f"{tag}: the session ended with the process lidguard watched "
+                                         f"({time.time() - t0:.1f} s after the exit)")
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
+def cline_hub_run(root):
+    tag = "cline-hub-run"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"text": "First answer.", "delay": co.MODEL_DELAY},
+                        {"text": "Second answer.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        rc1 = wait(cline_run(run, out="stdout1"))
+        run.wait_event("TaskComplete", timeout=10)
+        ended(run)
+        rc2 = wait(cline_run(run, out="stdout2"))
+        check(f"{tag}: both runs exit 0", rc1 == 0 and rc2 == 0, f"{rc1} {rc2}")
+        done = run.wait_event("TaskComplete", count=2, timeout=15)
+        evs = cline_events(run)
+        starts = [e for e in evs if e.get("hookEvent") == "TaskStart"]
+        check(f"{tag}: two sessions, each started by TaskStart and stopped by TaskComplete",
+              done and len(starts) == 2 and len({e.get("sessionId") for e in starts}) == 2
+              and all(e.get("outcome") == "stopped" for e in done), co.ev_summary(evs))
+        hub = [pid for pid in os.listdir("/proc") if pid.isdigit() and b"--cline-hub-daemon" in
+               open(f"/proc/{pid}/cmdline", "rb").read()] if os.path.isdir("/proc") else []
+        check(f"{tag}: Cline's hub is still running after the second run", bool(hub), "no hub process")
+        co.no_session_left(run, "cline", f"{tag}: no session while the hub lives on")
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
+SCENARIOS = [("cline-print-basic", cline_print_basic),
+             ("cline-print-error", cline_print_error),
+             ("cline-closed-ask", cline_closed_ask),
+             ("cline-print-interrupt", cline_print_interrupt),
+             ("cline-hub-run", cline_hub_run)]
+
+
+def main():
+    driver.main(__file__, __doc__, f"lidguard vs Cline CLI {CLINE_VERSION}", SCENARIOS,
+                [(co.FAKE, "fake model"), (CLINE, "Cline CLI (tests/e2e/verify/install_clients.sh)")],
+                "/tmp/lidguard-verify-cline")
+
+
+if __name__ == "__main__":
+    main()
