@@ -25,6 +25,9 @@ Scenarios:
                         payload; lidguard ends the session when the process it watches exits
   cline-hub-run         a second run, which Cline runs in its background hub: the session is
                         tracked and ends on TaskComplete although the hub lives on
+  cline-mcp             `lidguard mcp-install cline` next to the user's own server in
+                        cline_mcp_settings.json: Cline starts lidguard's MCP server and offers its
+                        tools to the model; `mcp-remove cline` gives back the user's exact bytes
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
@@ -253,11 +256,46 @@ def cline_hub_run(root):
         run.finish()
 
 
+USER_MCP = '{\n  "mcpServers": {\n    "mine": {"command": "/bin/true", "args": [], "disabled": true}\n  }\n}\n'
+
+
+def cline_mcp(root):
+    tag = "cline-mcp"
+    run = Run(root, tag, lid="open", decision="deny")
+    try:
+        run.start_fake([{"text": "No tools needed.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        settings = run.path("home", ".cline", "data", "settings", "cline_mcp_settings.json")
+        os.makedirs(os.path.dirname(settings), exist_ok=True)
+        with open(settings, "w") as f:
+            f.write(USER_MCP)
+        r = subprocess.run([co.LIDGUARD, "mcp-install", "cline"], env=run.cli_env(),
+                           capture_output=True, text=True, timeout=30)
+        entry = (json.load(open(settings)).get("mcpServers") or {}).get("lidguard") or {}
+        check(f"{tag}: mcp-install cline writes lidguard's server next to the user's",
+              r.returncode == 0 and entry.get("args") == ["mcp-server"]
+              and "mine" in json.load(open(settings))["mcpServers"], r.stdout + r.stderr)
+        rc = wait(cline_run(run))
+        offered = [t.get("function", t).get("name", "") for t in
+                   ((steps(run) or [{}])[0].get("body") or {}).get("tools") or []]
+        check(f"{tag}: Cline started lidguard's MCP server and offered its tools to the model",
+              rc == 0 and "lidguard__list_sessions" in offered, f"exit {rc}: {offered}")
+        r = subprocess.run([co.LIDGUARD, "mcp-remove", "cline"], env=run.cli_env(),
+                           capture_output=True, text=True, timeout=30)
+        check(f"{tag}: mcp-remove cline gives back the user's exact bytes",
+              r.returncode == 0 and open(settings).read() == USER_MCP, r.stdout + r.stderr)
+    finally:
+        stop_hub(run)
+        run.finish()
+
+
 SCENARIOS = [("cline-print-basic", cline_print_basic),
              ("cline-print-error", cline_print_error),
              ("cline-closed-ask", cline_closed_ask),
              ("cline-print-interrupt", cline_print_interrupt),
-             ("cline-hub-run", cline_hub_run)]
+             ("cline-hub-run", cline_hub_run),
+             ("cline-mcp", cline_mcp)]
 
 
 def main():
