@@ -43,6 +43,10 @@ pub(crate) enum Command {
     RemoveSession(RemoveArgs),
     /// Show sessions, protection, lid and displays, and the daemon's state.
     Status(StatusArgs),
+    /// Check everything lidguard needs here, one ✓/✗ line each with what to do: its executables,
+    /// each agent's hooks, the daemon, the power backend (a test lock, never a suspend), lid,
+    /// displays and battery. Exits 1 when a check fails.
+    Doctor(JsonArgs),
     /// End every session whose watched agent process is gone.
     CleanupOrphans(JsonArgs),
     /// Show or change settings (interactive on a terminal when given no flags).

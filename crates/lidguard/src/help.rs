@@ -18,6 +18,7 @@ const FIXED: &[(&str, &[&str])] = &[
             "run",
             "remove-session",
             "status",
+            "doctor",
             "events",
             "live-status",
             "cleanup-orphans",

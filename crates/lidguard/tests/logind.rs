@@ -347,6 +347,71 @@ fn linux_permission_check_and_status_against_the_real_logind() {
 }
 
 #[test]
+fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
+    let Some((_serial, logind, home)) = private_logind() else {
+        return;
+    };
+    // An agent with lidguard's hooks, a lid and a panel: every check has something to look at.
+    std::fs::create_dir_all(home.path().join("user-home/.claude")).unwrap();
+    home.ok(&["hook-install", "--provider", "claude"]);
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "open");
+    let report = ok_with_roots(&home, (&proc_root, &sys_root), &["doctor"]);
+    for area in [
+        "executables",
+        "hooks: Claude Code: installed",
+        "daemon",
+        "power: systemd-logind",
+        "lid: Open",
+        "displays: 1 connected (0 external)",
+    ] {
+        assert!(report.contains(&format!("✓ {area}")), "{area}:\n{report}");
+    }
+    assert!(!report.contains('✗'), "{report}");
+    // The test lock is gone again.
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+
+    // No system bus: the power line says so, and its fix is not the polkit rule (which cannot
+    // bring a bus back).
+    let out = home
+        .cmd(&["doctor", "--json"])
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", home.path().join("no-bus").display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    let power = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["area"] == "power")
+        .unwrap();
+    assert_eq!(power["ok"], false, "{power}");
+    assert!(
+        power["detail"].as_str().unwrap().contains("D-Bus"),
+        "{power}"
+    );
+    let fix = power["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("system bus") && !fix.contains("polkit"),
+        "{fix}"
+    );
+    let check = home
+        .cmd(&["linux-permission", "check"])
+        .env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stderr);
+    assert!(
+        !check.status.success() && !said.contains("polkit"),
+        "{said}"
+    );
+}
+
+#[test]
 fn run_holds_the_inhibitor_while_the_command_runs() {
     let Some((_serial, logind, home)) = private_logind() else {
         return;

@@ -131,16 +131,7 @@ pub(crate) fn status(
     provider: Option<&str>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let setup = setup(places)?;
-    let receipts = receipts(places);
-    let cwd = std::env::current_dir().ok();
-    let reports: Vec<Report> = targets(provider)?
-        .into_iter()
-        .map(|(p, location, skipped)| match skipped {
-            Some(reason) => Report::skipped(p, reason),
-            None => hooks::status(p, &location, &setup, &receipts, cwd.as_deref()),
-        })
-        .collect();
+    let reports = reports(places, provider)?;
     if json {
         output::json(&reports)?;
     } else {
@@ -154,6 +145,20 @@ pub(crate) fn status(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `hook-status` of the agents `provider` names (`None`: ask, on a terminal).
+pub(crate) fn reports(places: &Places, provider: Option<&str>) -> anyhow::Result<Vec<Report>> {
+    let setup = setup(places)?;
+    let receipts = receipts(places);
+    let cwd = std::env::current_dir().ok();
+    Ok(targets(provider)?
+        .into_iter()
+        .map(|(p, location, skipped)| match skipped {
+            Some(reason) => Report::skipped(p, reason),
+            None => hooks::status(p, &location, &setup, &receipts, cwd.as_deref()),
+        })
+        .collect())
 }
 
 fn render(r: &Report) -> String {

@@ -1,6 +1,7 @@
 //! One module per command family; [`run`] dispatches.
 
 mod config_edit;
+mod doctor;
 mod events;
 mod hook_config;
 mod hook_events;
@@ -94,6 +95,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stop(args) => session::stop(&places, args),
         Command::RemoveSession(args) => session::remove(&places, args),
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
+        Command::Doctor(args) => doctor::run(&places, args.json),
         Command::Status(args) => status::run(&places, args.json, args.check),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),

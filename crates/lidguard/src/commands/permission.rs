@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 use lidguard_platform::polkit::{self, InstallOutcome, RemoveOutcome, RuleState};
+use lidguard_platform::power::PowerError;
 use serde_json::json;
 
 use crate::cli::{PermissionAction, PermissionArgs};
@@ -145,16 +146,68 @@ fn capabilities() -> Capabilities {
     })
 }
 
+/// What the power test found: the backend, the locks granted and released, sleep in delay
+/// mode (or why not), and `CanSuspend` / `CanHibernate`.
+pub(crate) struct PowerCheck {
+    pub(crate) backend: String,
+    pub(crate) locks: String,
+    pub(crate) delay: Result<String, String>,
+    pub(crate) can_suspend: Option<String>,
+    pub(crate) can_hibernate: Option<String>,
+}
+
+/// Why the power test failed, each with its own remedy.
+pub(crate) enum PowerFailure {
+    /// No backend to talk to (no system bus, no logind): no rule can help.
+    Unavailable(String),
+    /// The OS refused this user the lock: the permission rule allows it.
+    Refused(String),
+    /// Anything else the backend said.
+    Other(String),
+}
+
+impl PowerFailure {
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            PowerFailure::Unavailable(m) | PowerFailure::Refused(m) | PowerFailure::Other(m) => m,
+        }
+    }
+
+    /// What to do about it.
+    pub(crate) fn fix(&self) -> String {
+        match self {
+            PowerFailure::Unavailable(_) if cfg!(target_os = "linux") => {
+                "lidguard keeps a Linux machine awake through systemd-logind on the D-Bus system \
+                 bus: run it where both run (a desktop or laptop session; in a container or WSL \
+                 without systemd nothing can be held)"
+                    .to_owned()
+            }
+            PowerFailure::Unavailable(_) => {
+                "the OS power interface did not answer; `lidguard doctor` again after a restart, \
+                 and report the line above if it stays"
+                    .to_owned()
+            }
+            PowerFailure::Refused(_) => format!(
+                "`sudo lidguard linux-permission install --user {}` installs a polkit rule that \
+                 allows it",
+                current_user().unwrap_or_else(|| "NAME".to_owned())
+            ),
+            PowerFailure::Other(_) => "the backend's own message above says what failed".to_owned(),
+        }
+    }
+}
+
 /// Takes and releases a test inhibitor for every lock lidguard uses, and asks whether the
-/// system can suspend and hibernate. Never suspends. Exits 1 when a lock is refused.
-fn check(as_json: bool) -> anyhow::Result<ExitCode> {
+/// system can suspend and hibernate. Never suspends.
+pub(crate) fn power_check() -> Result<PowerCheck, PowerFailure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
-    let result = runtime.block_on(async {
+        .build()
+        .map_err(|e| PowerFailure::Other(e.to_string()))?;
+    runtime.block_on(async {
         let power = lidguard_platform::power::connect()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PowerFailure::Unavailable(e.to_string()))?;
         let plan = ProtectionPlan {
             keep_awake: vec![Inhibit::Sleep, Inhibit::Idle],
             lid_switch: true,
@@ -162,7 +215,10 @@ fn check(as_json: bool) -> anyhow::Result<ExitCode> {
             why: "lidguard linux-permission check".to_owned(),
             ..ProtectionPlan::default()
         };
-        let held = power.hold(&plan).await.map_err(|e| e.to_string())?;
+        let held = power.hold(&plan).await.map_err(|e| match e {
+            PowerError::Refused { .. } => PowerFailure::Refused(e.to_string()),
+            _ => PowerFailure::Other(e.to_string()),
+        })?;
         let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
         let locks = locks.join(":");
         drop(held);
@@ -182,9 +238,21 @@ fn check(as_json: bool) -> anyhow::Result<ExitCode> {
                 .join(":")),
             Err(e) => Err(e.to_string()),
         };
-        let (s, h) = power.capabilities().await;
-        Ok::<_, String>((power.describe(), locks, delay, s, h))
-    });
+        let (can_suspend, can_hibernate) = power.capabilities().await;
+        Ok(PowerCheck {
+            backend: power.describe(),
+            locks,
+            delay,
+            can_suspend,
+            can_hibernate,
+        })
+    })
+}
+
+/// `linux-permission check`: the power test. Exits 1 when a lock is refused.
+fn check(as_json: bool) -> anyhow::Result<ExitCode> {
+    let result =
+        power_check().map(|c| (c.backend, c.locks, c.delay, c.can_suspend, c.can_hibernate));
     match result {
         Ok((backend, locks, delay, can_suspend, can_hibernate)) => {
             if as_json {
@@ -211,15 +279,13 @@ fn check(as_json: bool) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(why) => {
+        Err(failure) => {
             if as_json {
-                output::json(&json!({"ok": false, "error": why}))?;
+                output::json(&json!({"ok": false, "error": failure.message()}))?;
                 return Ok(ExitCode::FAILURE);
             }
-            bail!(
-                "{why}\n`sudo lidguard linux-permission install --user {}` installs a polkit rule that allows it.",
-                current_user().unwrap_or_else(|| "NAME".to_owned())
-            )
+            // Each failure with its own remedy: a polkit rule cannot bring a missing bus back.
+            bail!("{}\n{}.", failure.message(), failure.fix())
         }
     }
 }

@@ -1,0 +1,261 @@
+//! `lidguard doctor [--json]`: one ✓/✗ list of what lidguard needs on this machine, each ✗
+//! with what to do about it, and each line a report a user can paste into an issue.
+
+use std::process::ExitCode;
+
+use lidguard_ipc::Places;
+use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::protocol::Request;
+use lidguard_platform::sources::{self, Roots};
+use serde::Serialize;
+
+use super::hook_config;
+use super::permission;
+use super::session::REQUEST_TIMEOUT;
+use super::status::{battery_text, current_lid};
+use crate::output;
+
+/// One line of the report.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Check {
+    /// What was checked: `executables`, `hooks: Claude Code`, `daemon`, `power`, …
+    area: String,
+    ok: bool,
+    /// What was found.
+    detail: String,
+    /// What to do, for a ✗.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+impl Check {
+    fn ok(area: impl Into<String>, detail: impl Into<String>) -> Check {
+        Check {
+            area: area.into(),
+            ok: true,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn failed(area: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check {
+            area: area.into(),
+            ok: false,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+    let mut checks = vec![executables()];
+    checks.extend(hooks(places));
+    checks.push(daemon(places));
+    checks.push(power());
+    checks.extend(machine());
+    let healthy = checks.iter().all(|c| c.ok);
+    if json {
+        output::json(&serde_json::json!({"ok": healthy, "checks": checks}))?;
+    } else {
+        for c in &checks {
+            output::line(&format!(
+                "{} {}: {}",
+                if c.ok { "✓" } else { "✗" },
+                c.area,
+                c.detail
+            ))?;
+            if let Some(fix) = &c.fix {
+                output::line(&format!("    fix: {fix}"))?;
+            }
+        }
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// This executable and the hook executable the agents' entries run.
+fn executables() -> Check {
+    let area = "executables";
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return Check::failed(area, format!("cannot find lidguard itself: {e}"), REINSTALL);
+        }
+    };
+    match hook_config::hook_exe() {
+        Ok(hook) if hook.is_file() => {
+            Check::ok(area, format!("{} and {}", exe.display(), hook.display()))
+        }
+        Ok(hook) => Check::failed(area, format!("{} is missing", hook.display()), REINSTALL),
+        Err(e) => Check::failed(area, format!("{e:#}"), REINSTALL),
+    }
+}
+
+const REINSTALL: &str = "install lidguard again (`cargo install --path crates/lidguard` puts \
+                         lidguard and lidguard-hook side by side)";
+
+/// Each agent found on this machine: lidguard's entries as its status reads them.
+fn hooks(places: &Places) -> Vec<Check> {
+    let reports = match hook_config::reports(places, Some("all")) {
+        Ok(reports) => reports,
+        Err(e) => {
+            return vec![Check::failed(
+                "hooks",
+                format!("{e:#}"),
+                "see the line above",
+            )];
+        }
+    };
+    let found: Vec<_> = reports.iter().filter(|r| r.skipped.is_none()).collect();
+    if found.is_empty() {
+        return vec![Check::failed(
+            "hooks",
+            "no agent found (no agent's config folder exists), so no agent tells lidguard it works",
+            "install an agent, run it once, then `lidguard hook-install --provider all`",
+        )];
+    }
+    found
+        .into_iter()
+        .map(|r| {
+            let name = r
+                .provider
+                .parse::<lidguard_core::provider::Provider>()
+                .map_or(r.provider.as_str(), |p| p.display_name());
+            let area = format!("hooks: {name}");
+            let state = r.state.unwrap_or("unknown");
+            let file = r
+                .file
+                .as_ref()
+                .map_or_else(String::new, |f| format!(" ({})", f.display()));
+            if r.healthy {
+                return Check::ok(area, format!("{state}{file}"));
+            }
+            let why = r
+                .error
+                .iter()
+                .chain(&r.drift)
+                .chain(&r.warnings)
+                .next()
+                .cloned()
+                .or_else(|| {
+                    (!r.missing_events.is_empty())
+                        .then(|| format!("missing {}", r.missing_events.join(", ")))
+                })
+                .unwrap_or_default();
+            let detail = if why.is_empty() {
+                format!("{state}{file}")
+            } else {
+                format!("{state}{file}: {why}")
+            };
+            Check::failed(
+                area,
+                detail,
+                format!(
+                    "`lidguard hook-install --provider {}` (then `lidguard hook-status --provider \
+                     {}` shows every detail)",
+                    r.provider, r.provider
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The daemon, if it runs: its version, and what it says about protection.
+fn daemon(places: &Places) -> Check {
+    let area = "daemon";
+    match client::request(places, &Request::Status, REQUEST_TIMEOUT) {
+        Ok(response) => match response.status {
+            Some(status) if response.ok => {
+                let mine = env!("CARGO_PKG_VERSION");
+                if status.daemon_version != mine {
+                    return Check::failed(
+                        area,
+                        format!(
+                            "pid {} runs version {}, this lidguard is {mine}",
+                            status.daemon_pid, status.daemon_version
+                        ),
+                        "end the old daemon (`kill` that pid); the next hook or command starts \
+                         this version",
+                    );
+                }
+                match &status.protection.unavailable_reason {
+                    Some(why) => Check::failed(
+                        area,
+                        format!("pid {}: protection unavailable: {why}", status.daemon_pid),
+                        "see the power line below",
+                    ),
+                    None => Check::ok(area, format!("pid {}, version {mine}", status.daemon_pid)),
+                }
+            }
+            _ => Check::failed(
+                area,
+                format!("it did not return a status: {}", response.message),
+                "see lidguard's log (`lidguard status` names it)",
+            ),
+        },
+        Err(ClientError::NotRunning { .. }) => Check::ok(
+            area,
+            "not running; the first hook event or command starts it",
+        ),
+        Err(e) => Check::failed(
+            area,
+            e.to_string(),
+            "see lidguard's log (`lidguard status` names it)",
+        ),
+    }
+}
+
+/// The OS backend: a test lock taken and released (never a suspend).
+fn power() -> Check {
+    let area = "power";
+    match permission::power_check() {
+        Ok(c) => {
+            let delay = match &c.delay {
+                Ok(d) => format!("; {d} in delay mode"),
+                Err(why) => format!("; delay mode refused ({why}): sleep is blocked instead"),
+            };
+            Check::ok(
+                area,
+                format!(
+                    "{} granted and released {}{delay}; CanSuspend {}",
+                    c.backend,
+                    c.locks,
+                    c.can_suspend.as_deref().unwrap_or("?")
+                ),
+            )
+        }
+        Err(failure) => Check::failed(area, failure.message(), failure.fix()),
+    }
+}
+
+/// The lid, displays and battery as the daemon reads them.
+fn machine() -> Vec<Check> {
+    let roots = Roots::from_env();
+    let lid = match current_lid(&roots) {
+        Ok(lid) => Check::ok("lid", lid.to_string()),
+        Err(e) => Check::failed(
+            "lid",
+            format!("{e:#}"),
+            "without a lid reading lidguard treats the lid as open",
+        ),
+    };
+    let visible = sources::visible_displays(&roots, false);
+    let external = sources::visible_displays(&roots, true);
+    let displays = Check::ok(
+        "displays",
+        format!("{visible} connected ({external} external)"),
+    );
+    let battery = match sources::battery(&roots) {
+        Some(b) => Check::ok(
+            "battery",
+            battery_text(Some(&b)).trim_start_matches(" · ").to_owned(),
+        ),
+        None => Check::ok("battery", "none found (the battery floor does not apply)"),
+    };
+    vec![lid, displays, battery]
+}
