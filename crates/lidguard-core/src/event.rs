@@ -173,6 +173,10 @@ pub struct AgentEvent {
     /// the agent's hook files (Cursor and Devin CLI run Claude Code's), found like the owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_by: Option<String>,
+    /// The relay the event came through when the agent runs on another machine (set by the
+    /// relay, never by the hook): `ssh lgremote@devbox (relay ssh-4242)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// The user's prompt (start events only), at most [`PROMPT_CHARS`] characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -214,6 +218,7 @@ impl AgentEvent {
             transcript_path: None,
             owner_pid: None,
             run_by: None,
+            via: None,
             prompt: None,
             last_assistant_message: None,
             reason: None,

@@ -65,6 +65,8 @@ pub struct StartSession {
     pub watched_pid: Option<u32>,
     /// The tool that runs the agent's hooks when it is not the agent (see [`Session::run_by`]).
     pub run_by: Option<String>,
+    /// The relay the session comes through (see [`Session::via`]).
+    pub via: Option<String>,
 }
 
 /// A request to end a session.

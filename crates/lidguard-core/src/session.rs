@@ -134,6 +134,10 @@ pub struct Session {
     /// provider's hook files (Cursor, Devin CLI with Claude Code's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_by: Option<String>,
+    /// The relay a session on another machine comes through (`lidguard ssh`): its processes
+    /// and transcript are not this machine's, and it ends with the relay's lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// When lidguard first saw the session.
     pub started_at: Timestamp,
     /// The last evidence of work.

@@ -59,6 +59,7 @@ impl Sim {
             transcript_path: None,
             watched_pid: None,
             run_by: None,
+            via: None,
         }))
     }
 
@@ -307,6 +308,7 @@ fn a_watched_commands_session_has_no_inactivity_timeout() {
             transcript_path: None,
             watched_pid: pid,
             run_by: None,
+            via: None,
         }));
     }
     let deadline =
@@ -344,6 +346,7 @@ fn start_updates_keep_metadata_and_clear_state() {
         transcript_path: Some("/a/t.jsonl".into()),
         watched_pid: Some(42),
         run_by: None,
+        via: None,
     }));
     let started = sim.reg.session(&s1).unwrap().started_at;
     sim.apply(Input::SoftLock {
@@ -358,6 +361,7 @@ fn start_updates_keep_metadata_and_clear_state() {
             transcript_path: None,
             watched_pid: None,
             run_by: None,
+            via: None,
         })),
         Reply::Updated
     );
@@ -385,6 +389,7 @@ fn mcp_sessions_are_keyed_by_provider_name_and_never_watch_a_process() {
             transcript_path: None,
             watched_pid: Some(7),
             run_by: None,
+            via: None,
         }));
     }
     assert_eq!(sim.reg.sessions().count(), 2);

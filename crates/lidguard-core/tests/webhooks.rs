@@ -201,6 +201,7 @@ fn no_webhooks_without_urls() {
             transcript_path: None,
             watched_pid: None,
             run_by: None,
+            via: None,
         }),
         now,
     );

@@ -278,6 +278,9 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         ),
         Ok(Ok(0)) => return Ok(()),
         Ok(Ok(_)) => match parse_request(&line) {
+            Ok(Request::HoldRelay { relay }) => {
+                return hold_relay(relay, reader.get_mut(), write_half, &jobs).await;
+            }
             Ok(request) => dispatch(request, &jobs).await,
             Err(message) => {
                 tracing::warn!(%message, "malformed request");
@@ -314,6 +317,28 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         write_half.write_all(&bytes).await?;
     }
     write_half.shutdown().await
+}
+
+/// A relay's lease: answered at once, then held until the holder closes its end (or the
+/// connection breaks); then the sessions that came through the relay end.
+async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    relay: String,
+    reader: &mut R,
+    mut writer: W,
+    jobs: &mpsc::Sender<Job>,
+) -> std::io::Result<()> {
+    write_response(
+        &mut writer,
+        &Response::ok(Outcome::Done, format!("relay {relay} held")),
+    )
+    .await?;
+    tracing::info!(%relay, "relay lease held");
+    // Whatever the holder sends is ignored: only the end of the connection means something.
+    let mut sink = [0_u8; 64];
+    while matches!(reader.read(&mut sink).await, Ok(n) if n > 0) {}
+    tracing::info!(%relay, "relay lease ended");
+    let _ = dispatch(Request::RelayGone { relay }, jobs).await;
+    Ok(())
 }
 
 /// Writes the replay, then every new event the follower admits, until it closes its end or

@@ -59,9 +59,20 @@ pub fn request_by(
     request: &Request,
     deadline: Instant,
 ) -> Result<Response, ClientError> {
+    request_at(&places.socket(), request, deadline)
+}
+
+/// [`request_by`] through the socket at `socket`: the daemon's, or a relay to a daemon on
+/// another machine (`lidguard ssh`'s forwarded socket).
+#[cfg(unix)]
+pub fn request_at(
+    socket: &Path,
+    request: &Request,
+    deadline: Instant,
+) -> Result<Response, ClientError> {
     use std::io::{BufRead, BufReader, Write};
 
-    let socket = places.socket();
+    let socket = socket.to_owned();
     let timeout = deadline.saturating_duration_since(Instant::now());
     let io_err = |source: io::Error| classify(&socket, source, timeout);
     let mut stream = connect_by(&socket, deadline).map_err(io_err)?;

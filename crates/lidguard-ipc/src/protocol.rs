@@ -116,6 +116,18 @@ pub enum Request {
     },
     /// A snapshot of everything.
     Status,
+    /// `lidguard ssh`'s lease on a relay: answered at once, then held open; when it closes
+    /// (the ssh connection ended, `lidguard ssh` died) the sessions that came through the relay
+    /// end.
+    HoldRelay {
+        /// The relay, as the sessions' `via` names it.
+        relay: String,
+    },
+    /// A relay's lease ended: its sessions end (sent by the daemon's own lease holder).
+    RelayGone {
+        /// The relay.
+        relay: String,
+    },
     /// End sessions whose watched process is gone.
     CleanupOrphans,
     /// What an agent's hook reported (one hook invocation may carry several events).
@@ -290,6 +302,10 @@ pub struct SessionStatus {
     /// The tool that runs this provider's hooks when it is not the provider (`devin`, `cursor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_by: Option<String>,
+    /// Where the session runs when it is not this machine, and through which relay
+    /// (`ssh lgremote@devbox (relay ssh-4242)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Working directory.
     pub cwd: Option<String>,
     /// Transcript file.
@@ -331,6 +347,7 @@ impl SessionStatus {
             pending_provider_work_reason: s.pending_work.as_ref().map(|w| w.reason.clone()),
             watched_pid: s.watched_pid,
             run_by: s.run_by.clone(),
+            via: s.via.clone(),
             cwd: s.cwd.clone(),
             transcript_path: s.transcript_path.clone(),
             started_at: s.started_at,

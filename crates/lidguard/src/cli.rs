@@ -47,6 +47,13 @@ pub(crate) enum Command {
     /// each agent's hooks, the daemon, the power backend (a test lock, never a suspend), lid,
     /// displays and battery. Exits 1 when a check fails.
     Doctor(JsonArgs),
+    /// Your own `ssh` with a relay to this machine's daemon: an agent working on the other side
+    /// (with lidguard's hooks installed there) keeps this machine awake while it works.
+    Ssh(SshArgs),
+    /// Your container engine's `run` with a relay to this machine's daemon mounted in the
+    /// container: an agent in it (with the static lidguard-hook and lidguard's hooks) keeps this
+    /// machine awake while it works; the container stopped, its sessions end.
+    Container(ContainerArgs),
     /// End every session whose watched agent process is gone.
     CleanupOrphans(JsonArgs),
     /// Show or change settings (interactive on a terminal when given no flags).
@@ -669,6 +676,34 @@ pub(crate) struct ProviderMcpArgs {
     /// Status: print JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SshArgs {
+    /// Everything ssh takes, as you would pass it: options, DESTINATION, a command. lidguard
+    /// adds `-R /tmp/lidguard-relay-<remote user>-<connection>.sock:<relay>` with
+    /// `ExitOnForwardFailure=yes`; your config, keys and agent are ssh's own.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SSH ARGS"
+    )]
+    pub(crate) ssh_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ContainerArgs {
+    /// The engine and its run command as you would type them: `podman run [OPTIONS…] IMAGE
+    /// [COMMAND…]` (or `docker run …`). lidguard adds `-v <relay>:/run/lidguard-relay.sock -e
+    /// LIDGUARD_RELAY=/run/lidguard-relay.sock` after `run`; a detached `-d` run is refused.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ENGINE RUN ARGS"
+    )]
+    pub(crate) engine_args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,8 @@ const FIXED: &[(&str, &[&str])] = &[
             "remove-session",
             "status",
             "doctor",
+            "ssh",
+            "container",
             "events",
             "live-status",
             "cleanup-orphans",

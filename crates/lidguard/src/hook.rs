@@ -103,18 +103,35 @@ fn handle(
         .first()
         .map(|e| e.hook_event.clone())
         .unwrap_or_default();
-    let places = places.ok_or("cannot resolve lidguard's directories (is HOME set?)")?;
     let request = Request::Hook { events };
-    // Without the full `lidguard` beside it (a copy of the static hook alone), the hook still
-    // reaches a running daemon; it only cannot start one.
-    let (response, cannot_start) = match starts.then(daemon_executable) {
-        Some(Ok(exe)) => {
-            let _ = places.ensure_runtime_dir();
-            let response = client::request_starting_daemon(places, &request, deadline, &exe);
-            (response, None)
+    let (response, cannot_start) = match ask_relay(&request, deadline) {
+        Some(Ok(response)) => (Ok(response), None),
+        // No relay, or a stale one (its ssh connection ended): this host's own daemon.
+        relayed => {
+            let Some(places) = places else {
+                let relay = relayed.map_or_else(String::new, |e| {
+                    format!(
+                        " and the relay failed: {}",
+                        e.err().map(|e| e.to_string()).unwrap_or_default()
+                    )
+                });
+                return Err(format!(
+                    "cannot resolve lidguard's directories (is HOME set?){relay}"
+                ));
+            };
+            // Without the full `lidguard` beside it (a copy of the static hook alone), the
+            // hook still reaches a running daemon; it only cannot start one.
+            match starts.then(daemon_executable) {
+                Some(Ok(exe)) => {
+                    let _ = places.ensure_runtime_dir();
+                    let response =
+                        client::request_starting_daemon(places, &request, deadline, &exe);
+                    (response, None)
+                }
+                Some(Err(why)) => (client::request_by(places, &request, deadline), Some(why)),
+                None => (client::request_by(places, &request, deadline), None),
+            }
         }
-        Some(Err(why)) => (client::request_by(places, &request, deadline), Some(why)),
-        None => (client::request_by(places, &request, deadline), None),
     };
     let response = match response {
         Ok(response) => response,
@@ -142,6 +159,89 @@ fn handle(
             .map_err(|e| format!("cannot write the hook output: {e}"))?;
     }
     Ok(())
+}
+
+/// The relays to the daemon of the machine the user sits at, when this hook runs on the far
+/// side of `lidguard ssh` (or in a container given one), best first: `LIDGUARD_RELAY`, else
+/// the sockets `/tmp/lidguard-relay-<user>-*.sock` where each `lidguard ssh` connection has
+/// sshd put its own (sshd leaves them behind when the connection ends, so each connection
+/// takes a new name), newest first. At that shared place only a socket of this user's counts:
+/// another user's file there is ignored (sshd, running as this user, creates the real ones).
+#[cfg(unix)]
+fn relays() -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    // A socket named by the user's own environment is theirs, whoever owns it inside a
+    // container (Docker runs as root there; the socket is the laptop user's).
+    if let Some(path) = lidguard_files::environment::var(RELAY_ENV).filter(|v| !v.is_empty()) {
+        let path = std::path::PathBuf::from(path);
+        let socket = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_socket());
+        return if socket { vec![path] } else { Vec::new() };
+    }
+    let Some(user) = lidguard_files::environment::text("USER")
+        .or_else(|| lidguard_files::environment::text("LOGNAME"))
+        .filter(|u| !u.is_empty() && !u.contains('/'))
+    else {
+        return Vec::new();
+    };
+    let prefix = format!("{SSH_RELAY_PREFIX}{user}-");
+    let Ok(entries) = std::fs::read_dir(SSH_RELAY_DIR) else {
+        return Vec::new();
+    };
+    let me = rustix::process::getuid().as_raw();
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(&prefix) && name.ends_with(".sock")
+        })
+        .filter_map(|e| {
+            let meta = std::fs::symlink_metadata(e.path()).ok()?;
+            let ours = meta.file_type().is_socket() && meta.uid() == me;
+            ours.then(|| (meta.modified().unwrap_or(std::time::UNIX_EPOCH), e.path()))
+        })
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    found.into_iter().map(|(_, path)| path).collect()
+}
+
+/// The variable that names a relay socket explicitly (a container's bind-mounted one).
+pub const RELAY_ENV: &str = "LIDGUARD_RELAY";
+
+/// Where `lidguard ssh` has sshd put a connection's relay on the remote host:
+/// `<dir>/<prefix><user>-<connection>.sock`.
+pub const SSH_RELAY_DIR: &str = "/tmp";
+/// See [`SSH_RELAY_DIR`].
+pub const SSH_RELAY_PREFIX: &str = "lidguard-relay-";
+
+/// The request through the first relay that answers, if there is one. A socket nobody listens
+/// on any more (its ssh connection ended) is removed, so the next event does not try it again.
+#[cfg(unix)]
+fn ask_relay(
+    request: &Request,
+    deadline: Instant,
+) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
+    let named = lidguard_files::environment::var(RELAY_ENV).is_some_and(|v| !v.is_empty());
+    let mut last = None;
+    for path in relays() {
+        match client::request_at(&path, request, deadline) {
+            Err(ClientError::NotRunning { .. }) if !named => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(e) => last = Some(Err(e)),
+            answer => return Some(answer),
+        }
+    }
+    last
+}
+
+/// No relay where there are no Unix sockets.
+#[cfg(not(unix))]
+fn ask_relay(
+    _request: &Request,
+    _deadline: Instant,
+) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
+    None
 }
 
 /// `sha256:<hex>` of the payload as the agent sent it (the event stream's payload digest).

@@ -53,3 +53,5 @@ mod settings;
 mod trust;
 // House rules: every test file compiled; the event schema's providers.
 mod guards;
+// `lidguard ssh` against a real sshd on loopback: the relay, its limits and its lease.
+mod relay;

@@ -481,6 +481,8 @@ fn run_holds_past_the_inactivity_timeout_until_its_last_process_exits() {
         .spawn()
         .unwrap();
     assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
+    // `run` registers its session before the command starts; the loop checks from then on.
+    assert!(eventually(WAIT, || home.status()["sessions"][0]["state"] == "active"));
     let history = || -> serde_json::Value {
         serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
     };

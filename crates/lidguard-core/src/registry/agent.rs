@@ -32,6 +32,7 @@ impl Registry {
                     transcript_path: event.transcript_path.clone(),
                     watched_pid,
                     run_by: event.run_by.clone(),
+                    via: event.via.clone(),
                 };
                 let reply = self.start(start, now, fx);
                 if let (Some(session), Some(prompt)) = (self.sessions.get_mut(&key), &event.prompt)

@@ -16,9 +16,12 @@ impl Registry {
             transcript_path,
             watched_pid,
             run_by,
+            via,
         } = start;
-        // An mcp session has no process of its own to watch: the MCP server is shared.
-        let watched_pid = watched_pid.filter(|_| key.provider != Provider::Mcp);
+        // An mcp session has no process of its own to watch: the MCP server is shared. A relayed
+        // session's pid and transcript are another machine's: never looked up here.
+        let watched_pid = watched_pid.filter(|_| key.provider != Provider::Mcp && via.is_none());
+        let transcript_path = transcript_path.filter(|_| via.is_none());
         self.ended.retain(|e| e.key != key);
         let (reply, session) = match self.sessions.get_mut(&key) {
             Some(session) => {
@@ -46,6 +49,7 @@ impl Registry {
                     transcript_path,
                     watched_pid,
                     run_by,
+                    via,
                     started_at: now,
                     last_activity_at: now,
                     soft_lock: None,

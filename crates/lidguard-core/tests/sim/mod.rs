@@ -159,6 +159,7 @@ impl Sim {
             transcript_path: Some("/home/u/.claude/projects/p/s.jsonl".into()),
             watched_pid: None,
             run_by: None,
+            via: None,
         }));
     }
 

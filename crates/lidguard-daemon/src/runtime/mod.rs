@@ -280,12 +280,13 @@ impl Runtime {
                     lines::removed_answer(&keys, "no matching session", "removed", "session");
                 self.records.acknowledged(answer)
             }
-            Route::CleanupOrphans => {
-                let gone = requests::orphans(self.registry.sessions());
+            Route::Gone(which) => {
+                // The cancel path, as for an agent process that exited.
+                let gone = which.sessions(self.registry.sessions());
                 self.apply(Input::ProcessesGone(gone.clone())).await;
-                let (none, verb) = ("no orphaned session", "cleaned up");
-                let answer = lines::removed_answer(&gone, none, verb, "orphaned session");
-                self.records.acknowledged(answer)
+                let (none, verb, noun) = which.words();
+                self.records
+                    .acknowledged(lines::removed_answer(&gone, none, verb, noun))
             }
             Route::Settings(settings) => {
                 self.life.settings_error = None;

@@ -25,7 +25,8 @@ pub(super) enum Route {
         with_protection: bool,
     },
     Remove(RemoveSelector),
-    CleanupOrphans,
+    /// Sessions whose sign of life is gone end on the cancel path.
+    Gone(Gone),
     Settings(Box<Settings>),
 }
 
@@ -54,6 +55,7 @@ pub(super) fn route(request: Request) -> Route {
                 transcript_path,
                 watched_pid,
                 run_by: None,
+                via: None,
             });
             Route::Session {
                 key,
@@ -109,7 +111,11 @@ pub(super) fn route(request: Request) -> Route {
                 "remove-session needs `all` or a `sessionId`",
             )),
         },
-        Request::CleanupOrphans => Route::CleanupOrphans,
+        Request::CleanupOrphans => Route::Gone(Gone::Orphans),
+        Request::RelayGone { relay } => Route::Gone(Gone::Relay(relay)),
+        Request::HoldRelay { .. } => Route::Now(Response::error(
+            "a relay's lease is held by the connection, above",
+        )),
         Request::Hook { .. } | Request::Events { .. } => Route::Now(Response::error(
             "hook and events requests are handled above",
         )),
@@ -128,10 +134,41 @@ pub(super) fn route(request: Request) -> Route {
     }
 }
 
-/// The sessions whose watched process is gone.
-pub(super) fn orphans<'a>(sessions: impl Iterator<Item = &'a Session>) -> Vec<SessionKey> {
-    let system = Roots::system();
-    let orphaned = |pid| !lidguard_platform::process::is_alive(&system, pid);
-    let gone = sessions.filter(|s| s.watched_pid.is_some_and(orphaned));
-    gone.map(|s| s.key.clone()).collect()
+/// Which sessions lost their sign of life.
+pub(super) enum Gone {
+    /// Those whose watched process exited.
+    Orphans,
+    /// Those that came through this relay, whose lease ended.
+    Relay(String),
+}
+
+impl Gone {
+    pub(super) fn sessions<'a>(
+        &self,
+        sessions: impl Iterator<Item = &'a Session>,
+    ) -> Vec<SessionKey> {
+        let system = Roots::system();
+        let orphaned = |pid| !lidguard_platform::process::is_alive(&system, pid);
+        let gone: Vec<&Session> = match self {
+            Gone::Orphans => sessions
+                .filter(|s| s.watched_pid.is_some_and(orphaned))
+                .collect(),
+            // A relayed session's `via` names its relay in parentheses.
+            Gone::Relay(relay) => {
+                let tag = format!("(relay {relay})");
+                sessions
+                    .filter(|s| s.via.as_deref().is_some_and(|v| v.ends_with(&tag)))
+                    .collect()
+            }
+        };
+        gone.into_iter().map(|s| s.key.clone()).collect()
+    }
+
+    /// The answer's words: when none, the verb, the noun.
+    pub(super) fn words(&self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Gone::Orphans => ("no orphaned session", "cleaned up", "orphaned session"),
+            Gone::Relay(_) => ("no relayed session", "ended", "session"),
+        }
+    }
 }

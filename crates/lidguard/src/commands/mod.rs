@@ -1,6 +1,8 @@
 //! One module per command family; [`run`] dispatches.
 
 mod config_edit;
+#[cfg(unix)]
+mod container;
 mod doctor;
 mod events;
 mod hook_config;
@@ -11,11 +13,15 @@ mod macos_permission;
 mod mcp;
 mod mcp_config;
 mod permission;
+#[cfg(unix)]
+mod relay;
 mod run;
 mod server;
 mod service;
 mod session;
 mod settings;
+#[cfg(unix)]
+mod ssh;
 mod status;
 mod wsl;
 
@@ -96,6 +102,14 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RemoveSession(args) => session::remove(&places, args),
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
         Command::Doctor(args) => doctor::run(&places, args.json),
+        #[cfg(unix)]
+        Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
+        #[cfg(unix)]
+        Command::Container(args) => container::run(&places, &args.engine_args),
+        #[cfg(not(unix))]
+        Command::Ssh(_) | Command::Container(_) => anyhow::bail!(
+            "the relay needs Unix sockets on this side: run it from Linux, macOS or WSL"
+        ),
         Command::Status(args) => status::run(&places, args.json, args.check),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),

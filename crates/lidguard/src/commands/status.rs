@@ -137,6 +137,10 @@ fn render(s: &Status) -> String {
                 ),
                 (None, None) => format!("{}:{}", x.provider, x.session_id),
             };
+            let name = match &x.via {
+                Some(via) => format!("{name} on {via}"),
+                None => name,
+            };
             let state = match (x.state, &x.soft_lock_reason) {
                 (SessionState::Active, _) => "working".to_owned(),
                 (SessionState::SoftLocked, reason) => {

@@ -1,0 +1,192 @@
+//! A relay to this machine's daemon for an agent that runs elsewhere (over `lidguard ssh`, in
+//! a container of `lidguard container`): a socket of the calling process's, which the other
+//! side reaches (sshd forwards it, the container has it bind-mounted), and a lease.
+//!
+//! Everything a guest sends passes through here: only hook events, each session id put under
+//! this relay's name (a guest can neither name a local session nor another relay's), no
+//! process id or transcript path of the other machine, and `via` saying where the session runs.
+//! The lease is this process's connection to the daemon: when the process ends (ssh or the
+//! container exited, or it was killed), the daemon ends the relay's sessions.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use lidguard_ipc::Places;
+use lidguard_ipc::client;
+use lidguard_ipc::protocol::{
+    MAX_REQUEST_BYTES, PROTOCOL_VERSION, Request, RequestEnvelope, Response,
+};
+
+use super::session::{STARTUP_TIMEOUT, daemon_error};
+
+/// Guests served at once; more are refused (a flood never reaches the daemon).
+const MAX_GUESTS: usize = 32;
+
+/// How long a guest has to send its request line.
+const GUEST_READ: Duration = Duration::from_secs(5);
+
+/// An open relay: its socket (removed on drop) and its lease.
+pub(crate) struct Relay {
+    /// The socket the other side reaches.
+    pub(crate) socket: PathBuf,
+    _lease: UnixStream,
+}
+
+impl Relay {
+    /// Starts the daemon if need be, takes the lease on relay `id` and serves its socket;
+    /// sessions through it are described by `via` (which ends with `(relay <id>)`).
+    pub(crate) fn open(places: &Places, id: &str, via: &str) -> anyhow::Result<Relay> {
+        places.ensure_runtime_dir()?;
+        let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+        client::request_starting_daemon(
+            places,
+            &Request::Ping,
+            Instant::now() + STARTUP_TIMEOUT,
+            &exe,
+        )
+        .map_err(daemon_error)?;
+        let lease = hold(&places.socket(), id)?;
+        let socket = places.runtime_dir.join(format!("relay-{id}.sock"));
+        let _ = std::fs::remove_file(&socket);
+        let listener = UnixListener::bind(&socket)
+            .with_context(|| format!("cannot create the relay socket {}", socket.display()))?;
+        let daemon = places.socket();
+        let (id, via) = (id.to_owned(), via.to_owned());
+        let guests = Arc::new(AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for guest in listener.incoming().flatten() {
+                if guests.fetch_add(1, Ordering::SeqCst) >= MAX_GUESTS {
+                    guests.fetch_sub(1, Ordering::SeqCst);
+                    refuse(guest, "too many relayed requests at once");
+                    continue;
+                }
+                let (daemon, id, via, guests) =
+                    (daemon.clone(), id.clone(), via.clone(), Arc::clone(&guests));
+                std::thread::spawn(move || {
+                    if let Err(e) = serve_guest(guest, &daemon, &id, &via) {
+                        tracing::debug!(error = %e, "relayed request failed");
+                    }
+                    guests.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        Ok(Relay {
+            socket,
+            _lease: lease,
+        })
+    }
+}
+
+/// The exit code a wrapped command (ssh, the container engine) ended with; 255 for a signal.
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> std::process::ExitCode {
+    match status.code() {
+        Some(code) => std::process::ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => std::process::ExitCode::from(255),
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Opens the relay's lease on the daemon; the returned connection is the lease.
+fn hold(socket: &Path, relay: &str) -> anyhow::Result<UnixStream> {
+    let mut lease = UnixStream::connect(socket)
+        .with_context(|| format!("cannot reach the daemon at {}", socket.display()))?;
+    lease.write_all(&line(&Request::HoldRelay {
+        relay: relay.to_owned(),
+    })?)?;
+    lease.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut answer = String::new();
+    BufReader::new(&lease).read_line(&mut answer)?;
+    let answer: Response = serde_json::from_str(&answer)
+        .with_context(|| format!("the daemon answered the relay lease with {answer:?}"))?;
+    if !answer.ok {
+        bail!("the daemon refused the relay: {}", answer.message);
+    }
+    Ok(lease)
+}
+
+fn line(request: &Request) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(&RequestEnvelope {
+        v: PROTOCOL_VERSION,
+        request: request.clone(),
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn refuse(mut guest: UnixStream, why: &str) {
+    if let Ok(mut bytes) = serde_json::to_vec(&Response::error(why)) {
+        bytes.push(b'\n');
+        let _ = guest.write_all(&bytes);
+    }
+}
+
+/// One relayed request: checked and rewritten here, then passed to the daemon, whose answer
+/// (and, for ask before sleep, its second answer) goes back as it is.
+fn serve_guest(guest: UnixStream, daemon: &Path, relay: &str, via: &str) -> anyhow::Result<()> {
+    guest.set_read_timeout(Some(GUEST_READ))?;
+    let mut reader = BufReader::new(guest.try_clone()?);
+    let mut first = Vec::new();
+    (&mut reader)
+        .take(MAX_REQUEST_BYTES as u64 + 1)
+        .read_until(b'\n', &mut first)?;
+    let request = match relayable(&first, relay, via) {
+        Ok(request) => request,
+        Err(why) => {
+            tracing::warn!(%relay, %why, "refused a relayed request");
+            refuse(guest, &why);
+            return Ok(());
+        }
+    };
+    guest.set_read_timeout(None)?;
+    let mut to_daemon = UnixStream::connect(daemon)?;
+    to_daemon.write_all(&line(&request)?)?;
+    // What the hook sends afterwards (nothing, or its close while it waits for a second
+    // answer) reaches the daemon; the daemon's answers reach the hook.
+    let mut upstream = to_daemon.try_clone()?;
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut reader, &mut upstream);
+        let _ = upstream.shutdown(std::net::Shutdown::Write);
+    });
+    let mut downstream = guest;
+    std::io::copy(&mut to_daemon, &mut downstream)?;
+    let _ = downstream.shutdown(std::net::Shutdown::Write);
+    Ok(())
+}
+
+/// The guest's request as the daemon may see it: hook events only, each under this relay.
+fn relayable(first: &[u8], relay: &str, via: &str) -> Result<Request, String> {
+    if first.len() > MAX_REQUEST_BYTES {
+        return Err(format!(
+            "request too large (limit {MAX_REQUEST_BYTES} bytes)"
+        ));
+    }
+    let envelope: RequestEnvelope =
+        serde_json::from_slice(first).map_err(|e| format!("malformed request: {e}"))?;
+    if envelope.v != PROTOCOL_VERSION {
+        return Err(format!(
+            "protocol version {} is not supported (this relay speaks {PROTOCOL_VERSION})",
+            envelope.v
+        ));
+    }
+    let Request::Hook { mut events } = envelope.request else {
+        return Err("a relay carries hook events only".into());
+    };
+    for event in &mut events {
+        event.session_id = format!("{relay}/{}", event.session_id);
+        // The other machine's processes and files mean nothing here, and must never be read.
+        event.owner_pid = None;
+        event.transcript_path = None;
+        event.via = Some(via.to_owned());
+    }
+    Ok(Request::Hook { events })
+}

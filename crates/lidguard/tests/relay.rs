@@ -1,0 +1,419 @@
+//! `lidguard ssh` against a real OpenSSH server on loopback, with the local account `lgremote`
+//! standing for the remote host (`.ci/run` creates it): a Claude hook run on the far side
+//! reaches this machine's daemon through the forwarded relay, holds the real logind inhibitor
+//! on the private bus, and ends when the ssh client is killed. As root (CI) with sshd and that
+//! account present they always run; elsewhere they are skipped with a message.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::util::{Home, eventually};
+
+const REMOTE_USER: &str = "lgremote";
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Why the relay tests cannot run here, if they cannot (in CI that is a failure).
+fn missing() -> Option<String> {
+    if !rustix::process::getuid().is_root() {
+        return Some("sshd must start as root to log another user in".into());
+    }
+    if !Path::new(SSHD).exists() {
+        return Some(format!(
+            "{SSHD} is missing (apt-get install openssh-server)"
+        ));
+    }
+    let account = Command::new("id").arg(REMOTE_USER).output();
+    if !account.is_ok_and(|o| o.status.success()) {
+        return Some(format!("no account {REMOTE_USER} (see .ci/run)"));
+    }
+    None
+}
+
+/// A private sshd on a loopback port, its keys and a client key in a world-readable folder
+/// (sshd reads the authorized keys as `lgremote`).
+struct Sshd {
+    dir: PathBuf,
+    port: u16,
+    child: Child,
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let dir = std::env::temp_dir().join(format!("lidguard-sshd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for key in ["host", "client"] {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(key))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        std::fs::copy(dir.join("client.pub"), dir.join("authorized_keys")).unwrap();
+        std::fs::set_permissions(
+            dir.join("authorized_keys"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host\nPidFile none\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\nUsePAM no\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             AllowStreamLocalForwarding yes\n",
+            dir = dir.display()
+        );
+        std::fs::write(dir.join("sshd_config"), config).unwrap();
+        // sshd's privilege separation directory.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .unwrap();
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            }),
+            "sshd did not listen"
+        );
+        Sshd { dir, port, child }
+    }
+
+    /// `lidguard ssh` to `lgremote@127.0.0.1` running `remote` there.
+    fn lidguard_ssh(&self, home: &Home, remote: &str) -> Child {
+        home.cmd(&[
+            "ssh",
+            "-p",
+            &self.port.to_string(),
+            "-i",
+            &self.dir.join("client").display().to_string(),
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "LogLevel=ERROR",
+            &format!("{REMOTE_USER}@127.0.0.1"),
+            remote,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `ssh` client `lidguard ssh` (pid `parent`) started.
+fn ssh_client(parent: u32) -> Option<u32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
+    children.split_whitespace().find_map(|pid| {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        (comm.trim() == "ssh").then(|| pid.parse().ok())?
+    })
+}
+
+/// The relay sockets sshd made for the remote user (live or left behind).
+fn remote_relays() -> Vec<PathBuf> {
+    let prefix = format!("lidguard-relay-{REMOTE_USER}-");
+    let entries = std::fs::read_dir("/tmp").unwrap();
+    let names = entries.filter_map(Result::ok).map(|e| e.path());
+    names
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .collect()
+}
+
+/// The session that came through a relay whose `via` starts with `prefix`.
+fn relayed(home: &Home, prefix: &str) -> Option<serde_json::Value> {
+    home.status()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["via"].as_str().is_some_and(|v| v.starts_with(prefix)))
+        .cloned()
+}
+
+/// What the remote or container side runs: one Claude prompt through the hook, its exit code,
+/// then a long wait (the agent still working).
+fn claude_prompt_then_wait(hook: &str) -> String {
+    let payload = r#"{"session_id":"r1","cwd":"/srv/project","transcript_path":"/etc/shadow","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
+    format!("echo '{payload}' | {hook} claude-hook; echo hook-exit $?; sleep 600")
+}
+
+/// One request line on the relay socket, as a guest on the far side would send it.
+fn as_guest(relay: &Path, line: &str) -> serde_json::Value {
+    let mut stream = std::os::unix::net::UnixStream::connect(relay).unwrap();
+    stream.write_all(line.as_bytes()).unwrap();
+    stream.write_all(b"\n").unwrap();
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer).unwrap();
+    serde_json::from_str(&answer).unwrap()
+}
+
+#[test]
+fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set, so the relay tests must run: {why}"
+        );
+        eprintln!("skipping the relay test: {why}");
+        return;
+    }
+    let serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    for socket in remote_relays() {
+        let _ = std::fs::remove_file(socket);
+    }
+    let sshd = Sshd::start();
+    // A local session, which no guest may touch.
+    home.ok(&["start", "--provider", "claude", "--session", "local"]);
+
+    let remote = claude_prompt_then_wait(&crate::util::hook_bin().display().to_string());
+    let mut client = sshd.lidguard_ssh(&home, &remote);
+    let relayed = |home: &Home| relayed(home, "ssh ");
+    assert!(
+        eventually(Duration::from_secs(20), || relayed(&home).is_some()),
+        "no relayed session; sshd log:\n{}",
+        std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
+    );
+    let session = relayed(&home).unwrap();
+    let via = session["via"].as_str().unwrap();
+    assert!(
+        via.starts_with("ssh lgremote@127.0.0.1 (relay ssh-"),
+        "{session}"
+    );
+    // The other machine's process and files are never this machine's to watch or read.
+    assert!(session["watchedPid"].is_null(), "{session}");
+    assert!(session["transcriptPath"].is_null(), "{session}");
+    let relay = via.trim_end_matches(')').rsplit(' ').next().unwrap();
+    assert_eq!(session["sessionId"], format!("{relay}/r1"));
+    assert!(home.ok(&["status"]).contains(&format!("on {via}")));
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+
+    // A guest may send hook events for its own sessions only.
+    let guest = home
+        .socket()
+        .parent()
+        .unwrap()
+        .join(format!("relay-{relay}.sock"));
+    let refused = as_guest(&guest, r#"{"v":1,"command":"remove-session","all":true}"#);
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("hook events only"),
+        "{refused}"
+    );
+    let end_local = lidguard_core::event::AgentEvent::new(
+        lidguard_core::provider::Provider::Claude,
+        "local",
+        "SessionEnd",
+        lidguard_core::event::EventKind::SessionEnded {
+            normal: true,
+            defer_for_work: false,
+        },
+    );
+    let line = serde_json::json!({"v": 1, "command": "hook", "events": [end_local]});
+    let answer = as_guest(&guest, &line.to_string());
+    assert_eq!(
+        answer["ok"], true,
+        "the daemon took it, as its own relay's: {answer}"
+    );
+    assert!(
+        home.session("local").is_some(),
+        "a guest ended a local session"
+    );
+    assert!(relayed(&home).is_some());
+
+    // The ssh client dies: the lease ends, and with it the relayed session.
+    let lidguard_ssh = client.id();
+    let ssh = ssh_client(lidguard_ssh).expect("the ssh client of lidguard ssh");
+    crate::util::signal(ssh, rustix::process::Signal::KILL);
+    let started = std::time::Instant::now();
+    assert!(
+        eventually(Duration::from_secs(10), || relayed(&home).is_none()),
+        "the relayed session outlived its ssh connection"
+    );
+    let ended_in = started.elapsed();
+    assert!(client.wait().unwrap().code().is_some_and(|c| c != 0));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut client.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("hook-exit 0"), "{out}");
+    assert!(!guest.exists(), "the relay socket stays behind");
+
+    // sshd leaves the dead connection's socket on the remote host and (by default) would not
+    // bind over it: the next connection takes its own, and its hook finds the live one.
+    let stale = remote_relays();
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    let mut again = sshd.lidguard_ssh(&home, &remote);
+    assert!(
+        eventually(Duration::from_secs(20), || relayed(&home).is_some()),
+        "no relayed session on the second connection; sshd log:\n{}",
+        std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
+    );
+    let ssh = ssh_client(again.id()).expect("the ssh client of the second lidguard ssh");
+    crate::util::signal(ssh, rustix::process::Signal::KILL);
+    assert!(eventually(Duration::from_secs(10), || relayed(&home).is_none()));
+    let _ = again.wait();
+    for socket in remote_relays() {
+        let _ = std::fs::remove_file(socket);
+    }
+    // The local session still holds; once it stops, nothing is held.
+    assert!(home.session("local").is_some());
+    home.ok(&["stop", "--provider", "claude", "--session", "local"]);
+    assert_eq!(
+        logind.wait_block_inhibited(Duration::from_secs(5), str::is_empty),
+        ""
+    );
+    eprintln!("relayed session ended {ended_in:?} after kill -9 of ssh");
+    drop(serial);
+}
+
+/// The static hook the container test puts in its image (`.ci/run` builds it with zig and
+/// names it here); without it the test is skipped.
+const STATIC_HOOK_ENV: &str = "LIDGUARD_TEST_STATIC_HOOK";
+
+/// A `FROM scratch` image with static busybox and the static hook, built offline.
+struct Image(String);
+
+impl Image {
+    fn build(hook: &Path) -> Image {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy("/usr/bin/busybox", dir.path().join("busybox")).unwrap();
+        std::fs::copy(hook, dir.path().join("lidguard-hook")).unwrap();
+        std::fs::write(
+            dir.path().join("Containerfile"),
+            "FROM scratch\nCOPY busybox /bin/busybox\nCOPY lidguard-hook /bin/lidguard-hook\n",
+        )
+        .unwrap();
+        let tag = format!("localhost/lidguard-relay-test:{}", std::process::id());
+        let out = Command::new("podman")
+            .args(["build", "--runtime", "runc", "-q", "-t", &tag])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "podman build: {out:?}");
+        Image(tag)
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        let _ = Command::new("podman").args(["rmi", "-f", &self.0]).output();
+    }
+}
+
+#[test]
+fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() {
+    let Some(hook) = std::env::var_os(STATIC_HOOK_ENV) else {
+        eprintln!("skipping the container test: {STATIC_HOOK_ENV} names no static lidguard-hook");
+        return;
+    };
+    // Asked for by name, so whatever is missing is a failure.
+    assert!(
+        rustix::process::getuid().is_root(),
+        "podman with runc runs as root here"
+    );
+    for tool in ["/usr/bin/podman", "/usr/sbin/runc", "/usr/bin/busybox"] {
+        assert!(Path::new(tool).exists(), "{tool} is missing (see .ci/run)");
+    }
+    let serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let image = Image::build(Path::new(&hook));
+    let name = format!("lidguard-relay-test-{}", std::process::id());
+    let script = claude_prompt_then_wait("/bin/lidguard-hook");
+    let run = home
+        .cmd(&[
+            "container",
+            "podman",
+            "run",
+            "--rm",
+            "--runtime",
+            "runc",
+            "--network",
+            "none",
+            "--ulimit",
+            "nofile=1024:1024",
+            "--ulimit",
+            "nproc=1024:1024",
+            "--name",
+            &name,
+            &image.0,
+            "/bin/busybox",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prefix = format!("container {name} (podman) (relay container-");
+    assert!(
+        eventually(Duration::from_secs(60), || relayed(&home, &prefix)
+            .is_some()),
+        "no session from the container: {:?}",
+        home.status()
+    );
+    let session = relayed(&home, &prefix).unwrap();
+    assert!(session["watchedPid"].is_null(), "{session}");
+    assert!(session["transcriptPath"].is_null(), "{session}");
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+
+    // The container stops: its relay's lease ends, and with it the session.
+    let stop = Command::new("podman")
+        .args(["kill", &name])
+        .output()
+        .unwrap();
+    assert!(stop.status.success(), "podman kill: {stop:?}");
+    let started = std::time::Instant::now();
+    assert!(
+        eventually(Duration::from_secs(10), || relayed(&home, &prefix)
+            .is_none()),
+        "the container's session outlived the container"
+    );
+    let ended_in = started.elapsed();
+    assert_eq!(
+        logind.wait_block_inhibited(Duration::from_secs(5), str::is_empty),
+        ""
+    );
+    let out = run.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("hook-exit 0"), "{stdout}");
+    eprintln!("the container's session ended {ended_in:?} after podman kill");
+    drop(serial);
+}
