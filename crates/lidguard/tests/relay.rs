@@ -256,6 +256,40 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
     );
     assert!(relayed(&home).is_some());
 
+    // Malformed, oversized and flooding guests are cut off at the relay.
+    let malformed = as_guest(&guest, "{not json");
+    assert!(
+        malformed["message"].as_str().unwrap().contains("malformed"),
+        "{malformed}"
+    );
+    let mut huge = std::os::unix::net::UnixStream::connect(&guest).unwrap();
+    // The relay stops reading past the limit, so the rest of this write may be refused.
+    let _ = huge.write_all(&vec![b' '; 2 << 20]);
+    let mut oversized = String::new();
+    BufReader::new(&huge).read_line(&mut oversized).unwrap();
+    assert!(oversized.contains("too large"), "{oversized}");
+    let flood: Vec<_> = (0..40)
+        .map(|_| std::os::unix::net::UnixStream::connect(&guest).unwrap())
+        .collect();
+    // The relay serves 32 guests at once (these wait, silent); the rest are refused at once.
+    for stream in &flood[32..] {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_line(&mut answer).unwrap();
+        assert!(answer.contains("too many"), "{answer}");
+    }
+    drop(flood);
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            as_guest(&guest, &line.to_string())["ok"] == true
+        }),
+        "the relay did not serve again after the flood"
+    );
+    assert!(home.session("local").is_some());
+    assert!(relayed(&home).is_some());
+
     // The ssh client dies: the lease ends, and with it the relayed session.
     let lidguard_ssh = client.id();
     let ssh = ssh_client(lidguard_ssh).expect("the ssh client of lidguard ssh");
