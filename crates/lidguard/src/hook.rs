@@ -167,25 +167,31 @@ fn handle(
 /// sshd put its own (sshd leaves them behind when the connection ends, so each connection
 /// takes a new name), newest first. At that shared place only a socket of this user's counts:
 /// another user's file there is ignored (sshd, running as this user, creates the real ones).
+/// `/tmp` is read only under an ssh session (`SSH_CONNECTION`, which sshd sets and tmux or
+/// screen started from it pass on): a local agent's event never pays for the listing. The flag
+/// says whether the paths are the shared place's, where a dead socket may be removed.
 #[cfg(unix)]
-fn relays() -> Vec<std::path::PathBuf> {
+fn relays() -> (Vec<std::path::PathBuf>, bool) {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     // A socket named by the user's own environment is theirs, whoever owns it inside a
     // container (Docker runs as root there; the socket is the laptop user's).
     if let Some(path) = lidguard_files::environment::var(RELAY_ENV).filter(|v| !v.is_empty()) {
         let path = std::path::PathBuf::from(path);
         let socket = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_socket());
-        return if socket { vec![path] } else { Vec::new() };
+        return (if socket { vec![path] } else { Vec::new() }, false);
+    }
+    if lidguard_files::environment::var("SSH_CONNECTION").is_none() {
+        return (Vec::new(), false);
     }
     let Some(user) = lidguard_files::environment::text("USER")
         .or_else(|| lidguard_files::environment::text("LOGNAME"))
         .filter(|u| !u.is_empty() && !u.contains('/'))
     else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let prefix = format!("{SSH_RELAY_PREFIX}{user}-");
     let Ok(entries) = std::fs::read_dir(SSH_RELAY_DIR) else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let me = rustix::process::getuid().as_raw();
     let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
@@ -202,7 +208,7 @@ fn relays() -> Vec<std::path::PathBuf> {
         })
         .collect();
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    found.into_iter().map(|(_, path)| path).collect()
+    (found.into_iter().map(|(_, path)| path).collect(), true)
 }
 
 /// The variable that names a relay socket explicitly (a container's bind-mounted one).
@@ -221,11 +227,11 @@ fn ask_relay(
     request: &Request,
     deadline: Instant,
 ) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
-    let named = lidguard_files::environment::var(RELAY_ENV).is_some_and(|v| !v.is_empty());
+    let (paths, shared) = relays();
     let mut last = None;
-    for path in relays() {
+    for path in paths {
         match client::request_at(&path, request, deadline) {
-            Err(ClientError::NotRunning { .. }) if !named => {
+            Err(ClientError::NotRunning { .. }) if shared => {
                 let _ = std::fs::remove_file(&path);
             }
             Err(e) => last = Some(Err(e)),

@@ -147,12 +147,13 @@ impl Gone {
         &self,
         sessions: impl Iterator<Item = &'a Session>,
     ) -> Vec<SessionKey> {
-        let system = Roots::system();
-        let orphaned = |pid| !lidguard_platform::process::is_alive(&system, pid);
         let gone: Vec<&Session> = match self {
-            Gone::Orphans => sessions
-                .filter(|s| s.watched_pid.is_some_and(orphaned))
-                .collect(),
+            Gone::Orphans => {
+                let system = Roots::system();
+                let orphaned = |pid| !lidguard_platform::process::is_alive(&system, pid);
+                let orphans = sessions.filter(|s| s.watched_pid.is_some_and(orphaned));
+                orphans.collect()
+            }
             // A relayed session's `via` names its relay in parentheses.
             Gone::Relay(relay) => {
                 let tag = format!("(relay {relay})");
