@@ -252,6 +252,9 @@ pub struct Report {
     pub missing_events: Vec<String>,
     /// Differences from what install writes.
     pub drift: Vec<String>,
+    /// Programs lidguard's entries run that are not there (moved or removed): the agent gets
+    /// "not found" on every event and lidguard hears nothing.
+    pub gone_programs: Vec<String>,
     /// Other tools' hooks that can block or answer where lidguard does.
     pub foreign_hooks: Vec<Foreign>,
     /// Facts that may stop the hooks from running.
@@ -289,6 +292,7 @@ impl Report {
             error: None,
             missing_events: Vec::new(),
             drift: Vec::new(),
+            gone_programs: Vec::new(),
             foreign_hooks: Vec::new(),
             warnings: Vec::new(),
             evidence: Vec::new(),
@@ -364,6 +368,12 @@ fn fill_status(
     report.state = Some(status.state.as_str());
     report.missing_events = status.missing_events;
     report.drift = status.drift;
+    report.gone_programs = status
+        .programs
+        .into_iter()
+        .filter(|p| Path::new(p).is_absolute() && !Path::new(p).is_file())
+        .collect();
+    report.healthy &= report.gone_programs.is_empty();
     report.warnings = status.warnings;
     report.foreign_hooks = status
         .foreign_hooks

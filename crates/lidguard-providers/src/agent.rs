@@ -217,10 +217,12 @@ pub struct EventFiles {
 }
 
 impl EventFiles {
-    /// Whether a hook file's text is lidguard's (its first line runs the hook subcommand).
+    /// Whether a hook file's text is lidguard's: one of its first three lines runs the hook
+    /// subcommand (the shebang line, or the `exec` line after `#!/bin/sh` and the note when the
+    /// program's path has a space).
     pub fn is_ours(&self, text: &str, cmd: &HookCommand, subcommand: &str) -> bool {
         text.lines()
-            .take(2)
+            .take(3)
             .any(|line| cmd.is_ours(line, subcommand))
     }
 
@@ -280,6 +282,11 @@ impl EventFiles {
             }
         }
         for (name, text) in files {
+            if self.is_ours(text, cmd, subcommand) {
+                for line in text.lines() {
+                    status.saw_program(crate::install::program_in(line, subcommand));
+                }
+            }
             let event = name.split('.').next().unwrap_or(name);
             if self.deciding.contains(&event) && !self.is_ours(text, cmd, subcommand) {
                 status.foreign_hooks.push(crate::install::ForeignHook {

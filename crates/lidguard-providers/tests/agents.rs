@@ -99,6 +99,22 @@ fn every_installer_round_trips_on_a_missing_file() {
 /// A directory of per-event hook files: each file written, recognized, kept, and taken away;
 /// a file of the user's by an event's name refused and never taken away.
 fn event_files_round_trip(a: &Agent, files: &EventFiles) {
+    event_files_round_trip_with(a, files, &cmd());
+    // A program whose path has a space (Cline then runs it from a `#!/bin/sh` file).
+    if cfg!(unix) {
+        event_files_round_trip_with(
+            a,
+            files,
+            &HookCommand {
+                program: "/opt/my tools/lidguard-hook".into(),
+                shell: HookShell::Posix,
+            },
+        );
+    }
+}
+
+fn event_files_round_trip_with(a: &Agent, files: &EventFiles, cmd: &HookCommand) {
+    let cmd = || cmd.clone();
     let sub = a.hook_command;
     let mut dir = Vec::new();
     for event in files.events {

@@ -62,6 +62,49 @@ fn exec_shape(events: &[&str], program: &str, subcommand: &str, timeout: u32) ->
 // ---- commands and ownership ---------------------------------------------------------------
 
 #[test]
+fn the_program_is_read_back_from_every_rendering() {
+    use lidguard_providers::install::program_in;
+    let programs = [
+        "/usr/local/bin/lidguard-hook",
+        "/opt/my tools/lidguard-hook",
+        "/opt/it's/lidguard-hook",
+        "/home/me/$bin/lidguard-hook",
+        r"C:\tools\lidguard-hook.exe",
+        r"C:\Program Files\lidguard\lidguard-hook.exe",
+        "C:\\O\u{2019}Neil's\\lidguard-hook.exe",
+        "lidguard",
+    ];
+    for program in programs {
+        for shell in [HookShell::Posix, HookShell::PowerShell, HookShell::Cmd] {
+            let cmd = HookCommand {
+                program: program.to_owned(),
+                shell,
+            };
+            let line = cmd.render("codex-hook");
+            assert_eq!(
+                program_in(&line, "codex-hook").as_deref(),
+                Some(program),
+                "{shell:?}: {line}"
+            );
+        }
+    }
+    assert_eq!(
+        program_in("#!/usr/bin/lidguard-hook cline-hook --event", "cline-hook").as_deref(),
+        Some("/usr/bin/lidguard-hook")
+    );
+    assert_eq!(
+        program_in(
+            "exec '/a b/lidguard-hook' cline-hook --event \"$0\"",
+            "cline-hook"
+        )
+        .as_deref(),
+        Some("/a b/lidguard-hook")
+    );
+    assert_eq!(program_in("notify-send done", "claude-hook"), None);
+    assert_eq!(program_in("claude-hook", "claude-hook"), None);
+}
+
+#[test]
 fn commands_are_quoted_only_when_the_shell_needs_it() {
     assert_eq!(
         lidguard().render("claude-hook"),

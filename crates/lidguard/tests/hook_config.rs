@@ -934,3 +934,143 @@ fn the_remote_policy_refreshes_the_hook_timeout_past_the_remote_wait() {
     let out = with_agents(&home, &["hook-status", "--provider", "claude"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
+
+/// Installed entries name the hook by its absolute path, so an agent started without the
+/// user's shell `PATH` (a desktop entry, the Dock, a service) still reaches lidguard; when that
+/// executable is moved or removed, `hook-status` says so and `hook-install` points the entries
+/// at the lidguard that runs it.
+#[cfg(unix)]
+#[test]
+fn entries_run_an_absolute_path_and_status_flags_one_that_is_gone() {
+    let home = agent_home();
+    let bin = home.path().join("installed bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (from, to) in [
+        (std::path::PathBuf::from(crate::util::BIN), "lidguard"),
+        (crate::util::hook_bin(), "lidguard-hook"),
+    ] {
+        crate::util::write_executable(&bin.join(to), &std::fs::read(from).unwrap());
+    }
+    let agents = [
+        "claude", "codex", "copilot", "opencode", "gemini", "qwen", "kilo", "cline",
+    ];
+    for dir in agents.iter().chain(&["gemini/.gemini", ".cursor"]) {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+    }
+    let hook = bin.join("lidguard-hook").display().to_string();
+    let installed_lidguard = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(bin.join("lidguard"));
+        cmd.args(args);
+        let mut cmd = home.configure(cmd);
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("HOME", home.path());
+        for (k, dir) in [
+            ("CLAUDE_CONFIG_DIR", "claude"),
+            ("CODEX_HOME", "codex"),
+            ("COPILOT_HOME", "copilot"),
+            ("OPENCODE_CONFIG_DIR", "opencode"),
+            ("GEMINI_CLI_HOME", "gemini"),
+            ("QWEN_HOME", "qwen"),
+            ("KILO_CONFIG_DIR", "kilo"),
+            ("CLINE_DIR", "cline"),
+        ] {
+            cmd.env(k, home.path().join(dir));
+        }
+        cmd.output().unwrap()
+    };
+    assert_ok(&installed_lidguard(&["hook-install", "--provider", "all"]));
+
+    // Every agent's entries run the installed copy by its full path, even though its
+    // directory is on PATH (quoted where the shell needs it: the path has a space).
+    let mut texts = String::new();
+    for dir in agents.iter().chain(&[".cursor"]) {
+        for entry in walkdir(&home.path().join(dir)) {
+            texts.push_str(&std::fs::read_to_string(entry).unwrap());
+        }
+    }
+    for agent in agents.iter().chain(&["cursor"]) {
+        let sub = format!("{agent}-hook");
+        assert!(texts.contains(&sub), "{agent} installed");
+    }
+    let bare = texts
+        .lines()
+        .filter(|l| l.contains("-hook") && !l.contains(&hook) && !l.contains("<lidguard"))
+        .filter(|l| l.contains("lidguard-hook"))
+        .collect::<Vec<_>>();
+    assert!(bare.is_empty(), "entries without the full path: {bare:?}");
+
+    // Claude's entry, run as a desktop-started Claude would: PATH without the install.
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &settings["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(entry["command"], hook.as_str(), "{entry}");
+    let mut agent = std::process::Command::new(entry["command"].as_str().unwrap());
+    agent
+        .args(
+            entry["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap()),
+        )
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LIDGUARD_HOME", home.path())
+        .env("HOME", home.path().join("user-home"))
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &home.bus)
+        .current_dir(home.path());
+    let out = crate::util::pipe(
+        agent,
+        br#"{"session_id":"desk","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go"}"#,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        crate::util::eventually(std::time::Duration::from_secs(10), || home
+            .session("desk")
+            .is_some()),
+        "the hook run with PATH=/usr/bin:/bin reached the daemon: {}",
+        home.ok(&["status"])
+    );
+
+    // The install goes away: every agent is reported broken, by name and with the fix.
+    std::fs::remove_dir_all(&bin).unwrap();
+    let out = with_agents(&home, &["hook-status", "--provider", "all", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports.as_array().unwrap().len(), agents.len() + 1);
+    for r in reports.as_array().unwrap() {
+        assert_eq!(r["gonePrograms"], serde_json::json!([hook]), "{r}");
+    }
+    let text = stdout(&with_agents(&home, &["hook-status", "--provider", "codex"]));
+    assert!(
+        text.contains(&format!(
+            "broken: the entries run {hook}, which is not there"
+        )) && text.contains("lidguard hook-install --provider codex"),
+        "{text}"
+    );
+
+    // hook-install from the lidguard that runs now refreshes them all.
+    assert_ok(&with_agents(&home, &["hook-install", "--provider", "all"]));
+    let out = with_agents(&home, &["hook-status", "--provider", "all", "--json"]);
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in reports.as_array().unwrap() {
+        assert_eq!(r["gonePrograms"], serde_json::json!([]), "{r}");
+        assert_ne!(r["state"], "drifted", "{r}");
+    }
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -573,6 +573,12 @@ fn status_plain(
         .unwrap_or_default();
     let (ours, theirs): (Vec<_>, Vec<_>) = all.into_iter().partition(|s| s.is_ours(spec, cmd));
     status.missing_events.clear();
+    for site in &ours {
+        status.saw_program(super::program_in(
+            &command_text(&site.value),
+            spec.subcommand,
+        ));
+    }
     for event in spec.events {
         let mine: Vec<&Site> = ours.iter().filter(|s| s.event == *event).collect();
         if mine.is_empty() {

@@ -126,6 +126,19 @@ fn powershell_single_quoted(text: &str) -> String {
     out
 }
 
+/// The inverse of [`powershell_single_quoted`]: each doubled quote character made single.
+fn powershell_unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if matches!(c, '\'' | '\u{2018}'..='\u{201b}') && chars.peek() == Some(&c) {
+            chars.next();
+        }
+    }
+    out
+}
+
 /// Safe to leave unquoted: non-empty, and only ASCII letters, digits and `extra`.
 fn is_plain(program: &str, extra: &str) -> bool {
     !program.is_empty()
@@ -137,10 +150,35 @@ fn is_plain(program: &str, extra: &str) -> bool {
 /// `word` occurs in `text` not glued to other word characters (`claude-hooks.sh` is not
 /// `claude-hook`).
 fn has_word(text: &str, word: &str) -> bool {
+    word_at(text, word).is_some()
+}
+
+/// Where `word` first stands alone in `text` (not glued to letters, digits, `-` or `_`).
+fn word_at(text: &str, word: &str) -> Option<usize> {
     let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
-    text.match_indices(word).any(|(at, _)| {
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
         !glued(text[..at].chars().next_back()) && !glued(text[at + word.len()..].chars().next())
     })
+}
+
+/// The program a lidguard entry runs, read back from its command text as [`HookCommand::render`]
+/// writes it for any shell (also a shebang line or an `exec` line); `None` when `subcommand` is
+/// not in it. `hook-status` uses it to say that an entry's program is gone.
+pub fn program_in(command: &str, subcommand: &str) -> Option<String> {
+    let head = command[..word_at(command, subcommand)?].trim();
+    let head = ["#!", "exec "].iter().fold(head, |h, prefix| {
+        h.strip_prefix(prefix).unwrap_or(h).trim_start()
+    });
+    let quoted = |h: &str, q: char| Some(h.strip_prefix(q)?.strip_suffix(q)?.to_owned());
+    let program = match head.strip_prefix("& ") {
+        // PowerShell doubles a quote inside single quotes.
+        Some(call) => quoted(call.trim_start(), '\'').map(|p| powershell_unquoted(&p)),
+        None => quoted(head, '\'')
+            .map(|p| p.replace(r"'\''", "'"))
+            .or_else(|| quoted(head, '"')),
+    };
+    let program = program.unwrap_or_else(|| head.to_owned());
+    (!program.is_empty()).then_some(program)
 }
 
 /// What to do with the config file.
@@ -240,6 +278,9 @@ pub struct HookStatus {
     /// Facts that do not change the verdict but may stop the hooks from running
     /// (`disableAllHooks is true`, an unreadable Copilot `settings.json`).
     pub warnings: Vec<String>,
+    /// The programs lidguard's entries found in the file run, each once, as written (the
+    /// caller checks that they are there: a moved or removed executable fails every event).
+    pub programs: Vec<String>,
 }
 
 impl HookStatus {
@@ -250,6 +291,16 @@ impl HookStatus {
             drift: Vec::new(),
             foreign_hooks: Vec::new(),
             warnings: Vec::new(),
+            programs: Vec::new(),
+        }
+    }
+
+    /// Notes `program` among [`HookStatus::programs`] unless it is there already.
+    pub(crate) fn saw_program(&mut self, program: Option<String>) {
+        if let Some(p) = program
+            && !self.programs.contains(&p)
+        {
+            self.programs.push(p);
         }
     }
 }

@@ -22,28 +22,29 @@ use super::config_edit::{self, print};
 use crate::cli::HookConfigArgs;
 use crate::output;
 
-/// The program managed entries run: the small `lidguard-hook` next to this executable (what
-/// `cargo install` puts there), else this executable; by its bare name when that name on
-/// `PATH` is this very file, else by its absolute path.
+/// The program managed entries run, always by an absolute path: an agent started from a
+/// desktop entry, the Dock or a service does not have the shell's `PATH`, and a bare name would
+/// fail on every event there. The file is the `lidguard-hook` next to this executable (what
+/// `cargo install` and the packages put there), else this executable. When a `PATH` directory
+/// holds that same file (`~/.cargo/bin`, `/usr/bin`, Homebrew's `bin`), that directory's path is
+/// written rather than the resolved one: it stays the same across upgrades through the same
+/// channel, where a resolved link (Homebrew's versioned `Cellar`) would not.
 pub(crate) fn hook_program() -> anyhow::Result<String> {
     let program = hook_exe()?;
-    let Some(name) = program.file_name() else {
-        return Ok(lidguard_files::text::plain_path(&program));
-    };
-    let on_path = lidguard_files::environment::var("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file());
-    if on_path.and_then(|p| p.canonicalize().ok()).as_deref() == Some(program.as_path()) {
-        let name = name.to_string_lossy();
-        return Ok(name
-            .strip_suffix(std::env::consts::EXE_SUFFIX)
-            .filter(|_| !std::env::consts::EXE_SUFFIX.is_empty())
-            .unwrap_or(&name)
-            .to_owned());
-    }
-    Ok(lidguard_files::text::plain_path(&program))
+    let stable = program.file_name().and_then(|name| {
+        lidguard_files::environment::var("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(name))
+            .find(|candidate| {
+                candidate.is_file()
+                    && candidate.canonicalize().ok().as_deref() == Some(program.as_path())
+            })
+    });
+    Ok(lidguard_files::text::plain_path(
+        stable.as_deref().unwrap_or(&program),
+    ))
 }
 
 /// The absolute path of the program managed entries run (see [`lidguard_config::hook_exe`]).
@@ -188,6 +189,14 @@ fn render(r: &Report) -> String {
     }
     for d in &r.drift {
         out.push_str(&format!("  drift: {d}\n"));
+    }
+    for gone in &r.gone_programs {
+        out.push_str(&format!(
+            "  broken: the entries run {gone}, which is not there (moved or removed): the agent \
+             gets \"not found\" on every event and lidguard hears nothing; run `lidguard \
+             hook-install --provider {}` to point them at this lidguard\n",
+            r.provider
+        ));
     }
     for w in &r.warnings {
         out.push_str(&format!("  warning: {w}\n"));

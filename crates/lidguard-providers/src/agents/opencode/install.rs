@@ -98,6 +98,11 @@ impl Plugin {
             return status;
         }
         status.missing_events.clear();
+        status.saw_program(
+            command(text)
+                .and_then(|literal| serde_json::from_str::<Vec<String>>(&literal).ok())
+                .and_then(|argv| argv.into_iter().next()),
+        );
         let want = self.text(cmd);
         if text == want {
             status.state = InstallState::Installed;
