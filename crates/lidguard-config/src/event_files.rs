@@ -56,6 +56,8 @@ pub fn install(
             file: dir.to_owned(),
             before: None,
             after: String::new(),
+            // The folder is this receipt's `file`; remove takes it away when empty.
+            created_dirs: Vec::new(),
         };
         receipts::save(places, &dir_tag(a), &receipt).map_err(|source| ConfigError::Io {
             action: "record what lidguard created in",

@@ -236,6 +236,11 @@ fn apply_once(
         Some(c) => Some(backup(places, tag, target, c)?),
         None => None,
     };
+    let created_dirs = match (&receipt, &current) {
+        (Some(r), _) => r.created_dirs.clone(),
+        (None, None) => receipts::missing_dirs(&target.real),
+        (None, Some(_)) => Vec::new(),
+    };
     let action = match (&new_text, &current) {
         (Some(new), _) => {
             edit::replace(target, current.as_ref(), new.as_bytes(), options.force)?;
@@ -262,6 +267,7 @@ fn apply_once(
                 file: target.real.clone(),
                 before,
                 after: receipts::digest(new_text.as_deref().unwrap_or_default()),
+                created_dirs,
             };
             receipts::save(places, tag, &receipt).map_err(|source| ConfigError::Io {
                 action: "record what lidguard changed in",
@@ -270,7 +276,14 @@ fn apply_once(
             })?;
         }
         Direction::Update => {}
-        Direction::Remove => receipts::drop(places, tag, &target.real),
+        Direction::Remove => {
+            if matches!(action, Action::Deleted { kept: None })
+                && let Some(r) = &receipt
+            {
+                receipts::remove_created_dirs(r);
+            }
+            receipts::drop(places, tag, &target.real);
+        }
     }
     Ok(outcome(action, backup, new_text))
 }

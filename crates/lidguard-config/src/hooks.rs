@@ -120,7 +120,31 @@ pub fn remove(
     if let Some(files) = a.hooks.event_files() {
         return event_files::remove(places, a, files, &location.file, cmd, options);
     }
-    file::apply(
+    let mut outcomes = Vec::new();
+    // The trust records name the entries by their place in the hook file: taken away first,
+    // while the entries are still there to name them.
+    if let (Some(records), Some(hooks_text)) = (&a.hooks.trust, read_optional(&location.file)?) {
+        let key_path = (records.key_path)(location);
+        let untrusted = file::apply(
+            places,
+            &trust_tag(a),
+            &(records.file)(location),
+            Direction::Remove,
+            options,
+            |existing, _| {
+                Ok(Planned::change((records.forget)(
+                    &key_path,
+                    &hooks_text,
+                    existing,
+                    cmd,
+                )?))
+            },
+        )?;
+        if untrusted.action != crate::Action::Unchanged {
+            outcomes.push(untrusted);
+        }
+    }
+    let hooks = file::apply(
         places,
         p.as_str(),
         &location.file,
@@ -132,8 +156,14 @@ pub fn remove(
                 Some(text) => a.hooks.remove(text, cmd, before)?,
             }))
         },
-    )
-    .map(|outcome| vec![outcome])
+    )?;
+    outcomes.insert(0, hooks);
+    Ok(outcomes)
+}
+
+/// The receipt tag of an agent's trust records (`codex-trust`).
+fn trust_tag(a: &Agent) -> String {
+    format!("{}-trust", a.provider.as_str())
 }
 
 /// After an install into an agent that keeps trust records (Codex): with `write`, record
@@ -154,16 +184,22 @@ fn trust_step(
     let config = (records.file)(location);
     let key_path = (records.key_path)(location);
     if write {
+        // With a receipt, so that remove gives the file back as it was (or no file).
         let outcome = file::apply(
             places,
-            &format!("{}-trust", a.provider.as_str()),
+            &trust_tag(a),
             &config,
-            Direction::Update,
+            Direction::Install,
             options,
             |existing, _| {
-                Ok(Planned::change((records.record)(
-                    &key_path, hooks_text, existing, cmd,
-                )?))
+                let forget = (records.forget)(&key_path, hooks_text, existing, cmd)?;
+                Ok(Planned {
+                    change: (records.record)(&key_path, hooks_text, existing, cmd)?,
+                    without_ours: match (existing, forget) {
+                        (_, Change::Unchanged) | (None, _) => None,
+                        (Some(text), forget) => Some(file::left_after(text, forget)),
+                    },
+                })
             },
         )?;
         return Ok(Some(Trust::Recorded(outcome)));

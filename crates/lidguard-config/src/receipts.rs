@@ -25,6 +25,29 @@ pub struct Receipt {
     pub before: Option<String>,
     /// The SHA-256 (hex) of what lidguard last wrote into it.
     pub after: String,
+    /// The folders lidguard created to hold the file, deepest first: remove takes each away
+    /// again when it is left empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// The folders above `file` that do not exist yet, deepest first (what writing it creates).
+pub fn missing_dirs(file: &Path) -> Vec<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// Removes the folders a receipt says lidguard created, deepest first, each only when empty
+/// (a folder with anyone else's file in it stays).
+pub fn remove_created_dirs(receipt: &Receipt) {
+    for dir in &receipt.created_dirs {
+        if std::fs::remove_dir(dir).is_err() {
+            return;
+        }
+    }
 }
 
 /// The digest [`Receipt::after`] holds.

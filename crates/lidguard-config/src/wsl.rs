@@ -593,6 +593,8 @@ pub fn edit(
                 file: key,
                 before,
                 after: receipts::digest(new_text.as_deref().unwrap_or_default()),
+                // Inside the distro; its folders are the agent's own.
+                created_dirs: Vec::new(),
             };
             receipts::save(places, tag, &receipt).map_err(|source| WslError::Receipt {
                 file: file.to_owned(),

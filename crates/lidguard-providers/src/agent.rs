@@ -446,6 +446,8 @@ pub struct TrustRecords {
     pub check: fn(&str, &str, Option<&str>, &HookCommand) -> Result<CodexTrust, InstallError>,
     /// Records lidguard's entries as trusted.
     pub record: fn(&str, &str, Option<&str>, &HookCommand) -> Result<Change, InstallError>,
+    /// Takes the records of lidguard's entries away (remove).
+    pub forget: fn(&str, &str, Option<&str>, &HookCommand) -> Result<Change, InstallError>,
 }
 
 /// One of the agent's own settings that `hook-status` reports.

@@ -47,6 +47,13 @@ pub(crate) enum Command {
     /// each agent's hooks, the daemon, the power backend (a test lock, never a suspend), lid,
     /// displays and battery. Exits 1 when a check fails.
     Doctor(JsonArgs),
+    /// Hook lidguard into every agent found here (shown first, confirmed once), then run the
+    /// doctor's checks.
+    #[command(long_about = SETUP_ABOUT)]
+    Setup(SetupArgs),
+    /// Take everything lidguard wrote away: its entries in the agents' configs (your bytes
+    /// back), the user service, its settings, state, logs and backups; the daemon is stopped.
+    Uninstall(SetupArgs),
     /// Your own `ssh` with a relay to this machine's daemon: an agent working on the other side
     /// (with lidguard's hooks installed there) keeps this machine awake while it works.
     Ssh(SshArgs),
@@ -426,6 +433,27 @@ pub(crate) struct PreviewSoundArgs {
     /// Play it at this volume (1 to 100 percent), restoring the volume afterwards.
     #[arg(long, value_name = "PERCENT")]
     pub(crate) volume: Option<u8>,
+}
+
+const SETUP_ABOUT: &str = "Hook lidguard into every agent found on this machine, then check \
+the machine.\n\n\
+Shows the plan first — each agent's file and the entries lidguard adds next to yours — and asks \
+once (--yes for scripts). With --mcp it also registers lidguard's MCP server with them. Then \
+runs the `doctor` checks. With no agent found it says where it looked and exits 1: install an \
+agent, run it once, then run setup again. `lidguard service install` (Linux socket activation) \
+and `sudo lidguard linux-permission install` stay separate: the daemon starts on demand \
+without the first, and the second is root's.\n\n\
+Examples:\n  lidguard setup\n  lidguard setup --yes --mcp\n  lidguard uninstall --yes";
+
+#[derive(Debug, Args)]
+pub(crate) struct SetupArgs {
+    /// Do it without asking (for scripts).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Setup: also register lidguard's MCP server with every agent found (uninstall always
+    /// removes it).
+    #[arg(long)]
+    pub(crate) mcp: bool,
 }
 
 /// What `linux-permission` does.

@@ -10,6 +10,7 @@ use crate::output;
 
 /// Commands by category, in the order shown, without the agents' own (see [`categories`]).
 const FIXED: &[(&str, &[&str])] = &[
+    ("Getting started", &["setup", "doctor", "uninstall"]),
     (
         "Sessions",
         &[
@@ -18,7 +19,6 @@ const FIXED: &[(&str, &[&str])] = &[
             "run",
             "remove-session",
             "status",
-            "doctor",
             "ssh",
             "container",
             "events",

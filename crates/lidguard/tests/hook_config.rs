@@ -1074,3 +1074,135 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Every file and directory under the agents' folders: path, bytes (files), mode.
+#[cfg(unix)]
+fn agent_tree(home: &Home) -> Vec<(String, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>, u32)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let bytes = if meta.is_file() {
+                std::fs::read(&path).unwrap()
+            } else {
+                Vec::new()
+            };
+            out.push((path.display().to_string(), bytes, meta.permissions().mode()));
+            if meta.is_dir() {
+                walk(&path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for dir in [
+        "claude", "codex", "copilot", "opencode", "gemini", "qwen", "kilo", "cline", ".cursor",
+    ] {
+        let dir = home.path().join(dir);
+        if dir.exists() {
+            walk(&dir, &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `setup --yes --mcp` then `uninstall --yes` on a home with several agents' own configs: every
+/// agent file comes back byte for byte with its mode, the daemon is stopped, and none of
+/// lidguard's files is left.
+#[cfg(unix)]
+#[test]
+fn setup_then_uninstall_gives_every_agent_file_back_and_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = agent_home();
+    let write = |rel: &str, text: &str, mode: u32| {
+        let path = home.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    write("claude/settings.json", USER_SETTINGS, 0o640);
+    write(
+        "codex/config.toml",
+        "# mine\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
+        0o600,
+    );
+    write(
+        "gemini/.gemini/settings.json",
+        "{\r\n  \"theme\": \"dark\"\r\n}\r\n",
+        0o644,
+    );
+    write(
+        "cline/hooks/PreCompact",
+        "#!/bin/sh\nnotify-send compacting\n",
+        0o755,
+    );
+    std::fs::create_dir_all(home.path().join("opencode")).unwrap();
+    let before = agent_tree(&home);
+
+    // Not on a terminal and without --yes: refused, nothing changed.
+    let out = with_agents(&home, &["setup"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--yes"),
+        "{out:?}"
+    );
+    assert_eq!(agent_tree(&home), before);
+
+    let out = with_agents(&home, &["setup", "--yes", "--mcp"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("Claude Code") && text.contains("lidguard doctor"),
+        "{text}"
+    );
+    let settings = std::fs::read_to_string(home.path().join("claude/settings.json")).unwrap();
+    assert!(settings.contains("claude-hook") && settings.contains("notify-send done"));
+    assert!(
+        std::fs::read_to_string(home.path().join("codex/config.toml"))
+            .unwrap()
+            .contains("mcp-server")
+    );
+    assert!(home.path().join("cline/hooks/TaskStart").exists());
+    assert!(home.path().join("opencode/plugins/lidguard.js").exists());
+
+    // A session, so there is a daemon to stop.
+    let out = crate::util::pipe(
+        home.hook_cmd(&["claude-hook"]),
+        br#"{"session_id":"s","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go"}"#,
+    );
+    assert!(out.status.success());
+    assert!(crate::util::eventually(
+        std::time::Duration::from_secs(10),
+        || home.daemon_pid().is_some()
+    ));
+    let daemon = home.daemon_pid().unwrap();
+
+    let out = with_agents(&home, &["uninstall", "--yes"]);
+    assert_ok(&out);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("stopped the daemon (pid {daemon})")),
+        "{text}"
+    );
+    assert!(!crate::util::alive(daemon), "the daemon is gone");
+    assert_eq!(
+        agent_tree(&home),
+        before,
+        "every agent file and folder as it was"
+    );
+    for dir in ["config", "state", "run"] {
+        assert!(!home.path().join(dir).exists(), "{dir} left behind: {text}");
+    }
+}
+
+#[test]
+fn setup_without_any_agent_says_where_it_looked() {
+    let home = agent_home();
+    let out = with_agents(&home, &["setup", "--yes"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("No agent found") && text.contains("run `lidguard setup` again"),
+        "{text}"
+    );
+}

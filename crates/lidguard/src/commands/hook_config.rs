@@ -57,7 +57,9 @@ fn env(name: &str) -> Option<std::ffi::OsString> {
 }
 
 /// Which providers a `--provider` value names; `all` keeps those whose config directory exists.
-fn targets(provider: Option<&str>) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
+pub(crate) fn targets(
+    provider: Option<&str>,
+) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
     config_edit::targets(
         provider,
         "lidguard manages hooks for",
@@ -81,6 +83,17 @@ pub(crate) fn apply(
     args: &HookConfigArgs,
     remove: bool,
 ) -> anyhow::Result<ExitCode> {
+    apply_to(places, args, remove, true)
+}
+
+/// [`apply`], saying why an agent was skipped only when `show_skipped` (`setup` lists the
+/// agents it found instead).
+pub(crate) fn apply_to(
+    places: &Places,
+    args: &HookConfigArgs,
+    remove: bool,
+    show_skipped: bool,
+) -> anyhow::Result<ExitCode> {
     let setup = setup(places)?;
     let options = Options {
         dry_run: args.dry_run,
@@ -89,7 +102,9 @@ pub(crate) fn apply(
     for (p, location, skipped) in targets(args.provider.as_deref())? {
         let label = p.display_name();
         if let Some(reason) = skipped {
-            output::line(&format!("{label}: {reason}"))?;
+            if show_skipped {
+                output::line(&format!("{label}: {reason}"))?;
+            }
             continue;
         }
         if remove {

@@ -28,7 +28,7 @@ pub(crate) fn server_program() -> anyhow::Result<String> {
 }
 
 /// The agents an `[AGENT]` argument names, each with its location and why it is skipped.
-fn targets(
+pub(crate) fn targets(
     which: Option<&str>,
     command: &str,
 ) -> anyhow::Result<Vec<(Provider, Location, Option<String>)>> {
@@ -47,6 +47,16 @@ pub(crate) fn apply(
     args: &McpConfigArgs,
     remove: bool,
 ) -> anyhow::Result<ExitCode> {
+    apply_to(places, args, remove, true)
+}
+
+/// [`apply`], saying why an agent was skipped only when `show_skipped`.
+pub(crate) fn apply_to(
+    places: &Places,
+    args: &McpConfigArgs,
+    remove: bool,
+    show_skipped: bool,
+) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
     let command = if remove { "mcp-remove" } else { "mcp-install" };
     let options = Options {
@@ -56,7 +66,9 @@ pub(crate) fn apply(
     for (p, location, skipped) in targets(args.agent.as_deref(), command)? {
         let label = p.display_name();
         if let Some(reason) = skipped {
-            output::line(&format!("{label}: {reason}"))?;
+            if show_skipped {
+                output::line(&format!("{label}: {reason}"))?;
+            }
             continue;
         }
         if remove {

@@ -20,6 +20,7 @@ mod server;
 mod service;
 mod session;
 mod settings;
+mod setup;
 #[cfg(unix)]
 mod ssh;
 mod status;
@@ -102,6 +103,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RemoveSession(args) => session::remove(&places, args),
         Command::CleanupOrphans(args) => session::cleanup_orphans(&places, args.json),
         Command::Doctor(args) => doctor::run(&places, args.json),
+        Command::Setup(args) => setup::setup(&places, &args),
+        Command::Uninstall(args) => setup::uninstall(&places, &args),
         #[cfg(unix)]
         Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
         #[cfg(unix)]

@@ -231,12 +231,22 @@ fn status(dir: &Path) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn remove(dir: &Path, dry_run: bool) -> anyhow::Result<ExitCode> {
-    let paths: Vec<PathBuf> = [SOCKET_UNIT, SERVICE_UNIT]
+/// lidguard's unit files in the user's unit folder (what `uninstall` removes on Linux).
+#[cfg(target_os = "linux")]
+pub(crate) fn installed_units() -> anyhow::Result<Vec<PathBuf>> {
+    Ok(units_in(&unit_dir()?))
+}
+
+fn units_in(dir: &Path) -> Vec<PathBuf> {
+    [SOCKET_UNIT, SERVICE_UNIT]
         .iter()
         .map(|name| dir.join(name))
         .filter(|path| ours(path) == Some(true))
-        .collect();
+        .collect()
+}
+
+fn remove(dir: &Path, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let paths = units_in(dir);
     if dry_run {
         for path in &paths {
             output::line(&format!("would delete {}", path.display()))?;

@@ -48,6 +48,7 @@ static HOOKS: HookFile = HookFile {
         key_path: trust_key_path,
         check: trust::codex_trust,
         record: trust::codex_trust_lidguard,
+        forget: trust::codex_forget_lidguard,
     }),
     ..HookFile::new(
         hooks_location,

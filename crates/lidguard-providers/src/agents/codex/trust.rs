@@ -167,6 +167,46 @@ pub fn codex_trust_lidguard(
     Ok(doc.change_from(config_toml))
 }
 
+/// Codex's `config.toml` without the trust records of lidguard's entries in `hooks_json` (what
+/// `hook-remove` takes away with the entries; records of anyone else's hooks stay). An empty
+/// `[hooks.state]` (and `[hooks]` holding only it) goes too, and a file left with nothing in it
+/// is deleted. `Unchanged` when there is no such record.
+pub fn codex_forget_lidguard(
+    hooks_json_path: &str,
+    hooks_json: &str,
+    config_toml: Option<&str>,
+    cmd: &HookCommand,
+) -> Result<Change, InstallError> {
+    let Some(text) = config_toml else {
+        return Ok(Change::Unchanged);
+    };
+    let entries = lidguard_entries(hooks_json_path, hooks_json, cmd)?;
+    let mut doc = parse_toml(Some(text))?;
+    let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
+        return Ok(Change::Unchanged);
+    };
+    let Some(state) = hooks.get_mut("state").and_then(Item::as_table_like_mut) else {
+        return Ok(Change::Unchanged);
+    };
+    let mut removed = false;
+    for entry in &entries {
+        removed |= state.remove(&entry.key).is_some();
+    }
+    if !removed {
+        return Ok(Change::Unchanged);
+    }
+    if state.is_empty() {
+        hooks.remove("state");
+    }
+    if hooks.is_empty() {
+        doc.remove("hooks");
+    }
+    Ok(match doc.change_from(Some(text)) {
+        Change::Changed { new_text } if new_text.trim().is_empty() => Change::Delete,
+        other => other,
+    })
+}
+
 /// Whether Codex keeps the machine awake by itself: the experimental feature
 /// `[features] prevent_idle_sleep = true` in `config.toml` ("Prevent sleep while running: keep
 /// your computer awake while Codex is running a thread", `/experimental` in the TUI,

@@ -1,0 +1,312 @@
+//! `lidguard setup` and `lidguard uninstall`: everything lidguard puts on a machine, in one
+//! command each way, shown before it is done and confirmed once (`--yes` for scripts).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use lidguard_ipc::Places;
+
+use lidguard_config::mcp::{self, Removed};
+use lidguard_config::{Action, Options, Outcome, hooks};
+
+use super::{doctor, hook_config, mcp_config};
+use crate::cli::{HookConfigArgs, McpConfigArgs, SetupArgs};
+use crate::{output, prompt};
+
+/// `setup`: hooks (and, with `--mcp`, the MCP server) for every agent found here, then the
+/// doctor's checks. Exits 1 when no agent is found or a check fails.
+pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCode> {
+    let (found, missing) = agents()?;
+    if found.is_empty() {
+        output::line(&format!(
+            "No agent found: none of {} exists.\nInstall an agent (Claude Code, Codex, Copilot \
+             CLI, OpenCode, Gemini CLI, Cursor, Qwen Code, Kilo CLI, Cline CLI), run it once so it \
+             creates its config folder, then run `lidguard setup` again.",
+            missing.join(", ")
+        ))?;
+        return Ok(ExitCode::FAILURE);
+    }
+    output::line(&format!(
+        "lidguard will add its hooks for {} next to your own entries (each file is backed up \
+         first; `lidguard hook-install --provider all --dry-run` shows every line):",
+        found.join(", ")
+    ))?;
+    plan(places, false, args.mcp)?;
+    if !confirmed(args.yes, "Go ahead?")? {
+        output::line("Nothing was changed.")?;
+        return Ok(ExitCode::FAILURE);
+    }
+    hook_config::apply_to(places, &hooks_args(false), false, false)?;
+    if args.mcp {
+        mcp_config::apply_to(places, &mcp_args(false), false, false)?;
+    }
+    output::line("\nChecking this machine (lidguard doctor):")?;
+    doctor::run(places, false)
+}
+
+/// `uninstall`: lidguard's hook and MCP entries out of every agent's config (your bytes back),
+/// the user service, the daemon stopped, the power policy restored, and lidguard's settings,
+/// state, logs and backups deleted. Exits 1 when something stays (a root-owned rule).
+pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCode> {
+    let dirs: Vec<&PathBuf> = [&places.config_dir, &places.state_dir, &places.runtime_dir]
+        .into_iter()
+        .filter(|d| d.exists())
+        .collect();
+    output::line(
+        "lidguard will take its hooks and MCP entries out of every agent's config (your own \
+         bytes come back):",
+    )?;
+    plan(places, true, true)?;
+    #[cfg(target_os = "linux")]
+    let units = super::service::installed_units()?;
+    #[cfg(target_os = "linux")]
+    for unit in &units {
+        output::line(&format!(
+            "  the user service: {} (lidguard service remove)",
+            unit.display()
+        ))?;
+    }
+    output::line("stop the daemon (it puts back the power policy it changed), then delete:")?;
+    for d in &dirs {
+        output::line(&format!(
+            "  {} (settings, state, logs, backups)",
+            d.display()
+        ))?;
+    }
+    if !confirmed(args.yes, "Remove all of this?")? {
+        output::line("Nothing was changed.")?;
+        return Ok(ExitCode::FAILURE);
+    }
+    hook_config::apply_to(places, &hooks_args(false), true, false)?;
+    mcp_config::apply_to(places, &mcp_args(false), true, false)?;
+    #[cfg(target_os = "linux")]
+    if !units.is_empty() {
+        super::service::run(places, &service_args())?;
+    }
+    stop_daemon(places)?;
+    if let Some(line) = lidguard_daemon::restore_left_changed(places) {
+        output::line(&line)?;
+    }
+    for d in dirs {
+        std::fs::remove_dir_all(d)
+            .map_err(|e| anyhow::anyhow!("cannot delete {}: {e}", d.display()))?;
+        output::line(&format!("removed {}", d.display()))?;
+    }
+    let left = left_behind();
+    for line in &left {
+        output::line(line)?;
+    }
+    Ok(if left.is_empty() {
+        output::line(
+            "lidguard is gone from this account; delete the lidguard executables to finish.",
+        )?;
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The agents whose config folders exist (display names), and where the others would be.
+fn agents() -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    let var = lidguard_files::environment::var;
+    for p in lidguard_config::managed() {
+        let location = lidguard_config::agents::hooks(p, &var)?;
+        if location.root.is_dir() {
+            found.push(p.display_name().to_owned());
+        } else {
+            missing.push(location.root.display().to_string());
+        }
+    }
+    Ok((found, missing))
+}
+
+/// One line per agent file: what install (or remove) would do to it, and the MCP entries when
+/// `mcp`.
+fn plan(places: &Places, remove: bool, mcp: bool) -> anyhow::Result<()> {
+    let options = Options {
+        dry_run: true,
+        force: false,
+    };
+    let setup = hook_config::setup(places)?;
+    for (p, location, skipped) in hook_config::targets(Some("all"))? {
+        if skipped.is_some() {
+            continue;
+        }
+        let mut lines = Vec::new();
+        if remove {
+            for o in hooks::remove(places, p, &location, &setup.cmd, options)? {
+                lines.push(summary(&o, "hooks"));
+            }
+        } else {
+            let installed = hooks::install(places, p, &location, &setup, options, false)?;
+            for o in &installed.outcomes {
+                lines.push(summary(o, "hooks"));
+            }
+            if let Some(records) = lidguard_providers::agent(p).and_then(|a| a.hooks.trust.as_ref())
+            {
+                lines.push(format!(
+                    "{}: a record that you trust lidguard's hooks (the agent runs only hooks \
+                     you trusted)",
+                    (records.file)(&location).display()
+                ));
+            }
+        }
+        for line in lines {
+            output::line(&format!("  {}: {line}", p.display_name()))?;
+        }
+    }
+    if !mcp {
+        return Ok(());
+    }
+    let exe = mcp_config::server_program()?;
+    for (p, location, skipped) in mcp_config::targets(Some("all"), "setup")? {
+        if skipped.is_some() {
+            continue;
+        }
+        let line = if remove {
+            match mcp::remove(places, p, &location, &exe, options)? {
+                Removed::Done(o) => summary(&o, "MCP server"),
+                Removed::LeftAlone { file, reason } => format!("{}: {reason}", file.display()),
+            }
+        } else {
+            summary(
+                &mcp::install(places, p, &location, &exe, options)?,
+                "MCP server",
+            )
+        };
+        output::line(&format!("  {}: {line}", p.display_name()))?;
+    }
+    Ok(())
+}
+
+/// `<file>: adds lidguard's hooks (+N lines)` and the like, from a dry run's outcome.
+fn summary(o: &Outcome, what: &str) -> String {
+    let file = o.file.display();
+    match &o.action {
+        Action::Unchanged => format!("{file}: nothing to change"),
+        Action::WouldChange { delete: true, .. } => format!("{file}: deleted (lidguard's own)"),
+        Action::WouldChange { diff, .. } => {
+            let count = |sign: char| {
+                diff.lines()
+                    .filter(|l| {
+                        l.starts_with(sign) && !l.starts_with("+++") && !l.starts_with("---")
+                    })
+                    .count()
+            };
+            format!(
+                "{file}: lidguard's {what} (+{} −{} lines)",
+                count('+'),
+                count('-')
+            )
+        }
+        Action::Written { .. } | Action::Deleted { .. } => format!("{file}: done"),
+    }
+}
+
+fn hooks_args(dry_run: bool) -> HookConfigArgs {
+    HookConfigArgs {
+        provider: Some("all".to_owned()),
+        dry_run,
+        // Setup says so in its plan: Codex runs only hooks the user trusted.
+        trust_codex_hooks: true,
+        force: false,
+    }
+}
+
+fn mcp_args(dry_run: bool) -> McpConfigArgs {
+    McpConfigArgs {
+        agent: Some("all".to_owned()),
+        dry_run,
+        force: false,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn service_args() -> crate::cli::ServiceArgs {
+    crate::cli::ServiceArgs {
+        action: crate::cli::ServiceAction::Remove,
+        dry_run: false,
+    }
+}
+
+/// `--yes`, or a "y" typed at the terminal; without a terminal and without `--yes`, an error
+/// that says so (a script must say it means it).
+fn confirmed(yes: bool, question: &str) -> anyhow::Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !prompt::interactive() {
+        bail!("this changes files: run it on a terminal to confirm, or pass --yes");
+    }
+    output::prompt(&format!("{question} [y/N] "))?;
+    Ok(prompt::read_line()?.is_some_and(|a| matches!(a.trim(), "y" | "Y" | "yes")))
+}
+
+/// Asks a running daemon to end (it releases and restores what it holds on the way out) and
+/// waits until it has.
+fn stop_daemon(places: &Places) -> anyhow::Result<()> {
+    let Some(pid) = std::fs::read_to_string(places.lock_file())
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+    else {
+        return Ok(());
+    };
+    if !daemon_running(places) {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal, kill_process};
+        if let Some(pid) = Pid::from_raw(pid) {
+            let _ = kill_process(pid, Signal::TERM);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while daemon_running(places) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if daemon_running(places) {
+            bail!("the daemon (pid {pid}) did not end within 10 s; nothing was deleted");
+        }
+        output::line(&format!("stopped the daemon (pid {pid})"))?;
+    }
+    #[cfg(not(unix))]
+    bail!(
+        "the daemon (pid {pid}) is running: end lidguard.exe (Task Manager, or `taskkill /PID \
+         {pid}`), then run uninstall again"
+    );
+    #[cfg(unix)]
+    Ok(())
+}
+
+/// Whether a daemon holds the instance lock.
+fn daemon_running(places: &Places) -> bool {
+    places.lock_file().exists()
+        && matches!(
+            lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
+            Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
+        )
+}
+
+/// What only root can take away, each with the command that does.
+#[cfg(target_os = "linux")]
+fn left_behind() -> Vec<String> {
+    let rule = lidguard_platform::polkit::rule_path(std::path::Path::new(
+        lidguard_platform::polkit::RULES_DIR,
+    ));
+    if !rule.exists() {
+        return Vec::new();
+    }
+    vec![format!(
+        "left: the polkit rule {} (root's): remove it with `sudo lidguard linux-permission remove`",
+        rule.display()
+    )]
+}
+
+/// What only root can take away (the macOS sudoers rule is listed by `macos-permission status`).
+#[cfg(not(target_os = "linux"))]
+fn left_behind() -> Vec<String> {
+    Vec::new()
+}
