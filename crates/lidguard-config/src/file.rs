@@ -370,5 +370,32 @@ fn backup(
             source,
         },
     )?;
+    prune_backups(&dir, &name);
     Ok(dir.join(file))
+}
+
+/// How many backups of one file are kept: agent configs can hold API keys, so old copies do
+/// not pile up under lidguard's state.
+pub const BACKUPS_KEPT: usize = 5;
+
+/// Deletes all but the newest [`BACKUPS_KEPT`] backups of the file called `name` in `dir`
+/// (`<name>.<time>`; other files stay). Best effort: a backup that cannot be deleted stays.
+fn prune_backups(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut backups: Vec<(jiff::civil::DateTime, PathBuf)> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let file = path.file_name()?.to_str()?;
+            let stamp = file.strip_prefix(name)?.strip_prefix('.')?;
+            let when = jiff::civil::DateTime::strptime("%Y%m%dT%H%M%S%.fZ", stamp).ok()?;
+            Some((when, path))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(BACKUPS_KEPT);
+    for (_, path) in backups.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
+    }
 }

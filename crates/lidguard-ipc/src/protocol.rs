@@ -116,6 +116,9 @@ pub enum Request {
     },
     /// A snapshot of everything.
     Status,
+    /// End the daemon: it answers, then releases what it holds and puts back what it changed,
+    /// as on SIGTERM (`lidguard daemon-stop`, `lidguard uninstall`).
+    Shutdown,
     /// `lidguard ssh`'s lease on a relay: answered at once, then held open; when it closes
     /// (the ssh connection ended, `lidguard ssh` died) the sessions that came through the relay
     /// end.

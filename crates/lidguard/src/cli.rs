@@ -54,6 +54,9 @@ pub(crate) enum Command {
     /// Take everything lidguard wrote away: its entries in the agents' configs (your bytes
     /// back), the user service, its settings, state, logs and backups; the daemon is stopped.
     Uninstall(SetupArgs),
+    /// Stop the daemon: it releases what it holds and puts back what it changed first (it
+    /// starts again on the next hook event or command).
+    DaemonStop,
     /// Your own `ssh` with a relay to this machine's daemon: an agent working on the other side
     /// (with lidguard's hooks installed there) keeps this machine awake while it works.
     Ssh(SshArgs),

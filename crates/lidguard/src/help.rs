@@ -19,6 +19,7 @@ const FIXED: &[(&str, &[&str])] = &[
             "run",
             "remove-session",
             "status",
+            "daemon-stop",
             "ssh",
             "container",
             "events",

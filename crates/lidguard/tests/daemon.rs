@@ -463,3 +463,22 @@ fn start_watched(home: &Home, id: &str, agent: &Agent) {
         &pid,
     ]);
 }
+
+#[test]
+fn daemon_stop_ends_the_daemon_and_says_when_none_runs() {
+    let home = Home::new();
+    assert_eq!(
+        home.ok(&["daemon-stop"]).trim(),
+        "no lidguard daemon is running"
+    );
+    home.ok(&["start", "--provider", "custom", "--session", "s"]);
+    let pid = home.daemon_pid().expect("a daemon");
+    let out = home.ok(&["daemon-stop"]);
+    assert_eq!(out.trim(), format!("stopped the daemon (pid {pid})"));
+    // It has let go of its lock and socket when daemon-stop returns; the process ends right after.
+    assert!(!home.socket().exists(), "its socket is gone");
+    assert!(eventually(Duration::from_secs(2), || !alive(pid)));
+    // The next command that needs it starts it again; the session was kept on disk.
+    home.ok(&["start", "--provider", "custom", "--session", "t"]);
+    assert!(home.daemon_pid().is_some_and(|p| p != pid));
+}

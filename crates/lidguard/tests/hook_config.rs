@@ -1206,3 +1206,35 @@ fn setup_without_any_agent_says_where_it_looked() {
         "{text}"
     );
 }
+
+/// Backups of an agent's config (which can hold API keys) do not pile up: the newest five of
+/// each file stay.
+#[test]
+fn backups_keep_the_newest_five_per_file() {
+    let home = agent_home();
+    let file = home.path().join("claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, USER_SETTINGS).unwrap();
+    for _ in 0..4 {
+        assert_ok(&with_agents(
+            &home,
+            &["hook-install", "--provider", "claude"],
+        ));
+        assert_ok(&with_agents(
+            &home,
+            &["hook-remove", "--provider", "claude"],
+        ));
+    }
+    let dir = home.path().join("state/backups/claude");
+    let mut backups: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    backups.sort();
+    assert_eq!(backups.len(), 5, "{backups:?}");
+    assert!(backups.iter().all(|b| b.starts_with("settings.json.")));
+    // The last one saved is the file with lidguard's entries, just before the last remove.
+    let newest = std::fs::read_to_string(dir.join(backups.last().unwrap())).unwrap();
+    assert!(newest.contains("claude-hook"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
+}

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
+use lidguard_ipc::protocol::{Outcome, Response};
 
 /// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
 /// that a suspend/resume (which stops the monotonic clock) never delays a timer for long.
@@ -36,6 +37,13 @@ impl Life {
         } else {
             self.exit = true;
         }
+    }
+
+    /// Someone asked the daemon to stop (`daemon-stop`): the loop ends after this answer.
+    pub(super) fn shutdown_asked(&mut self) -> Response {
+        tracing::info!("asked to stop: shutting down");
+        self.exit = true;
+        Response::ok(Outcome::Done, "the daemon is stopping")
     }
 
     /// Work came back: the idle exit is the registry's to schedule again.

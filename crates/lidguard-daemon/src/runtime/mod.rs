@@ -234,6 +234,7 @@ impl Runtime {
                 replay,
                 follow,
             } => self.publisher.follow(filter, &replay, follow),
+            Request::Shutdown => (self.life.shutdown_asked(), None),
             request => (self.handle_plain(request).await, None),
         }
     }

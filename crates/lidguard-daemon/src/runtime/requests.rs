@@ -116,9 +116,9 @@ pub(super) fn route(request: Request) -> Route {
         Request::HoldRelay { .. } => Route::Now(Response::error(
             "a relay's lease is held by the connection, above",
         )),
-        Request::Hook { .. } | Request::Events { .. } => Route::Now(Response::error(
-            "hook and events requests are handled above",
-        )),
+        Request::Hook { .. } | Request::Events { .. } | Request::Shutdown => Route::Now(
+            Response::error("hook, events and shutdown requests are handled above"),
+        ),
         Request::Settings { settings } => {
             let mut settings = *settings;
             settings.normalize(Os::current());

@@ -105,6 +105,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&places, args.json),
         Command::Setup(args) => setup::setup(&places, &args),
         Command::Uninstall(args) => setup::uninstall(&places, &args),
+        Command::DaemonStop => setup::daemon_stop(&places),
         #[cfg(unix)]
         Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
         #[cfg(unix)]

@@ -5,11 +5,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use std::time::{Duration, Instant};
+
 use lidguard_ipc::Places;
+use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::protocol::Request;
 
 use lidguard_config::mcp::{self, Removed};
 use lidguard_config::{Action, Options, Outcome, hooks};
 
+use super::session::REQUEST_TIMEOUT;
 use super::{doctor, hook_config, mcp_config};
 use crate::cli::{HookConfigArgs, McpConfigArgs, SetupArgs};
 use crate::{output, prompt};
@@ -84,7 +89,9 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
     }
-    stop_daemon(places)?;
+    if let Some(line) = stop_daemon(places)? {
+        output::line(&line)?;
+    }
     if let Some(line) = lidguard_daemon::restore_left_changed(places) {
         output::line(&line)?;
     }
@@ -245,40 +252,37 @@ fn confirmed(yes: bool, question: &str) -> anyhow::Result<bool> {
     Ok(prompt::read_line()?.is_some_and(|a| matches!(a.trim(), "y" | "Y" | "yes")))
 }
 
-/// Asks a running daemon to end (it releases and restores what it holds on the way out) and
-/// waits until it has.
-fn stop_daemon(places: &Places) -> anyhow::Result<()> {
-    let Some(pid) = std::fs::read_to_string(places.lock_file())
-        .ok()
-        .and_then(|t| t.trim().parse::<i32>().ok())
-    else {
-        return Ok(());
-    };
+/// `daemon-stop`: asks a running daemon to end and waits until it has.
+pub(crate) fn daemon_stop(places: &Places) -> anyhow::Result<ExitCode> {
+    let line = stop_daemon(places)?.unwrap_or_else(|| "no lidguard daemon is running".to_owned());
+    output::line(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks a running daemon to end (it releases what it holds and puts back what it changed on
+/// the way out, as on SIGTERM) and waits until its lock is free; `None` when none runs.
+fn stop_daemon(places: &Places) -> anyhow::Result<Option<String>> {
     if !daemon_running(places) {
-        return Ok(());
+        return Ok(None);
     }
-    #[cfg(unix)]
-    {
-        use rustix::process::{Pid, Signal, kill_process};
-        if let Some(pid) = Pid::from_raw(pid) {
-            let _ = kill_process(pid, Signal::TERM);
-        }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while daemon_running(places) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        if daemon_running(places) {
-            bail!("the daemon (pid {pid}) did not end within 10 s; nothing was deleted");
-        }
-        output::line(&format!("stopped the daemon (pid {pid})"))?;
+    let pid = std::fs::read_to_string(places.lock_file())
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    let shown = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
+    match client::request(places, &Request::Shutdown, REQUEST_TIMEOUT) {
+        Ok(answer) if answer.ok => {}
+        Ok(answer) => bail!("the daemon{shown} refused to stop: {}", answer.message),
+        Err(ClientError::NotRunning { .. }) if !daemon_running(places) => return Ok(None),
+        Err(e) => bail!("cannot ask the daemon{shown} to stop: {e}"),
     }
-    #[cfg(not(unix))]
-    bail!(
-        "the daemon (pid {pid}) is running: end lidguard.exe (Task Manager, or `taskkill /PID \
-         {pid}`), then run uninstall again"
-    );
-    #[cfg(unix)]
-    Ok(())
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    while daemon_running(places) {
+        if Instant::now() > deadline {
+            bail!("the daemon{shown} did not end within {REQUEST_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(Some(format!("stopped the daemon{shown}")))
 }
 
 /// Whether a daemon holds the instance lock.
