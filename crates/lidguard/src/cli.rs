@@ -219,7 +219,7 @@ pub(crate) enum Command {
         `lidguard completions powershell | Out-String | Invoke-Expression` in $PROFILE."
     )]
     Completions(CompletionsArgs),
-    /// Print lidguard's manual page (roff), e.g. `lidguard man | man -l -`.
+    /// Print lidguard's manual page (roff; read it with `lidguard man | man -l -`).
     Man,
     /// Show the command overview, or help for one command.
     Help {
@@ -664,9 +664,13 @@ pub(crate) struct TemperatureArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct McpConfigArgs {
-    /// The agent, or `all` (the agents whose config directory exists).
-    #[arg(value_name = "AGENT", value_parser = agent_or_all())]
+    /// The agent, or `all` (the agents whose config directory exists); the same as `hook-install`'s
+    /// `--provider`.
+    #[arg(long = "provider", value_name = "PROVIDER", value_parser = agent_or_all())]
     pub(crate) agent: Option<String>,
+    /// The agent, as a positional argument (the earlier spelling; `--provider` is preferred).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all(), conflicts_with = "agent", hide = true)]
+    pub(crate) agent_positional: Option<String>,
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -676,14 +680,31 @@ pub(crate) struct McpConfigArgs {
     pub(crate) force: bool,
 }
 
+impl McpConfigArgs {
+    /// The agent named by `--provider` or the positional argument.
+    pub(crate) fn agent(&self) -> Option<&str> {
+        self.agent.as_deref().or(self.agent_positional.as_deref())
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct McpStatusArgs {
     /// The agent, or `all` (the agents whose config directory exists).
-    #[arg(value_name = "AGENT", value_parser = agent_or_all())]
+    #[arg(long = "provider", value_name = "PROVIDER", value_parser = agent_or_all())]
     pub(crate) agent: Option<String>,
+    /// The agent, as a positional argument (the earlier spelling).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all(), conflicts_with = "agent", hide = true)]
+    pub(crate) agent_positional: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+impl McpStatusArgs {
+    /// The agent named by `--provider` or the positional argument.
+    pub(crate) fn agent(&self) -> Option<&str> {
+        self.agent.as_deref().or(self.agent_positional.as_deref())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -850,6 +871,13 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
         let _ = e.print();
         ExitCode::from(u8::try_from(code).unwrap_or(2))
     };
+    // `lidguard --help` is the same overview as `lidguard help`: the commands a person types,
+    // grouped (clap's own list would be every subcommand, plumbing included).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if matches!(args.as_slice(), [a] if a == "--help" || a == "-h") {
+        let _ = crate::output::prompt(&crate::help::overview());
+        return Err(ExitCode::SUCCESS);
+    }
     let matches = command().try_get_matches().map_err(report)?;
     if let Some((name, sub)) = matches.subcommand() {
         for &agent in AGENTS {

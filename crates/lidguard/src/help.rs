@@ -62,15 +62,18 @@ const FIXED: &[(&str, &[&str])] = &[
             "provider-mcp-install",
             "provider-mcp-status",
             "provider-mcp-remove",
-            "mcp-server",
-            "provider-mcp-server",
         ],
     ),
+    ("More", &["service", "completions", "man", "help"]),
     (
-        "Internal",
-        &["service", "run-server", "completions", "man", "help"],
+        PLUMBING,
+        &["mcp-server", "provider-mcp-server", "run-server"],
     ),
 ];
+
+/// What agents, MCP clients and services run, not people: listed by name only in the overview
+/// (each still has its full `help`). The agents' hook and snippet commands join it.
+const PLUMBING: &str = "Run by agents, MCP clients and services";
 
 /// Commands shown on some systems only (hidden elsewhere), with the category they join.
 const PLATFORM: &[(&str, &str, bool)] = &[
@@ -86,9 +89,9 @@ pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
         .iter()
         .map(|(category, names)| {
             let mut names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-            if *category == "Hooks" {
-                names.extend(AGENTS.iter().map(|a| a.snippet_command.to_owned()));
+            if *category == PLUMBING {
                 names.extend(AGENTS.iter().map(|a| a.hook_command.to_owned()));
+                names.extend(AGENTS.iter().map(|a| a.snippet_command.to_owned()));
             }
             names.extend(
                 PLATFORM
@@ -123,10 +126,19 @@ pub(crate) fn categories() -> Vec<(&'static str, Vec<String>)> {
                 }
             }
         }
-        let internal = all.len() - 1;
-        all.insert(internal, ("WSL (Windows)", names));
+        let more = all.len() - 2;
+        all.insert(more, ("WSL (Windows)", names));
     }
     all
+}
+
+/// The commands agents, MCP clients and services run (the overview lists them by name only).
+pub(crate) fn plumbing() -> Vec<String> {
+    categories()
+        .into_iter()
+        .find(|(category, _)| *category == PLUMBING)
+        .map(|(_, names)| names)
+        .unwrap_or_default()
 }
 
 /// The overview text.
@@ -147,19 +159,83 @@ pub(crate) fn overview() -> String {
         .unwrap_or(0);
     for (category, names) in &categories {
         text.push_str(&format!("\n{category}:\n"));
+        if *category == PLUMBING {
+            text.push_str(&wrapped(names, 2, OVERVIEW_WIDTH - 2));
+            continue;
+        }
         for name in names {
             let about = cmd
                 .find_subcommand(name)
                 .and_then(|c| c.get_about())
-                .map(ToString::to_string)
+                .map(|a| summary(&a.to_string()))
                 .unwrap_or_default();
-            text.push_str(&format!("  {name:<width$}  {about}\n"));
+            let lines = wrap_words(&about, OVERVIEW_WIDTH.saturating_sub(width + 4).max(40));
+            for (i, line) in lines.iter().enumerate() {
+                let shown = if i == 0 { name.as_str() } else { "" };
+                text.push_str(&format!("  {shown:<width$}  {line}\n"));
+            }
         }
     }
     text.push_str(
         "\n`lidguard help <command>` or `lidguard <command> --help` explains one command.\n",
     );
     text
+}
+
+/// A command's one-line description cut to its first clause, for the overview (its own help
+/// has all of it).
+fn summary(about: &str) -> String {
+    let cut = [": ", "; ", ". "]
+        .iter()
+        .filter_map(|sep| about.find(sep))
+        .filter(|&at| at >= 12)
+        .min();
+    match cut {
+        Some(at) => about[..at].to_owned(),
+        None => about.trim_end_matches('.').to_owned(),
+    }
+}
+
+/// The overview's line length.
+const OVERVIEW_WIDTH: usize = 100;
+
+/// `text` in lines of at most `width` characters, broken between words.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
+}
+
+/// `names` as comma-separated lines of at most `width` columns, indented.
+fn wrapped(names: &[String], indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = " ".repeat(indent);
+    for (i, name) in names.iter().enumerate() {
+        let item = if i + 1 < names.len() {
+            format!("{name}, ")
+        } else {
+            name.clone()
+        };
+        if !line.trim().is_empty() && line.len() + item.len() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+        }
+        line.push_str(&item);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 /// Prints the overview, or one command's help.

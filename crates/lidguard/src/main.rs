@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod help;
 mod logging;
+mod manual;
 mod output;
 mod prompt;
 

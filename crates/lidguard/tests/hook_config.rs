@@ -404,7 +404,7 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         with_agents(&home, &["mcp-status", "all"]).status.code(),
         Some(1)
     );
-    let out = with_agents(&home, &["mcp-install", "all"]);
+    let out = with_agents(&home, &["mcp-install", "--provider", "all"]);
     assert_ok(&out);
     let status = with_agents(&home, &["mcp-status", "all", "--json"]);
     assert!(status.status.success(), "{}", stdout(&status));

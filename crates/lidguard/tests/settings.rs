@@ -88,6 +88,16 @@ fn help_overview_and_per_command_help_share_one_source() {
     ] {
         assert!(overview.contains(word), "{word} missing:\n{overview}");
     }
+    // `--help` is the same overview; plumbing is listed by name only, each still explained.
+    assert_eq!(home.ok(&["--help"]), overview);
+    assert_eq!(home.ok(&["-h"]), overview);
+    assert!(overview.contains("Getting started:\n  setup"), "{overview}");
+    assert!(
+        !overview.contains("  claude-hook  "),
+        "plumbing has no description line in the overview:\n{overview}"
+    );
+    assert!(overview.lines().count() < 100, "{overview}");
+    assert!(home.ok(&["help", "claude-hook"]).contains("stdin"));
     let via_help = home.ok(&["help", "start"]);
     let via_flag = home.ok(&["start", "--help"]);
     assert_eq!(via_help, via_flag);

@@ -63,7 +63,7 @@ pub(crate) fn apply_to(
         dry_run: args.dry_run,
         force: args.force,
     };
-    for (p, location, skipped) in targets(args.agent.as_deref(), command)? {
+    for (p, location, skipped) in targets(args.agent(), command)? {
         let label = p.display_name();
         if let Some(reason) = skipped {
             if show_skipped {
@@ -99,7 +99,7 @@ fn print_removed(label: &str, what: &str, removed: &Removed) -> anyhow::Result<(
 /// unreadable.
 pub(crate) fn status(args: &McpStatusArgs) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
-    let reports: Vec<Report> = targets(args.agent.as_deref(), "mcp-status")?
+    let reports: Vec<Report> = targets(args.agent(), "mcp-status")?
         .into_iter()
         .map(|(p, location, skipped)| match skipped {
             Some(reason) => Report::skipped(p, &location.file, reason),

@@ -189,9 +189,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(crate::cli::command()).render(&mut out)?;
-            crate::output::raw(&out)?;
+            crate::output::raw(&crate::manual::render()?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Help { .. } | Command::Hook { .. } => unreachable!("handled above"),

@@ -226,6 +226,7 @@ fn hooks_args(dry_run: bool) -> HookConfigArgs {
 fn mcp_args(dry_run: bool) -> McpConfigArgs {
     McpConfigArgs {
         agent: Some("all".to_owned()),
+        agent_positional: None,
         dry_run,
         force: false,
     }
