@@ -457,6 +457,10 @@ pub(crate) struct SetupArgs {
     /// removes it).
     #[arg(long)]
     pub(crate) mcp: bool,
+    /// Setup: also hook an agent installed later, once, when the daemon starts and finds its
+    /// config folder (an agent you unhook with hook-remove stays unhooked).
+    #[arg(long)]
+    pub(crate) hook_new_agents: bool,
 }
 
 /// What `linux-permission` does.

@@ -1238,3 +1238,51 @@ fn backups_keep_the_newest_five_per_file() {
     assert!(newest.contains("claude-hook"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
 }
+
+/// `setup --hook-new-agents`: an agent whose config folder appears later is hooked when the
+/// daemon starts, once; after the user unhooks it, it stays unhooked.
+#[test]
+fn an_agent_installed_after_setup_is_hooked_once_when_opted_in() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    let out = with_agents(&home, &["setup", "--yes", "--hook-new-agents"]);
+    assert!(
+        stdout(&out).contains("hook an agent you install later"),
+        "{out:?}"
+    );
+    let codex = home.path().join("codex/hooks.json");
+    // Codex is installed (its folder appears); the next daemon start hooks it.
+    std::fs::create_dir_all(home.path().join("codex")).unwrap();
+    let start = |id: &str| {
+        let mut cmd = home.cmd(&["start", "--provider", "custom", "--session", id]);
+        cmd.env("CODEX_HOME", home.path().join("codex"))
+            .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+            .env("HOME", home.path());
+        assert_ok(&cmd.output().unwrap());
+    };
+    start("a");
+    assert!(
+        crate::util::eventually(std::time::Duration::from_secs(10), || {
+            std::fs::read_to_string(&codex).is_ok_and(|t| t.contains("codex-hook"))
+        }),
+        "Codex hooked at the daemon's start"
+    );
+    assert!(
+        std::fs::read_to_string(home.path().join("codex/config.toml"))
+            .unwrap()
+            .contains("trusted_hash"),
+        "and trusted, as setup does"
+    );
+    assert!(
+        std::fs::read_to_string(home.places.log_file())
+            .unwrap()
+            .contains("hooked an agent installed after setup")
+    );
+    // Unhooked by the user: a later daemon start leaves it so.
+    assert_ok(&with_agents(&home, &["hook-remove", "--provider", "codex"]));
+    assert!(!codex.exists());
+    home.ok(&["daemon-stop"]);
+    start("b");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!codex.exists(), "an agent the user unhooked stays unhooked");
+}

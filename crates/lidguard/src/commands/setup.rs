@@ -38,6 +38,12 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         found.join(", ")
     ))?;
     plan(places, false, args.mcp)?;
+    if args.hook_new_agents {
+        output::line(
+            "and hook an agent you install later when its config folder appears (checked each \
+             time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
+        )?;
+    }
     if !confirmed(args.yes, "Go ahead?")? {
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
@@ -45,6 +51,9 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
     hook_config::apply_to(places, &hooks_args(false), false, false)?;
     if args.mcp {
         mcp_config::apply_to(places, &mcp_args(false), false, false)?;
+    }
+    if args.hook_new_agents {
+        NewAgents::now_present()?.save(places)?;
     }
     output::line("\nChecking this machine (lidguard doctor):")?;
     doctor::run(places, false)
@@ -210,6 +219,89 @@ fn summary(o: &Outcome, what: &str) -> String {
             )
         }
         Action::Written { .. } | Action::Deleted { .. } => format!("{file}: done"),
+    }
+}
+
+/// `setup --hook-new-agents`: the agents whose config folder existed when the user opted in;
+/// any other that appears later is hooked once, when the daemon starts, and joins the list (so
+/// an agent the user unhooked stays unhooked).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct NewAgents {
+    known: Vec<String>,
+}
+
+impl NewAgents {
+    fn file(places: &Places) -> PathBuf {
+        places.state_dir.join("hook-new-agents.json")
+    }
+
+    fn now_present() -> anyhow::Result<NewAgents> {
+        let var = lidguard_files::environment::var;
+        let mut known = Vec::new();
+        for p in lidguard_config::managed() {
+            if lidguard_config::agents::hooks(p, &var)?.root.is_dir() {
+                known.push(p.as_str().to_owned());
+            }
+        }
+        Ok(NewAgents { known })
+    }
+
+    fn load(places: &Places) -> Option<NewAgents> {
+        let text = std::fs::read_to_string(Self::file(places)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn save(&self, places: &Places) -> anyhow::Result<()> {
+        lidguard_files::private::ensure_dir(&places.state_dir)?;
+        lidguard_files::private::write(&Self::file(places), &serde_json::to_vec_pretty(self)?)?;
+        Ok(())
+    }
+}
+
+/// When the user opted in (`setup --hook-new-agents`): hooks each agent whose config folder
+/// appeared since, once, and logs what it did. Run by the daemon's process as it starts; never
+/// fails it.
+pub(crate) fn hook_new_agents(places: &Places) {
+    let Some(mut state) = NewAgents::load(places) else {
+        return;
+    };
+    let Ok(setup) = hook_config::setup(places) else {
+        return;
+    };
+    let var = lidguard_files::environment::var;
+    let mut changed = false;
+    for p in lidguard_config::managed() {
+        if state.known.iter().any(|k| k == p.as_str()) {
+            continue;
+        }
+        let Ok(location) = lidguard_config::agents::hooks(p, &var) else {
+            continue;
+        };
+        if !location.root.is_dir() {
+            continue;
+        }
+        let options = Options {
+            dry_run: false,
+            force: false,
+        };
+        match hooks::install(places, p, &location, &setup, options, true) {
+            Ok(_) => tracing::info!(
+                agent = p.as_str(),
+                file = %location.file.display(),
+                "hooked an agent installed after setup (setup --hook-new-agents)"
+            ),
+            Err(e) => tracing::warn!(
+                agent = p.as_str(),
+                error = %e,
+                "could not hook an agent installed after setup; run `lidguard setup` to see why"
+            ),
+        }
+        // Once either way: a refusal is the user's file to fix, and is not retried each start.
+        state.known.push(p.as_str().to_owned());
+        changed = true;
+    }
+    if changed && let Err(e) = state.save(places) {
+        tracing::warn!(error = %e, "cannot record the agents hooked after setup");
     }
 }
 
