@@ -351,6 +351,9 @@ pub(crate) struct HookConfigArgs {
     /// that lidguard did not write (its other keys stay; remove puts it back).
     #[arg(long)]
     pub(crate) force: bool,
+    /// Print what was done (or, with --dry-run, would be) as JSON: one object per agent.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// What the `wsl-*` commands do, shown in their long help.
@@ -634,6 +637,9 @@ pub(crate) struct ServiceArgs {
     /// Install and remove: print what would be written or deleted, change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Status: print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -682,6 +688,9 @@ pub(crate) struct McpConfigArgs {
     /// that lidguard did not write (its other keys stay; remove puts it back).
     #[arg(long)]
     pub(crate) force: bool,
+    /// Print what was done (or, with --dry-run, would be) as JSON: one object per agent.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 impl McpConfigArgs {

@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             if output::is_stdout_closed(&err) {
                 return ExitCode::SUCCESS;
             }
-            output::error(&format!("{err:#}"));
+            output::error(&output::error_text(&err));
             ExitCode::FAILURE
         }
     }

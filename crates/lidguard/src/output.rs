@@ -71,6 +71,23 @@ pub(crate) fn is_stdout_closed(err: &anyhow::Error) -> bool {
     })
 }
 
+/// An error and its causes as one text, each cause said once: a cause whose words the message
+/// already holds (an error that names its source in its own sentence) is not repeated.
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// Reports an error to the human at the terminal.
 pub(crate) fn error(text: &str) {
     eprintln!("lidguard: error: {}", shown(text));
@@ -84,4 +101,26 @@ pub(crate) fn note(text: &str) {
 /// A warning for the human at the terminal.
 pub(crate) fn warn(text: &str) {
     eprintln!("lidguard: warning: {}", shown(text));
+}
+
+#[cfg(test)]
+mod error_text_tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("{file}: {source}\nNothing was changed.")]
+    struct Names {
+        file: &'static str,
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let err = anyhow::Error::new(Names {
+            file: "/x",
+            source: std::io::Error::other("refused"),
+        });
+        assert_eq!(super::error_text(&err), "/x: refused\nNothing was changed.");
+        let err = anyhow::Error::new(std::io::Error::other("no socket")).context("cannot start");
+        assert_eq!(super::error_text(&err), "cannot start: no socket");
+    }
 }

@@ -1286,3 +1286,45 @@ fn an_agent_installed_after_setup_is_hooked_once_when_opted_in() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(!codex.exists(), "an agent the user unhooked stays unhooked");
 }
+
+#[test]
+fn installers_report_as_json_for_scripts() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = with_agents(&home, args);
+        assert_ok(&out);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let dry = json(&[
+        "hook-install",
+        "--provider",
+        "claude",
+        "--dry-run",
+        "--json",
+    ]);
+    assert_eq!(dry[0]["provider"], "claude");
+    assert_eq!(dry[0]["outcomes"][0]["action"], "wouldChange", "{dry}");
+    assert!(!home.path().join("claude/settings.json").exists());
+    let done = json(&["hook-install", "--provider", "all", "--json"]);
+    let claude = done
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["provider"] == "claude")
+        .unwrap();
+    assert_eq!(claude["outcomes"][0]["action"], "written");
+    assert!(
+        done.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["provider"] == "codex" && r["skipped"].is_string()),
+        "{done}"
+    );
+    let mcp = json(&["mcp-install", "--provider", "claude", "--json"]);
+    assert_eq!(mcp[0]["outcome"]["action"], "written", "{mcp}");
+    let removed = json(&["hook-remove", "--provider", "claude", "--json"]);
+    assert_eq!(removed[0]["outcomes"][0]["action"], "deleted", "{removed}");
+    let removed = json(&["mcp-remove", "--provider", "claude", "--json"]);
+    assert!(removed[0]["outcome"]["action"].is_string(), "{removed}");
+}

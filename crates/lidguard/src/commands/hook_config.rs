@@ -99,17 +99,25 @@ pub(crate) fn apply_to(
         dry_run: args.dry_run,
         force: args.force,
     };
+    let mut json = Vec::new();
     for (p, location, skipped) in targets(args.provider.as_deref())? {
         let label = p.display_name();
         if let Some(reason) = skipped {
-            if show_skipped {
+            if args.json {
+                json.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
+            } else if show_skipped {
                 output::line(&format!("{label}: {reason}"))?;
             }
             continue;
         }
         if remove {
-            for outcome in hooks::remove(places, p, &location, &setup.cmd, options)? {
-                print(label, "lidguard's hooks", true, &outcome)?;
+            let outcomes = hooks::remove(places, p, &location, &setup.cmd, options)?;
+            if args.json {
+                json.push(serde_json::json!({"provider": p.as_str(), "outcomes": outcomes}));
+                continue;
+            }
+            for outcome in &outcomes {
+                print(label, "lidguard's hooks", true, outcome)?;
             }
         } else {
             let installed = hooks::install(
@@ -120,11 +128,31 @@ pub(crate) fn apply_to(
                 options,
                 args.trust_codex_hooks,
             )?;
+            if args.json {
+                let mut entry = serde_json::json!({
+                    "provider": p.as_str(),
+                    "outcomes": installed.outcomes,
+                });
+                match &installed.trust {
+                    Some(Trust::Recorded(o)) => {
+                        entry["codexTrust"] = serde_json::json!({"recorded": o})
+                    }
+                    Some(Trust::Untrusted(events)) => {
+                        entry["codexTrust"] = serde_json::json!({"untrusted": events});
+                    }
+                    None => {}
+                }
+                json.push(entry);
+                continue;
+            }
             for outcome in &installed.outcomes {
                 print(label, "lidguard's hooks", false, outcome)?;
             }
             print_trust(p, installed.trust.as_ref())?;
         }
+    }
+    if args.json {
+        output::json(&json)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -63,24 +63,41 @@ pub(crate) fn apply_to(
         dry_run: args.dry_run,
         force: args.force,
     };
+    let mut json = Vec::new();
     for (p, location, skipped) in targets(args.agent(), command)? {
         let label = p.display_name();
         if let Some(reason) = skipped {
-            if show_skipped {
+            if args.json {
+                json.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
+            } else if show_skipped {
                 output::line(&format!("{label}: {reason}"))?;
             }
             continue;
         }
         if remove {
-            print_removed(
-                label,
-                "lidguard's MCP server",
-                &mcp::remove(places, p, &location, &exe, options)?,
-            )?;
+            let removed = mcp::remove(places, p, &location, &exe, options)?;
+            if args.json {
+                json.push(match &removed {
+                    Removed::Done(o) => serde_json::json!({"provider": p.as_str(), "outcome": o}),
+                    Removed::LeftAlone { file, reason } => serde_json::json!({
+                        "provider": p.as_str(),
+                        "leftAlone": {"file": file, "reason": reason},
+                    }),
+                });
+                continue;
+            }
+            print_removed(label, "lidguard's MCP server", &removed)?;
         } else {
             let outcome = mcp::install(places, p, &location, &exe, options)?;
+            if args.json {
+                json.push(serde_json::json!({"provider": p.as_str(), "outcome": outcome}));
+                continue;
+            }
             print(label, "lidguard's MCP server", false, &outcome)?;
         }
+    }
+    if args.json {
+        output::json(&json)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,7 @@ pub(crate) fn run(places: &Places, args: &ServiceArgs) -> anyhow::Result<ExitCod
     let dir = unit_dir()?;
     match args.action {
         ServiceAction::Install => install(places, &dir, args.dry_run),
-        ServiceAction::Status => status(&dir),
+        ServiceAction::Status => status(&dir, args.json),
         ServiceAction::Remove => remove(&dir, args.dry_run),
     }
 }
@@ -205,8 +205,9 @@ fn install(places: &Places, dir: &Path, dry_run: bool) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn status(dir: &Path) -> anyhow::Result<ExitCode> {
+fn status(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut installed = true;
+    let mut units = Vec::new();
     for name in [SOCKET_UNIT, SERVICE_UNIT] {
         let path = dir.join(name);
         let state = match ours(&path) {
@@ -217,12 +218,32 @@ fn status(dir: &Path) -> anyhow::Result<ExitCode> {
             Some(true) => "installed",
             Some(false) => "present but not written by lidguard (left alone)",
         };
-        output::line(&format!("{}: {state}", path.display()))?;
+        units.push((path, state));
     }
-    if installed {
-        let active = systemctl(&["is-active", SOCKET_UNIT]).unwrap_or_else(|e| e);
-        let enabled = systemctl(&["is-enabled", SOCKET_UNIT]).unwrap_or_else(|e| e);
-        output::line(&format!("lidguard.socket: {enabled}, {active}"))?;
+    let socket = installed.then(|| {
+        (
+            systemctl(&["is-enabled", SOCKET_UNIT]).unwrap_or_else(|e| e),
+            systemctl(&["is-active", SOCKET_UNIT]).unwrap_or_else(|e| e),
+        )
+    });
+    if json {
+        output::json(&serde_json::json!({
+            "installed": installed,
+            "units": units
+                .iter()
+                .map(|(path, state)| serde_json::json!({"file": path, "state": state}))
+                .collect::<Vec<_>>(),
+            "socket": socket
+                .as_ref()
+                .map(|(enabled, active)| serde_json::json!({"enabled": enabled, "active": active})),
+        }))?;
+    } else {
+        for (path, state) in &units {
+            output::line(&format!("{}: {state}", path.display()))?;
+        }
+        if let Some((enabled, active)) = &socket {
+            output::line(&format!("lidguard.socket: {enabled}, {active}"))?;
+        }
     }
     Ok(if installed {
         ExitCode::SUCCESS

@@ -312,6 +312,7 @@ fn hooks_args(dry_run: bool) -> HookConfigArgs {
         // Setup says so in its plan: Codex runs only hooks the user trusted.
         trust_codex_hooks: true,
         force: false,
+        json: false,
     }
 }
 
@@ -321,6 +322,7 @@ fn mcp_args(dry_run: bool) -> McpConfigArgs {
         agent_positional: None,
         dry_run,
         force: false,
+        json: false,
     }
 }
 
@@ -329,6 +331,7 @@ fn service_args() -> crate::cli::ServiceArgs {
     crate::cli::ServiceArgs {
         action: crate::cli::ServiceAction::Remove,
         dry_run: false,
+        json: false,
     }
 }
 
