@@ -113,6 +113,37 @@ def daemon_over_the_named_pipe():
     check(out.returncode == 0 and out.stdout == b"", "a malformed payload fails open")
     e.run("stop", "--provider", "claude", "--session", "h1")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+    # daemon-stop: a Shutdown request over the pipe; the command returns once the lock is free.
+    e.run("start", "--provider", "custom", "--session", "stop-1")
+    check(e.daemon_unix_pids(), "a daemon runs again")
+    out = e.run("daemon-stop")
+    check(out.returncode == 0 and out.stdout.startswith(b"stopped the daemon (pid "),
+          "daemon-stop over the pipe", out.stdout + out.stderr)
+    check(e.wait_until(lambda: not e.daemon_unix_pids(), "exit", seconds=5),
+          "the daemon's process is gone after daemon-stop")
+    out = e.run("daemon-stop")
+    check(out.returncode == 0 and b"no lidguard daemon is running" in out.stdout,
+          "daemon-stop without a daemon says so, exit 0", out.stdout)
+
+
+def doctor_checks_what_wine_can_answer():
+    print("doctor")
+    e = Env("doctor")
+    out = e.run("doctor", "--json")
+    report = json.loads(out.stdout)
+    checks = {c["area"]: c for c in report["checks"]}
+    check(checks["executables"]["ok"] and "lidguard-hook.exe" in checks["executables"]["detail"],
+          "doctor: lidguard.exe and lidguard-hook.exe found", checks["executables"])
+    check(checks["daemon"]["ok"], "doctor: the daemon check answers over the pipe", checks["daemon"])
+    check(checks["power"]["ok"] and "SetThreadExecutionState" in checks["power"]["detail"],
+          "doctor: a test keep-awake granted and released (SetThreadExecutionState under Wine)",
+          checks["power"])
+    lid = checks["closed lid"]
+    check(not lid["ok"] and "PowerReadACValueIndex" in lid["detail"]
+          and "polkit" not in lid["detail"] + lid["fix"] and "linux-permission" not in lid["fix"],
+          "doctor: the lid-close action Wine cannot read is a ✗ with a Windows remedy, not Linux's",
+          lid)
+    check(out.returncode == (0 if report["ok"] else 1), "doctor's exit code follows its verdict")
 
 
 def event_stream_over_the_pipe():
@@ -302,12 +333,26 @@ def installers_round_trip():
     check(not changed, "after remove every user file is byte-identical (CRLF and comments kept)", changed)
     backups = list((e.root / "lidguard").rglob("backups/*/*"))
     check(backups, f"backups were kept in lidguard's state ({len(backups)} files)")
+    # setup then uninstall: everything lidguard wrote goes, the user's files come back exactly.
+    s = Env("setup")
+    out = s.run("setup", "--yes", "--mcp")
+    check(b"Claude Code" in out.stdout and b"lidguard doctor" in out.stdout,
+          "setup --yes --mcp hooks the agents found and runs doctor", out.stdout + out.stderr)
+    check("claude-hook" in claude.read_text(), "setup installed Claude's hooks")
+    out = s.run("uninstall", "--yes")
+    check(out.returncode == 0, "uninstall --yes", out.stdout + out.stderr)
+    after = agent_files()
+    changed = [str(p) for p in set(before) | set(after) if after.get(p) != before.get(p)]
+    check(not changed, "after uninstall every agent file is as before, none added", changed)
+    left = [str(p) for p in (s.root / "lidguard").rglob("*")] if (s.root / "lidguard").exists() else []
+    check(not left, "no lidguard file is left", left)
 
 
 def main():
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     daemon_over_the_named_pipe()
+    doctor_checks_what_wine_can_answer()
     event_stream_over_the_pipe()
     lid_action_backup_and_restore()
     installers_round_trip()

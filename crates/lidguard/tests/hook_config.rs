@@ -1107,7 +1107,7 @@ fn agent_tree(home: &Home) -> Vec<(String, Vec<u8>, u32)> {
     out
 }
 
-/// `setup --yes --mcp` then `uninstall --yes` on a home with several agents' own configs: every
+/// `setup --yes --mcp` then `uninstall --yes` on a home with six agents' own configs: every
 /// agent file comes back byte for byte with its mode, the daemon is stopped, and none of
 /// lidguard's files is left.
 #[cfg(unix)]
@@ -1137,6 +1137,8 @@ fn setup_then_uninstall_gives_every_agent_file_back_and_leaves_nothing() {
         "#!/bin/sh\nnotify-send compacting\n",
         0o755,
     );
+    // One line, and both the hooks and the MCP server go into it.
+    write("qwen/settings.json", "{\"theme\": \"dark\"}\n", 0o600);
     std::fs::create_dir_all(home.path().join("opencode")).unwrap();
     let before = agent_tree(&home);
 

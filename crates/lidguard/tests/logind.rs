@@ -361,6 +361,7 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
         "hooks: Claude Code: installed",
         "daemon",
         "power: systemd-logind",
+        "closed lid: the lid-switch lock was granted and released",
         "lid: Open",
         "displays: 1 connected (0 external)",
     ] {

@@ -129,11 +129,26 @@ pub trait HeldProtection: Send + Sync + std::fmt::Debug {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PowerError {
-    /// The OS refused the lock because this user may not take it.
-    #[error(
-        "{backend} refused the {what} lock: {message}. This user is not allowed to take it \
-         (polkit actions org.freedesktop.login1.inhibit-block-*); `sudo lidguard \
-         linux-permission install` installs a rule that allows it"
+    /// The OS refused the lock because this user may not take it (each platform's text names
+    /// its own remedy: a polkit rule on Linux, the sudoers rule on macOS; Windows has none).
+    #[cfg_attr(
+        target_os = "linux",
+        error(
+            "{backend} refused the {what} lock: {message}. This user is not allowed to take it \
+             (polkit actions org.freedesktop.login1.inhibit-block-*); `sudo lidguard \
+             linux-permission install` installs a rule that allows it"
+        )
+    )]
+    #[cfg_attr(
+        target_os = "macos",
+        error(
+            "{backend} refused the {what} lock: {message}. `sudo lidguard macos-permission \
+             install` installs the rule that lets lidguard disable sleep for a closed lid"
+        )
+    )]
+    #[cfg_attr(
+        not(any(target_os = "linux", target_os = "macos")),
+        error("{backend} refused the {what} lock: {message}")
     )]
     Refused {
         /// The backend, e.g. "systemd-logind".
@@ -400,6 +415,10 @@ mod tests {
         };
         let text = e.to_string();
         assert!(text.contains("sleep:idle"), "{text}");
-        assert!(text.contains("lidguard linux-permission install"), "{text}");
+        assert_eq!(
+            text.contains("lidguard linux-permission install"),
+            cfg!(target_os = "linux"),
+            "{text}"
+        );
     }
 }

@@ -53,7 +53,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     let mut checks = vec![executables()];
     checks.extend(hooks(places));
     checks.push(daemon(places));
-    checks.push(power());
+    checks.extend(power());
     checks.extend(machine());
     let healthy = checks.iter().all(|c| c.ok);
     if json {
@@ -211,25 +211,32 @@ fn daemon(places: &Places) -> Check {
 }
 
 /// The OS backend: a test lock taken and released (never a suspend).
-fn power() -> Check {
+fn power() -> Vec<Check> {
     let area = "power";
     match permission::power_check() {
         Ok(c) => {
+            let lid = match &c.lid_refused {
+                None => Check::ok("closed lid", "the lid-switch lock was granted and released"),
+                Some(refused) => Check::failed("closed lid", refused.message(), refused.fix()),
+            };
             let delay = match &c.delay {
                 Ok(d) => format!("; {d} in delay mode"),
                 Err(why) => format!("; delay mode refused ({why}): sleep is blocked instead"),
             };
-            Check::ok(
-                area,
-                format!(
-                    "{} granted and released {}{delay}; CanSuspend {}",
-                    c.backend,
-                    c.locks,
-                    c.can_suspend.as_deref().unwrap_or("?")
+            vec![
+                Check::ok(
+                    area,
+                    format!(
+                        "{} granted and released {}{delay}; CanSuspend {}",
+                        c.backend,
+                        c.locks,
+                        c.can_suspend.as_deref().unwrap_or("?")
+                    ),
                 ),
-            )
+                lid,
+            ]
         }
-        Err(failure) => Check::failed(area, failure.message(), failure.fix()),
+        Err(failure) => vec![Check::failed(area, failure.message(), failure.fix())],
     }
 }
 

@@ -82,7 +82,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command,
             Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
         );
-        logging::init(&places, long_running);
+        // `uninstall` deletes the log: it must not hold it open (Windows cannot delete an open
+        // file).
+        if !matches!(command, Command::Uninstall(_)) {
+            logging::init(&places, long_running);
+        }
         for tightened in places.tighten_existing() {
             tracing::warn!("{tightened}");
         }

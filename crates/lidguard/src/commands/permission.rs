@@ -154,6 +154,8 @@ pub(crate) struct PowerCheck {
     pub(crate) delay: Result<String, String>,
     pub(crate) can_suspend: Option<String>,
     pub(crate) can_hibernate: Option<String>,
+    /// The closed-lid lock was refused (the others were granted): why.
+    pub(crate) lid_refused: Option<PowerFailure>,
 }
 
 /// Why the power test failed, each with its own remedy.
@@ -187,11 +189,23 @@ impl PowerFailure {
                  and report the line above if it stays"
                     .to_owned()
             }
-            PowerFailure::Refused(_) => format!(
+            PowerFailure::Refused(_) if cfg!(target_os = "linux") => format!(
                 "`sudo lidguard linux-permission install --user {}` installs a polkit rule that \
                  allows it",
                 current_user().unwrap_or_else(|| "NAME".to_owned())
             ),
+            PowerFailure::Refused(_) if cfg!(target_os = "macos") => {
+                "`sudo lidguard macos-permission install` installs the rule that lets lidguard \
+                 disable sleep for a closed lid"
+                    .to_owned()
+            }
+            PowerFailure::Refused(_) => {
+                "Windows did not let lidguard read or change the lid-close action (Power Options): \
+                 keep-awake still holds, but with the lid closed Windows does what its own lid \
+                 setting says; run lidguard in your own user session, and report the line above \
+                 if it stays"
+                    .to_owned()
+            }
             PowerFailure::Other(_) => "the backend's own message above says what failed".to_owned(),
         }
     }
@@ -215,10 +229,23 @@ pub(crate) fn power_check() -> Result<PowerCheck, PowerFailure> {
             why: "lidguard linux-permission check".to_owned(),
             ..ProtectionPlan::default()
         };
-        let held = power.hold(&plan).await.map_err(|e| match e {
+        let failure = |e: PowerError| match e {
             PowerError::Refused { .. } => PowerFailure::Refused(e.to_string()),
             _ => PowerFailure::Other(e.to_string()),
-        })?;
+        };
+        // The closed-lid lock apart: the others can hold while it is refused (so does the daemon).
+        let (held, lid_refused) = match power.hold(&plan).await {
+            Ok(held) => (held, None),
+            Err(e @ PowerError::Refused { .. }) if is_lid(&e) => {
+                let without_lid = ProtectionPlan {
+                    lid_switch: false,
+                    ..plan.clone()
+                };
+                let held = power.hold(&without_lid).await.map_err(failure)?;
+                (held, Some(failure(e)))
+            }
+            Err(e) => return Err(failure(e)),
+        };
         let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
         let locks = locks.join(":");
         drop(held);
@@ -245,14 +272,22 @@ pub(crate) fn power_check() -> Result<PowerCheck, PowerFailure> {
             delay,
             can_suspend,
             can_hibernate,
+            lid_refused,
         })
     })
 }
 
+/// Whether a refusal is of the closed-lid lock.
+fn is_lid(e: &PowerError) -> bool {
+    matches!(e, PowerError::Refused { what, .. } if what == Inhibit::HandleLidSwitch.as_str())
+}
+
 /// `linux-permission check`: the power test. Exits 1 when a lock is refused.
 fn check(as_json: bool) -> anyhow::Result<ExitCode> {
-    let result =
-        power_check().map(|c| (c.backend, c.locks, c.delay, c.can_suspend, c.can_hibernate));
+    let result = power_check().and_then(|c| match c.lid_refused {
+        Some(refused) => Err(refused),
+        None => Ok((c.backend, c.locks, c.delay, c.can_suspend, c.can_hibernate)),
+    });
     match result {
         Ok((backend, locks, delay, can_suspend, can_hibernate)) => {
             if as_json {

@@ -92,8 +92,10 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
     }
-    hook_config::apply_to(places, &hooks_args(false), true, false)?;
+    // The reverse of setup's order: a file holding both (Gemini's, Qwen's settings.json) is
+    // then each time exactly what the later edit found, and comes back byte for byte.
     mcp_config::apply_to(places, &mcp_args(false), true, false)?;
+    hook_config::apply_to(places, &hooks_args(false), true, false)?;
     #[cfg(target_os = "linux")]
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
@@ -105,8 +107,7 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
         output::line(&line)?;
     }
     for d in dirs {
-        std::fs::remove_dir_all(d)
-            .map_err(|e| anyhow::anyhow!("cannot delete {}: {e}", d.display()))?;
+        remove_dir(d)?;
         output::line(&format!("removed {}", d.display()))?;
     }
     let left = left_behind();
@@ -153,8 +154,16 @@ fn plan(places: &Places, remove: bool, mcp: bool) -> anyhow::Result<()> {
         }
         let mut lines = Vec::new();
         if remove {
+            let trust_file = lidguard_providers::agent(p)
+                .and_then(|a| a.hooks.trust.as_ref())
+                .map(|records| (records.file)(&location));
             for o in hooks::remove(places, p, &location, &setup.cmd, options)? {
-                lines.push(summary(&o, "hooks"));
+                let what = if trust_file.as_ref() == Some(&o.file) {
+                    "trust records of its hooks"
+                } else {
+                    "hooks"
+                };
+                lines.push(summary(&o, what));
             }
         } else {
             let installed = hooks::install(places, p, &location, &setup, options, false)?;
@@ -388,6 +397,20 @@ fn daemon_running(places: &Places) -> bool {
             lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
             Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
         )
+}
+
+/// Deletes `dir` and everything in it. The daemon's process ends just after it frees its lock,
+/// and until then (on Windows) its open log cannot be deleted: a few tries over 5 s.
+fn remove_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => bail!("cannot delete {}: {e}", dir.display()),
+        }
+    }
 }
 
 /// What only root can take away, each with the command that does.
