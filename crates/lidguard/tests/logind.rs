@@ -368,6 +368,11 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
         assert!(report.contains(&format!("✓ {area}")), "{area}:\n{report}");
     }
     assert!(!report.contains('✗'), "{report}");
+    assert!(
+        report.contains("granted and released sleep:idle:handle-lid-switch")
+            && report.contains("the OS listed each while held"),
+        "doctor checks logind's own inhibitor list:\n{report}"
+    );
     // The test lock is gone again.
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
 

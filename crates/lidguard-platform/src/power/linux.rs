@@ -60,6 +60,13 @@ trait LoginManager {
     #[zbus(property)]
     fn lid_closed(&self) -> zbus::Result<bool>;
 
+    /// Every inhibitor lock held: (what, who, why, mode, uid, pid).
+    #[allow(
+        clippy::type_complexity,
+        reason = "logind's a(ssssuu), as it is on the bus"
+    )]
+    fn list_inhibitors(&self) -> zbus::Result<Vec<(String, String, String, String, u32, u32)>>;
+
     /// The colon-joined block-mode locks currently held by anyone, e.g. "sleep:idle".
     #[zbus(property)]
     fn block_inhibited(&self) -> zbus::Result<String>;
@@ -190,6 +197,20 @@ impl PowerControl for LogindPower {
                 );
             }
             Ok(Box::new(LogindHold { locks }) as Box<dyn HeldProtection>)
+        })
+    }
+
+    fn os_view(&self) -> BoxFuture<'_, Option<Vec<String>>> {
+        Box::pin(async {
+            let me = std::process::id();
+            let locks = self.proxy.list_inhibitors().await.ok()?;
+            Some(
+                locks
+                    .into_iter()
+                    .filter(|(.., pid)| *pid == me)
+                    .flat_map(|(what, ..)| what.split(':').map(str::to_owned).collect::<Vec<_>>())
+                    .collect(),
+            )
         })
     }
 

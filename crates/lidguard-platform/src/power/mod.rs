@@ -84,6 +84,12 @@ pub trait PowerControl: Send + Sync {
         Box::pin(async { false })
     }
 
+    /// The locks the OS itself lists as held by this process right now (logind's inhibitor
+    /// list), so `doctor` can see that a hold is real; `None` where the OS cannot be asked.
+    fn os_view(&self) -> BoxFuture<'_, Option<Vec<String>>> {
+        Box::pin(async { None })
+    }
+
     /// What the OS says about suspending: `(CanSuspend, CanHibernate)` as logind answers them
     /// (`yes`, `no`, `challenge`, `na`), each `None` when it cannot be asked.
     fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {

@@ -223,18 +223,26 @@ fn power() -> Vec<Check> {
                 Ok(d) => format!("; {d} in delay mode"),
                 Err(why) => format!("; delay mode refused ({why}): sleep is blocked instead"),
             };
-            vec![
-                Check::ok(
+            let detail = format!(
+                "{} granted and released {}{delay}; CanSuspend {}",
+                c.backend,
+                c.locks,
+                c.can_suspend.as_deref().unwrap_or("?")
+            );
+            let held = match &c.os_shows {
+                Some(missing) if !missing.is_empty() => Check::failed(
                     area,
                     format!(
-                        "{} granted and released {}{delay}; CanSuspend {}",
-                        c.backend,
-                        c.locks,
-                        c.can_suspend.as_deref().unwrap_or("?")
+                        "{detail}; but the OS's own list of held locks lacks {}",
+                        missing.join(", ")
                     ),
+                    "the backend answered yet nothing is held: report this line (with `lidguard \
+                     doctor --json`)",
                 ),
-                lid,
-            ]
+                Some(_) => Check::ok(area, format!("{detail}; the OS listed each while held")),
+                None => Check::ok(area, detail),
+            };
+            vec![held, lid]
         }
         Err(failure) => vec![Check::failed(area, failure.message(), failure.fix())],
     }

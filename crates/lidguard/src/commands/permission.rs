@@ -156,6 +156,9 @@ pub(crate) struct PowerCheck {
     pub(crate) can_hibernate: Option<String>,
     /// The closed-lid lock was refused (the others were granted): why.
     pub(crate) lid_refused: Option<PowerFailure>,
+    /// Which of the locks the OS's own list lacked while they were held (empty: all there);
+    /// `None` where the OS cannot be asked.
+    pub(crate) os_shows: Option<Vec<String>>,
 }
 
 /// Why the power test failed, each with its own remedy.
@@ -246,8 +249,16 @@ pub(crate) fn power_check() -> Result<PowerCheck, PowerFailure> {
             }
             Err(e) => return Err(failure(e)),
         };
-        let locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
-        let locks = locks.join(":");
+        let held_locks: Vec<&str> = held.inhibits().iter().map(|i| i.as_str()).collect();
+        let locks = held_locks.join(":");
+        // What the OS lists while the locks are held: each one must be there.
+        let os_shows = power.os_view().await.map(|listed| {
+            held_locks
+                .iter()
+                .filter(|l| !listed.iter().any(|x| x == *l))
+                .map(|l| (*l).to_owned())
+                .collect::<Vec<_>>()
+        });
         drop(held);
         // Sleep in delay mode, as held while the lid is open (a refusal is not fatal: the
         // daemon then blocks sleep instead).
@@ -273,6 +284,7 @@ pub(crate) fn power_check() -> Result<PowerCheck, PowerFailure> {
             can_suspend,
             can_hibernate,
             lid_refused,
+            os_shows,
         })
     })
 }
