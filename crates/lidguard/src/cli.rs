@@ -448,8 +448,7 @@ once (--yes for scripts). With --mcp it also registers lidguard's MCP server wit
 runs the `doctor` checks. With no agent found it says where it looked and exits 1: install an \
 agent, run it once, then run setup again. `lidguard service install` (Linux socket activation) \
 and `sudo lidguard linux-permission install` stay separate: the daemon starts on demand \
-without the first, and the second is root's.\n\n\
-Examples:\n  lidguard setup\n  lidguard setup --yes --mcp\n  lidguard uninstall --yes";
+without the first, and the second is root's.";
 
 #[derive(Debug, Args)]
 pub(crate) struct SetupArgs {
@@ -1000,11 +999,12 @@ fn wsl_commands(agent: &Agent) -> Vec<clap::Command> {
 /// The clap definition, for parsing and help rendering: the fixed commands, and for each agent
 /// in the table its hook subcommand and its snippet printer.
 pub(crate) fn command() -> clap::Command {
-    AGENTS.iter().fold(Cli::command(), |cmd, agent| {
+    let cmd = AGENTS.iter().fold(Cli::command(), |cmd, agent| {
         cmd.subcommand(hook_command(agent))
             .subcommand(snippet_command(agent))
             .subcommands(wsl_commands(agent))
-    })
+    });
+    crate::examples::with_examples(cmd)
 }
 
 /// `<agent>-hook`, with `--event` for agents whose payloads do not name it.

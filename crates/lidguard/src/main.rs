@@ -10,6 +10,7 @@
 
 mod cli;
 mod commands;
+mod examples;
 mod help;
 mod logging;
 mod manual;

@@ -362,6 +362,9 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
         "daemon",
         "power: systemd-logind",
         "closed lid: the lid-switch lock was granted and released",
+        "permission rule: ",
+        "service: not installed; the daemon starts on demand",
+        "phone: off",
         "lid: Open",
         "displays: 1 connected (0 external)",
     ] {

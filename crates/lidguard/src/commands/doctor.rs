@@ -54,6 +54,11 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     checks.extend(hooks(places));
     checks.push(daemon(places));
     checks.extend(power());
+    #[cfg(target_os = "linux")]
+    checks.push(permission_rule());
+    #[cfg(target_os = "linux")]
+    checks.push(service());
+    checks.push(phone(places));
     checks.extend(machine());
     let healthy = checks.iter().all(|c| c.ok);
     if json {
@@ -245,6 +250,93 @@ fn power() -> Vec<Check> {
             vec![held, lid]
         }
         Err(failure) => vec![Check::failed(area, failure.message(), failure.fix())],
+    }
+}
+
+/// The polkit rule: only needed when logind refuses a lock (the power line says so); a rule
+/// written for another user is a ✗, since it lets that user, not this one.
+#[cfg(target_os = "linux")]
+fn permission_rule() -> Check {
+    use lidguard_platform::polkit::{self, RuleState};
+    let dir = std::path::Path::new(polkit::RULES_DIR);
+    let state = polkit::status(dir);
+    let text = format!(
+        "{}: {}",
+        polkit::rule_path(dir).display(),
+        permission::rule_state_text(&state)
+    );
+    match (&state, permission::current_user()) {
+        (RuleState::InstalledFor(owner), Some(me)) if *owner != me => Check::failed(
+            "permission rule",
+            text,
+            format!("`sudo lidguard linux-permission install --user {me}` writes it for you"),
+        ),
+        (RuleState::Unreadable(_), _) => Check::failed(
+            "permission rule",
+            text,
+            "`sudo lidguard linux-permission status` says more; `sudo lidguard linux-permission \
+             remove` takes lidguard's rule away",
+        ),
+        (RuleState::NotInstalled, _) => Check::ok(
+            "permission rule",
+            format!("{text} (needed only when the power line says a lock was refused)"),
+        ),
+        _ => Check::ok("permission rule", text),
+    }
+}
+
+/// The systemd user service: optional (the daemon starts on demand without it).
+#[cfg(target_os = "linux")]
+fn service() -> Check {
+    match super::service::installed_units() {
+        Ok(units) if units.is_empty() => Check::ok(
+            "service",
+            "not installed; the daemon starts on demand (`lidguard service install` adds socket \
+             activation)",
+        ),
+        Ok(units) => Check::ok(
+            "service",
+            format!(
+                "{} (`lidguard service status` says what systemd makes of them)",
+                units
+                    .iter()
+                    .map(|u| u.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        Err(e) => Check::failed(
+            "service",
+            format!("{e:#}"),
+            "set HOME (or XDG_CONFIG_HOME) so the user units can be found",
+        ),
+    }
+}
+
+/// The phone: off, or which ntfy server it is set to (never the topic or token, which are
+/// secrets in a report pasted into an issue).
+fn phone(places: &Places) -> Check {
+    match lidguard_ipc::settings_file::load_or_default(
+        &places.settings_file(),
+        lidguard_core::settings::Os::current(),
+    ) {
+        Ok(settings) if settings.ntfy_url.trim().is_empty() => {
+            Check::ok("phone", "off (`lidguard settings --ntfy-url` turns it on)")
+        }
+        Ok(settings) => {
+            let server = settings
+                .ntfy_url
+                .split('/')
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("/");
+            Check::ok("phone", format!("ntfy through {server}"))
+        }
+        Err(e) => Check::failed(
+            "phone",
+            format!("the settings file cannot be read: {e}"),
+            "`lidguard settings` says what is wrong with it",
+        ),
     }
 }
 

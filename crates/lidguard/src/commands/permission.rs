@@ -68,13 +68,13 @@ fn target_user(given: Option<&str>) -> anyhow::Result<String> {
     current_user().context("cannot tell which user the rule is for; pass --user NAME")
 }
 
-fn current_user() -> Option<String> {
+pub(crate) fn current_user() -> Option<String> {
     lidguard_files::environment::text("USER")
         .or_else(|| lidguard_files::environment::text("LOGNAME"))
         .filter(|u| !u.is_empty())
 }
 
-fn rule_state_text(state: &RuleState) -> String {
+pub(crate) fn rule_state_text(state: &RuleState) -> String {
     match state {
         RuleState::NotInstalled => "not installed".to_owned(),
         RuleState::Foreign => "present but not managed by lidguard (left alone)".to_owned(),
