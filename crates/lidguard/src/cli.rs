@@ -883,13 +883,6 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
         let _ = e.print();
         ExitCode::from(u8::try_from(code).unwrap_or(2))
     };
-    // `lidguard --help` is the same overview as `lidguard help`: the commands a person types,
-    // grouped (clap's own list would be every subcommand, plumbing included).
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if matches!(args.as_slice(), [a] if a == "--help" || a == "-h") {
-        let _ = crate::output::prompt(&crate::help::overview());
-        return Err(ExitCode::SUCCESS);
-    }
     let matches = command().try_get_matches().map_err(report)?;
     if let Some((name, sub)) = matches.subcommand() {
         for &agent in AGENTS {

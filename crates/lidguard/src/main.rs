@@ -25,6 +25,13 @@ fn main() -> ExitCode {
     if let Some((provider, event)) = lidguard::hook::parse_args(std::env::args_os().skip(1)) {
         return lidguard::hook::run(provider, event.as_deref());
     }
+    // `lidguard --help` is the same overview as `lidguard help`: the commands a person types,
+    // grouped (clap's own list would be every subcommand, plumbing included).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if matches!(args.as_slice(), [a] if a == "--help" || a == "-h") {
+        let _ = output::prompt(&help::overview());
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -22,7 +22,7 @@ pub(crate) fn render() -> std::io::Result<Vec<u8>> {
         .get_subcommands()
         .filter(|s| !s.is_hide_set() && !plumbing.iter().any(|p| p == s.get_name()))
     {
-        let _ = writeln!(text, ".TP\n\\fBlidguard {}\\fR", escape(sub.get_name()));
+        let _ = writeln!(text, ".TP\n\\fBlidguard {}\\fR", dashes(sub.get_name()));
         let about = sub
             .get_long_about()
             .or_else(|| sub.get_about())
@@ -31,7 +31,7 @@ pub(crate) fn render() -> std::io::Result<Vec<u8>> {
         text.push_str(&item(&about));
         for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
             let name = match (arg.get_long(), arg.get_short()) {
-                (Some(long), _) => format!("\\-\\-{}", escape(long)),
+                (Some(long), _) => format!("\\-\\-{}", dashes(long)),
                 (None, Some(short)) => format!("\\-{short}"),
                 (None, None) => escape(&arg.get_value_names().map_or_else(
                     || arg.get_id().to_string().to_uppercase(),
@@ -148,6 +148,12 @@ fn paragraphs(text: &str, separator: &str) -> String {
         }
     }
     out
+}
+
+/// A command or option name: its hyphens as roff's `\-`, so they copy as the ASCII minus a
+/// shell needs.
+fn dashes(name: &str) -> String {
+    escape(name).replace('-', "\\-")
 }
 
 /// A line of text safe in roff: backslashes escaped (already escaped `\-` kept), and a leading
