@@ -361,7 +361,7 @@ fn backup(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stamp = Timestamp::now().strftime("%Y%m%dT%H%M%S%.fZ").to_string();
+    let stamp = Timestamp::now().strftime(BACKUP_STAMP).to_string();
     let file = format!("{name}.{stamp}");
     lidguard_files::private::write_copy(&dir, &file, &current.bytes, current.mode).map_err(
         |source| ConfigError::Io {
@@ -373,6 +373,9 @@ fn backup(
     prune_backups(&dir, &name);
     Ok(dir.join(file))
 }
+
+/// The UTC time a backup's name ends with (`settings.json.20261205T070449.667852148Z`).
+const BACKUP_STAMP: &str = "%Y%m%dT%H%M%S%.fZ";
 
 /// How many backups of one file are kept: agent configs can hold API keys, so old copies do
 /// not pile up under lidguard's state.
@@ -389,7 +392,7 @@ fn prune_backups(dir: &Path, name: &str) {
             let path = e.ok()?.path();
             let file = path.file_name()?.to_str()?;
             let stamp = file.strip_prefix(name)?.strip_prefix('.')?;
-            let when = jiff::civil::DateTime::strptime("%Y%m%dT%H%M%S%.fZ", stamp).ok()?;
+            let when = jiff::civil::DateTime::strptime(BACKUP_STAMP, stamp).ok()?;
             Some((when, path))
         })
         .collect();

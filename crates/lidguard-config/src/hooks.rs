@@ -120,12 +120,12 @@ pub fn remove(
     if let Some(files) = a.hooks.event_files() {
         return event_files::remove(places, a, files, &location.file, cmd, options);
     }
-    let mut outcomes = Vec::new();
     // The trust records name the entries by their place in the hook file: taken away first,
     // while the entries are still there to name them.
+    let mut untrusted = None;
     if let (Some(records), Some(hooks_text)) = (&a.hooks.trust, read_optional(&location.file)?) {
         let key_path = (records.key_path)(location);
-        let untrusted = file::apply(
+        let outcome = file::apply(
             places,
             &trust_tag(a),
             &(records.file)(location),
@@ -140,9 +140,7 @@ pub fn remove(
                 )?))
             },
         )?;
-        if untrusted.action != crate::Action::Unchanged {
-            outcomes.push(untrusted);
-        }
+        untrusted = Some(outcome).filter(|o| o.action != crate::Action::Unchanged);
     }
     let hooks = file::apply(
         places,
@@ -157,8 +155,7 @@ pub fn remove(
             }))
         },
     )?;
-    outcomes.insert(0, hooks);
-    Ok(outcomes)
+    Ok(std::iter::once(hooks).chain(untrusted).collect())
 }
 
 /// The receipt tag of an agent's trust records (`codex-trust`).

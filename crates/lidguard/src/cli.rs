@@ -671,15 +671,37 @@ pub(crate) struct TemperatureArgs {
     pub(crate) json: bool,
 }
 
+/// The agent of an `mcp-*` command: `--provider`, as on `hook-install`, or the positional
+/// argument it had first.
+#[derive(Debug, Args)]
+pub(crate) struct AgentArg {
+    /// The agent, or `all` (the agents whose config directory exists).
+    #[arg(long = "provider", value_name = "PROVIDER", value_parser = agent_or_all())]
+    provider: Option<String>,
+    /// The agent, as a positional argument (the earlier spelling; `--provider` is preferred).
+    #[arg(value_name = "AGENT", value_parser = agent_or_all(), conflicts_with = "provider", hide = true)]
+    positional: Option<String>,
+}
+
+impl AgentArg {
+    /// All agents (what `setup` and `uninstall` name).
+    pub(crate) fn all() -> AgentArg {
+        AgentArg {
+            provider: Some("all".to_owned()),
+            positional: None,
+        }
+    }
+
+    /// The agent named either way.
+    pub(crate) fn get(&self) -> Option<&str> {
+        self.provider.as_deref().or(self.positional.as_deref())
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct McpConfigArgs {
-    /// The agent, or `all` (the agents whose config directory exists); the same as `hook-install`'s
-    /// `--provider`.
-    #[arg(long = "provider", value_name = "PROVIDER", value_parser = agent_or_all())]
-    pub(crate) agent: Option<String>,
-    /// The agent, as a positional argument (the earlier spelling; `--provider` is preferred).
-    #[arg(value_name = "AGENT", value_parser = agent_or_all(), conflicts_with = "agent", hide = true)]
-    pub(crate) agent_positional: Option<String>,
+    #[command(flatten)]
+    pub(crate) agent: AgentArg,
     /// Print the file and the diff that would be applied, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -692,31 +714,13 @@ pub(crate) struct McpConfigArgs {
     pub(crate) json: bool,
 }
 
-impl McpConfigArgs {
-    /// The agent named by `--provider` or the positional argument.
-    pub(crate) fn agent(&self) -> Option<&str> {
-        self.agent.as_deref().or(self.agent_positional.as_deref())
-    }
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct McpStatusArgs {
-    /// The agent, or `all` (the agents whose config directory exists).
-    #[arg(long = "provider", value_name = "PROVIDER", value_parser = agent_or_all())]
-    pub(crate) agent: Option<String>,
-    /// The agent, as a positional argument (the earlier spelling).
-    #[arg(value_name = "AGENT", value_parser = agent_or_all(), conflicts_with = "agent", hide = true)]
-    pub(crate) agent_positional: Option<String>,
+    #[command(flatten)]
+    pub(crate) agent: AgentArg,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
-}
-
-impl McpStatusArgs {
-    /// The agent named by `--provider` or the positional argument.
-    pub(crate) fn agent(&self) -> Option<&str> {
-        self.agent.as_deref().or(self.agent_positional.as_deref())
-    }
 }
 
 #[derive(Debug, Args)]

@@ -64,7 +64,7 @@ pub(crate) fn apply_to(
         force: args.force,
     };
     let mut json = Vec::new();
-    for (p, location, skipped) in targets(args.agent(), command)? {
+    for (p, location, skipped) in targets(args.agent.get(), command)? {
         let label = p.display_name();
         if let Some(reason) = skipped {
             if args.json {
@@ -116,7 +116,7 @@ fn print_removed(label: &str, what: &str, removed: &Removed) -> anyhow::Result<(
 /// unreadable.
 pub(crate) fn status(args: &McpStatusArgs) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
-    let reports: Vec<Report> = targets(args.agent(), "mcp-status")?
+    let reports: Vec<Report> = targets(args.agent.get(), "mcp-status")?
         .into_iter()
         .map(|(p, location, skipped)| match skipped {
             Some(reason) => Report::skipped(p, &location.file, reason),

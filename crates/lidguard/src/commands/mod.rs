@@ -200,6 +200,15 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Whether a daemon holds the instance lock (trying it takes and drops the lock when free).
+pub(crate) fn daemon_running(places: &Places) -> bool {
+    places.lock_file().exists()
+        && matches!(
+            lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
+            Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
+        )
+}
+
 /// `power-restore`: puts back what a stopped daemon left changed (now, or once the running
 /// daemon ends).
 fn power_restore(places: &Places, wait_for_daemon: bool) -> anyhow::Result<ExitCode> {
@@ -207,10 +216,7 @@ fn power_restore(places: &Places, wait_for_daemon: bool) -> anyhow::Result<ExitC
         lidguard_daemon::restore_after_daemon(places).map_err(anyhow::Error::msg)?
     } else if places.database().exists()
         && places.ensure_runtime_dir().is_ok()
-        && matches!(
-            lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
-            Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
-        )
+        && daemon_running(places)
     {
         anyhow::bail!(
             "a daemon is running; it puts back what it changed itself (use --wait-for-daemon to \

@@ -15,8 +15,8 @@ use lidguard_config::mcp::{self, Removed};
 use lidguard_config::{Action, Options, Outcome, hooks};
 
 use super::session::REQUEST_TIMEOUT;
-use super::{doctor, hook_config, mcp_config};
-use crate::cli::{HookConfigArgs, McpConfigArgs, SetupArgs};
+use super::{daemon_running, doctor, hook_config, mcp_config};
+use crate::cli::{AgentArg, HookConfigArgs, McpConfigArgs, SetupArgs};
 use crate::{output, prompt};
 
 /// `setup`: hooks (and, with `--mcp`, the MCP server) for every agent found here, then the
@@ -48,9 +48,9 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
     }
-    hook_config::apply_to(places, &hooks_args(false), false, false)?;
+    hook_config::apply_to(places, &hooks_args(), false, false)?;
     if args.mcp {
-        mcp_config::apply_to(places, &mcp_args(false), false, false)?;
+        mcp_config::apply_to(places, &mcp_args(), false, false)?;
     }
     if args.hook_new_agents {
         NewAgents::now_present()?.save(places)?;
@@ -94,8 +94,8 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     }
     // The reverse of setup's order: a file holding both (Gemini's, Qwen's settings.json) is
     // then each time exactly what the later edit found, and comes back byte for byte.
-    mcp_config::apply_to(places, &mcp_args(false), true, false)?;
-    hook_config::apply_to(places, &hooks_args(false), true, false)?;
+    mcp_config::apply_to(places, &mcp_args(), true, false)?;
+    hook_config::apply_to(places, &hooks_args(), true, false)?;
     #[cfg(target_os = "linux")]
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
@@ -128,13 +128,10 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
 fn agents() -> anyhow::Result<(Vec<String>, Vec<String>)> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    let var = lidguard_files::environment::var;
-    for p in lidguard_config::managed() {
-        let location = lidguard_config::agents::hooks(p, &var)?;
-        if location.root.is_dir() {
-            found.push(p.display_name().to_owned());
-        } else {
-            missing.push(location.root.display().to_string());
+    for (p, location, skipped) in hook_config::targets(Some("all"))? {
+        match skipped {
+            None => found.push(p.display_name().to_owned()),
+            Some(_) => missing.push(location.root.display().to_string()),
         }
     }
     Ok((found, missing))
@@ -245,13 +242,11 @@ impl NewAgents {
     }
 
     fn now_present() -> anyhow::Result<NewAgents> {
-        let var = lidguard_files::environment::var;
-        let mut known = Vec::new();
-        for p in lidguard_config::managed() {
-            if lidguard_config::agents::hooks(p, &var)?.root.is_dir() {
-                known.push(p.as_str().to_owned());
-            }
-        }
+        let known = hook_config::targets(Some("all"))?
+            .into_iter()
+            .filter(|(_, _, skipped)| skipped.is_none())
+            .map(|(p, _, _)| p.as_str().to_owned())
+            .collect();
         Ok(NewAgents { known })
     }
 
@@ -274,19 +269,15 @@ pub(crate) fn hook_new_agents(places: &Places) {
     let Some(mut state) = NewAgents::load(places) else {
         return;
     };
-    let Ok(setup) = hook_config::setup(places) else {
+    let (Ok(setup), Ok(targets)) = (
+        hook_config::setup(places),
+        hook_config::targets(Some("all")),
+    ) else {
         return;
     };
-    let var = lidguard_files::environment::var;
     let mut changed = false;
-    for p in lidguard_config::managed() {
-        if state.known.iter().any(|k| k == p.as_str()) {
-            continue;
-        }
-        let Ok(location) = lidguard_config::agents::hooks(p, &var) else {
-            continue;
-        };
-        if !location.root.is_dir() {
+    for (p, location, skipped) in targets {
+        if skipped.is_some() || state.known.iter().any(|k| k == p.as_str()) {
             continue;
         }
         let options = Options {
@@ -314,10 +305,11 @@ pub(crate) fn hook_new_agents(places: &Places) {
     }
 }
 
-fn hooks_args(dry_run: bool) -> HookConfigArgs {
+/// `hook-install`/`hook-remove` for every agent found, as setup and uninstall run them.
+fn hooks_args() -> HookConfigArgs {
     HookConfigArgs {
         provider: Some("all".to_owned()),
-        dry_run,
+        dry_run: false,
         // Setup says so in its plan: Codex runs only hooks the user trusted.
         trust_codex_hooks: true,
         force: false,
@@ -325,11 +317,11 @@ fn hooks_args(dry_run: bool) -> HookConfigArgs {
     }
 }
 
-fn mcp_args(dry_run: bool) -> McpConfigArgs {
+/// `mcp-install`/`mcp-remove` for every agent found.
+fn mcp_args() -> McpConfigArgs {
     McpConfigArgs {
-        agent: Some("all".to_owned()),
-        agent_positional: None,
-        dry_run,
+        agent: AgentArg::all(),
+        dry_run: false,
         force: false,
         json: false,
     }
@@ -388,15 +380,6 @@ fn stop_daemon(places: &Places) -> anyhow::Result<Option<String>> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(Some(format!("stopped the daemon{shown}")))
-}
-
-/// Whether a daemon holds the instance lock.
-fn daemon_running(places: &Places) -> bool {
-    places.lock_file().exists()
-        && matches!(
-            lidguard_daemon::InstanceLock::acquire(&places.lock_file()),
-            Err(lidguard_daemon::DaemonError::AlreadyRunning(_))
-        )
 }
 
 /// Deletes `dir` and everything in it. The daemon's process ends just after it frees its lock,
