@@ -811,11 +811,16 @@ fn a_suspend_the_user_asks_for_is_let_through_recorded_and_protection_comes_back
     assert_eq!(entry["succeeded"], true);
     assert_eq!(entry["activeSessionCount"], 1);
     // Back from sleep (the job is done): the session still works, protection is held again.
+    // Each lock is its own Inhibit call: wait for the whole set, not the first one back.
     assert_eq!(
-        logind.wait_block_inhibited(WAIT, |s| !s.is_empty()),
+        logind.wait_block_inhibited(WAIT, |s| s == "idle:handle-lid-switch"),
         "idle:handle-lid-switch"
     );
-    assert_eq!(logind.delay_inhibited(), "sleep");
+    assert!(
+        eventually(WAIT, || logind.delay_inhibited() == "sleep"),
+        "{}",
+        logind.delay_inhibited()
+    );
     let events = home.ok(&["events", "--since", "all"]);
     let order: Vec<usize> = ["suspend-by-user", "resumed", "protection-taken"]
         .iter()
@@ -884,11 +889,16 @@ fn the_battery_floor_releases_and_retakes_protection_from_a_simulated_battery() 
     // AC power comes back: protection too.
     set_battery(&sys_root, 8, true);
     look();
+    // Each lock is its own Inhibit call: wait for the whole set, not the first one back.
     assert_eq!(
-        logind.wait_block_inhibited(WAIT, |s| !s.is_empty()),
+        logind.wait_block_inhibited(WAIT, |s| s == "idle:handle-lid-switch"),
         "idle:handle-lid-switch"
     );
-    assert_eq!(logind.delay_inhibited(), "sleep");
+    assert!(
+        eventually(WAIT, || logind.delay_inhibited() == "sleep"),
+        "{}",
+        logind.delay_inhibited()
+    );
     assert_eq!(
         home.status()["protection"]["batteryFloor"],
         serde_json::Value::Null
