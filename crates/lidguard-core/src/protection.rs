@@ -76,3 +76,14 @@ pub fn why_text(count: usize) -> String {
         n => format!("{n} agent sessions working"),
     }
 }
+
+/// Protection paused by the user (the tray's "pause", `lidguard pause`): nothing is held
+/// until `until`, or until resumed when it is `None`. Sessions go on being tracked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pause {
+    /// When the pause began.
+    pub since: jiff::Timestamp,
+    /// When protection comes back by itself; `None`: only when resumed.
+    pub until: Option<jiff::Timestamp>,
+}

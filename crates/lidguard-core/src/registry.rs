@@ -27,7 +27,7 @@ use crate::event::{
     AgentEvent, CLOSED_LID_ASK_REASON, Decision, EventKind, Lid, closed_lid_asks,
     closed_lid_decision,
 };
-use crate::protection::{Inhibit, ProtectionPlan, why_text};
+use crate::protection::{Inhibit, Pause, ProtectionPlan, why_text};
 use crate::provider::Provider;
 use crate::session::{PendingWork, Session, SessionKey, SoftLock, StopKind};
 use crate::settings::{FollowUpState, Settings, SuspendMode};
@@ -40,6 +40,7 @@ use crate::webhook::{EventType, Payload, prompt_preview, with_session};
 mod agent;
 mod ask;
 mod machine;
+mod pause;
 mod sessions;
 mod suspend;
 
@@ -203,6 +204,15 @@ pub enum Input {
         /// Connected displays other than internal panels.
         external_displays: Option<u32>,
     },
+    /// The user pauses protection until this moment (`None`: until resumed).
+    Pause {
+        /// When protection comes back by itself.
+        until: Option<Timestamp>,
+    },
+    /// The user takes protection back before a pause ends.
+    Resume,
+    /// The user cancels the suspend on its way.
+    CancelSuspend,
 }
 
 /// What the registry answers.
@@ -352,6 +362,8 @@ pub struct Registry {
     pending_suspend: Option<PendingSuspend>,
     next_suspend_id: u64,
     last_emergency_at: Option<Timestamp>,
+    /// Protection paused by the user.
+    pause: Option<Pause>,
     /// Set while one input is applied: a session ended, and whether by a cancel path.
     trigger: Option<Trigger>,
     /// The normal end that scheduled the pending suspend, if one did.
@@ -396,6 +408,7 @@ impl Registry {
             pending_suspend: None,
             next_suspend_id: 1,
             last_emergency_at: None,
+            pause: None,
             trigger: None,
             pending_origin: None,
             pre_suspend_sent: false,
@@ -422,6 +435,11 @@ impl Registry {
             battery.percent,
             floor.unwrap_or_default()
         ))
+    }
+
+    /// The user's pause of protection, if one is in force.
+    pub fn pause_in_force(&self) -> Option<Pause> {
+        self.pause
     }
 
     /// The suspend waiting for its moment, if any.
@@ -490,12 +508,16 @@ impl Registry {
 
     /// The earliest moment at which [`Input::Tick`] has something to do.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        let exit_at = self.exit_at.filter(|_| self.pending_suspend.is_none());
+        // A suspend on its way or a pause the user set outlives the idle exit.
+        let exit_at = self
+            .exit_at
+            .filter(|_| self.pending_suspend.is_none() && self.pause.is_none());
         self.sessions
             .values()
             .filter_map(|s| self.session_deadline(s))
             .chain(exit_at)
             .chain(self.pending_suspend.as_ref().map(|p| p.due_at))
+            .chain(self.pause.and_then(|p| p.until))
             .min()
     }
 
@@ -538,6 +560,7 @@ impl Registry {
                 Reply::Done
             }
             Input::Tick => {
+                self.tick_pause(now, &mut fx);
                 self.tick(now, &mut fx);
                 Reply::Done
             }
@@ -614,6 +637,9 @@ impl Registry {
                 stopped = Some(event.key());
                 reply
             }
+            Input::Pause { until } => self.pause(until, now, &mut fx),
+            Input::Resume => self.resume("resumed by the user", &mut fx),
+            Input::CancelSuspend => self.cancel_by_user(&mut fx),
             Input::Restore(sessions) => {
                 if sessions.is_empty() {
                     // A daemon started on demand is about to receive the request that started

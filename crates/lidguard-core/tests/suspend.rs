@@ -452,3 +452,77 @@ fn the_battery_floor_releases_and_retakes_protection() {
     assert!(sim.reg.protection().is_some(), "off: never released");
     assert_eq!(sim.logged("battery-floor-cleared"), 3);
 }
+
+/// The user's pause releases protection while sessions go on being tracked; it ends at its
+/// time or when resumed, keeps the idle daemon from exiting meanwhile, and a second pause
+/// replaces the first.
+#[test]
+fn a_pause_releases_protection_until_its_time_or_a_resume() {
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    sim.start("a");
+    assert!(sim.reg.protection().is_some());
+    let in_30_min = sim.now.checked_add(SignedDuration::from_mins(30)).unwrap();
+    sim.apply(Input::Pause {
+        until: Some(in_30_min),
+    });
+    assert!(sim.reg.protection().is_none(), "paused");
+    assert!(
+        sim.effects.contains(&Effect::Protection(None)),
+        "{:?}",
+        sim.effects
+    );
+    assert_eq!(sim.logged("protection-paused"), 1);
+    assert_eq!(sim.reg.pause_in_force().unwrap().until, Some(in_30_min));
+    sim.apply(Input::Activity {
+        key: key("a"),
+        reason: "PostToolUse:Bash".into(),
+    });
+    assert!(sim.reg.protection().is_none(), "work does not end a pause");
+    assert!(sim.reg.sessions().next().is_some(), "still tracked");
+    for _ in 0..29 {
+        sim.advance(60);
+        sim.apply(Input::Activity {
+            key: key("a"),
+            reason: "PostToolUse:Bash".into(),
+        });
+        assert!(sim.reg.protection().is_none());
+    }
+    sim.advance(61);
+    assert!(sim.reg.protection().is_some(), "the pause ended by itself");
+    assert_eq!(sim.logged("protection-resumed"), 1);
+    assert!(sim.reg.pause_in_force().is_none());
+
+    // Until resumed: it outlives the session and the idle exit.
+    sim.apply(Input::Pause { until: None });
+    sim.stop("a", StopKind::ProviderEnd);
+    sim.advance(24 * 3600);
+    assert!(
+        !sim.effects.contains(&Effect::Exit),
+        "the daemon stays while a pause is in force"
+    );
+    assert!(sim.reg.pause_in_force().is_some());
+    sim.start("b");
+    assert!(sim.reg.protection().is_none(), "a new session stays paused");
+    sim.apply(Input::Resume);
+    assert!(sim.reg.protection().is_some(), "resumed");
+    assert_eq!(sim.logged("protection-resumed"), 2);
+    let before = sim.effects.len();
+    sim.apply(Input::Resume);
+    assert_eq!(sim.effects.len(), before, "a second resume changes nothing");
+}
+
+/// The user cancels a suspend on its way; with none pending nothing happens.
+#[test]
+fn the_user_cancels_a_pending_suspend() {
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    sim.stop("a", StopKind::ProviderEnd);
+    assert!(sim.reg.pending_suspend().is_some());
+    sim.apply(Input::CancelSuspend);
+    assert!(sim.reg.pending_suspend().is_none());
+    assert_eq!(sim.logged("suspend-canceled"), 1);
+    sim.advance(600);
+    assert!(sim.requests().is_empty(), "no suspend was asked for");
+    sim.apply(Input::CancelSuspend);
+    assert_eq!(sim.logged("suspend-canceled"), 1);
+}

@@ -8,6 +8,7 @@
 
 use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision};
+use lidguard_core::protection::Pause;
 use lidguard_core::provider::Provider;
 use lidguard_core::session::{Session, SessionKey, StopKind};
 use lidguard_core::settings::{Settings, TemperatureMode};
@@ -133,6 +134,16 @@ pub enum Request {
     },
     /// End sessions whose watched process is gone.
     CleanupOrphans,
+    /// Pause protection for `minutes` (`None`: until resumed); sessions go on being tracked.
+    Pause {
+        /// How long.
+        #[serde(default)]
+        minutes: Option<u32>,
+    },
+    /// Take protection back before a pause ends.
+    Resume,
+    /// Cancel the suspend on its way.
+    CancelSuspend,
     /// What an agent's hook reported (one hook invocation may carry several events).
     Hook {
         /// The events, in order.
@@ -387,6 +398,9 @@ pub struct ProtectionStatus {
     /// or `null`.
     #[serde(default)]
     pub battery_floor: Option<String>,
+    /// The user's pause of protection, when one is in force.
+    #[serde(default)]
+    pub paused: Option<Pause>,
 }
 
 /// When the daemon exits on its own.

@@ -54,6 +54,14 @@ pub(crate) enum Command {
     /// Take everything lidguard wrote away: its entries in the agents' configs (your bytes
     /// back), the user service, its settings, state, logs and backups; the daemon is stopped.
     Uninstall(SetupArgs),
+    /// Pause protection for a while, or until `lidguard resume`: sleep and the lid act as they
+    /// would without lidguard. Sessions go on being tracked.
+    Pause(PauseArgs),
+    /// Take protection back before a pause ends.
+    Resume(JsonArgs),
+    /// Cancel the suspend lidguard has on its way (an agent's work ended with the lid closed);
+    /// the OS still handles the closed lid as it is set to.
+    CancelSuspend(JsonArgs),
     /// Stop the daemon: it releases what it holds and puts back what it changed first (it
     /// starts again on the next hook event or command).
     DaemonStop,
@@ -772,6 +780,29 @@ pub(crate) struct ContainerArgs {
         value_name = "ENGINE RUN ARGS"
     )]
     pub(crate) engine_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PauseArgs {
+    /// How long, e.g. `30m`, `1h`, `1h30m` (default: until `lidguard resume`).
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_minutes)]
+    pub(crate) minutes: Option<u32>,
+    /// Print JSON (a stable contract; see the README).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// A duration as people write it (`30m`, `1h`, `1h30m`, `90 minutes`), in whole minutes.
+fn parse_minutes(text: &str) -> Result<u32, String> {
+    let duration: jiff::SignedDuration = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: write e.g. 30m, 1h or 1h30m"))?;
+    // Whole minutes, rounded up: `90s` pauses for two.
+    let minutes = duration.as_secs().saturating_add(59) / 60;
+    match u32::try_from(minutes) {
+        Ok(m) if m > 0 => Ok(m),
+        _ => Err(format!("`{text}`: a pause lasts at least a minute")),
+    }
 }
 
 #[derive(Debug, Args)]

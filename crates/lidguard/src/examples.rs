@@ -43,6 +43,19 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
          lidguard status --check || echo 'wanted but not held'",
     ),
     (
+        "pause",
+        "lidguard pause --for 1h             the machine may sleep for an hour\n\
+         lidguard pause                      until `lidguard resume`",
+    ),
+    (
+        "resume",
+        "lidguard resume                     protection is held again",
+    ),
+    (
+        "cancel-suspend",
+        "lidguard cancel-suspend             lidguard does not put it to sleep this time",
+    ),
+    (
         "daemon-stop",
         "lidguard daemon-stop                the daemon lets go and ends",
     ),

@@ -127,6 +127,54 @@ fn a_soft_locked_session_releases_and_activity_reacquires() {
     assert_eq!(logind.delay_inhibited(), "sleep");
 }
 
+/// The user's pause lets go of every lock while the session goes on; resume takes them back.
+/// `pause` and `resume` say what they did and what is held.
+#[test]
+fn pause_releases_the_locks_and_resume_takes_them_back() {
+    let Some((_serial, logind, home)) = private_logind() else {
+        return;
+    };
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    let said = home.ok(&["pause", "--for", "1h"]);
+    assert!(said.contains("protection paused for 60 min"), "{said}");
+    assert!(said.contains("Protection: paused until "), "{said}");
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    assert!(eventually(WAIT, || logind.delay_inhibited().is_empty()));
+    let status = home.status();
+    assert_eq!(status["sessions"][0]["state"], "active", "{status}");
+    assert!(
+        status["protection"]["paused"]["until"].is_string(),
+        "{status}"
+    );
+    let text = home.ok(&["status"]);
+    assert!(text.contains("paused until"), "{text}");
+    // Work goes on: still nothing held.
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    assert_eq!(logind.block_inhibited(), "");
+    let said = home.ok(&["resume"]);
+    assert!(said.contains("protection resumed"), "{said}");
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| s == "idle:handle-lid-switch"),
+        "idle:handle-lid-switch"
+    );
+    let said = home.ok(&["resume"]);
+    assert!(said.contains("protection was not paused"), "{said}");
+    let said = home.ok(&["cancel-suspend"]);
+    assert!(said.contains("no suspend was pending"), "{said}");
+    let events = home.ok(&["events", "--since", "all"]);
+    assert!(
+        events.contains("protection-paused") && events.contains("protection-resumed"),
+        "{events}"
+    );
+    let refused = home.run(&["pause", "--for", "soon"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("write e.g. 30m"),
+        "{refused:?}"
+    );
+}
+
 #[test]
 fn lid_switch_is_held_only_when_change_lid_action_is_on() {
     let Some((_serial, logind, home)) = private_logind() else {

@@ -369,6 +369,10 @@ impl Registry {
         if self.battery_floor_reached().is_some() {
             return None;
         }
+        // Paused by the user: the OS handles sleep and the lid as it would without lidguard.
+        if self.pause.is_some() {
+            return None;
+        }
         let count = self
             .sessions
             .values()

@@ -5,8 +5,9 @@ use super::*;
 
 impl Registry {
     pub(super) fn tick_exit(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
-        // A suspend on its way (and a Stop hook waiting on it) outlives the idle exit.
-        if self.pending_suspend.is_some() {
+        // A suspend on its way (and a Stop hook waiting on it) outlives the idle exit, and so
+        // does the user's pause: it lasts until its time or until resumed.
+        if self.pending_suspend.is_some() || self.pause.is_some() {
             return;
         }
         if self.exit_at.is_some_and(|at| at <= now) {

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
+use lidguard_core::settings::{Os, Settings};
+use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{Outcome, Response};
 
 /// Deadlines are wall-clock times; sleeping at most this long re-reads the clock often enough
@@ -72,4 +74,16 @@ pub(super) fn sleep_for(deadline: Option<Timestamp>, retry: Option<Duration>) ->
         .flatten()
         .min()
         .unwrap_or(MAX_SLEEP)
+}
+
+/// The settings file, or the defaults with why the file is unusable.
+pub(super) fn load_settings(places: &Places) -> (Settings, Option<String>) {
+    let os = Os::current();
+    match lidguard_ipc::settings_file::load_or_default(&places.settings_file(), os) {
+        Ok(settings) => (settings, None),
+        Err(e) => {
+            tracing::error!(error = %e, "settings file unusable; running with defaults until it is fixed");
+            (Settings::defaults_for(os), Some(e.to_string()))
+        }
+    }
 }

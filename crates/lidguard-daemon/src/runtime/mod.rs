@@ -27,7 +27,6 @@ use lidguard_core::ask::AskStatus;
 use lidguard_core::event::{AgentEvent, EventKind, Lid};
 use lidguard_core::registry::{Effect, Input, Registry, Reply};
 use lidguard_core::session::SessionKey;
-use lidguard_core::settings::{Os, Settings};
 use lidguard_core::suspend::SuspendRequest;
 use lidguard_core::webhook::EventType;
 use lidguard_ipc::Places;
@@ -54,7 +53,7 @@ pub use records::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 
 /// Runs the daemon: binds the socket, restores sessions, serves until exit.
 pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), DaemonError> {
-    let (settings, settings_error) = load_settings(&places);
+    let (settings, settings_error) = life::load_settings(&places);
     let records = Records::open(&places);
     let protection = Protection::connect(&places).await;
     let socket = places.socket();
@@ -194,17 +193,6 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
 }
 
 /// The settings file, or the defaults and why it is unusable.
-fn load_settings(places: &Places) -> (Settings, Option<String>) {
-    let os = Os::current();
-    match lidguard_ipc::settings_file::load_or_default(&places.settings_file(), os) {
-        Ok(settings) => (settings, None),
-        Err(e) => {
-            tracing::error!(error = %e, "settings file unusable; running with defaults until it is fixed");
-            (Settings::defaults_for(os), Some(e.to_string()))
-        }
-    }
-}
-
 struct Runtime {
     registry: Registry,
     places: Places,
@@ -293,6 +281,15 @@ impl Runtime {
                 self.life.settings_error = None;
                 self.apply(Input::Settings(settings)).await;
                 Response::ok(Outcome::Done, "settings applied")
+            }
+            Route::Hand {
+                input,
+                done,
+                unchanged,
+            } => {
+                let reply = self.apply(input).await;
+                let held = status::protection(&self.registry, &self.protection);
+                requests::hand_answer(&reply, &done, unchanged, held)
             }
         }
     }

@@ -232,6 +232,7 @@ impl Protection {
             why: self.plan.as_ref().map(|p| p.why.clone()),
             backend: self.power.as_ref().ok().map(|p| p.describe()),
             battery_floor,
+            paused: None,
         }
     }
 }

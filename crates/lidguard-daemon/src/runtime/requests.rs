@@ -1,10 +1,10 @@
 //! Requests: what each command-line request asks of the registry, decided before anything is
 //! applied (hooks and the event stream have their own paths).
 
-use lidguard_core::registry::{Input, RemoveSelector, StartSession, StopSession};
+use lidguard_core::registry::{Input, RemoveSelector, Reply, StartSession, StopSession};
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_core::settings::{Os, Settings};
-use lidguard_ipc::protocol::{Outcome, Request, Response};
+use lidguard_ipc::protocol::{Outcome, ProtectionStatus, Request, Response};
 use lidguard_platform::sources::Roots;
 
 /// How a request is carried out.
@@ -28,6 +28,13 @@ pub(super) enum Route {
     /// Sessions whose sign of life is gone end on the cancel path.
     Gone(Gone),
     Settings(Box<Settings>),
+    /// The user's hand on protection (pause, resume, cancel a suspend): answered with the
+    /// protection as it is then, `done` or `unchanged` as the registry replies.
+    Hand {
+        input: Input,
+        done: String,
+        unchanged: &'static str,
+    },
 }
 
 /// The route of `request`; hooks and `events` are not routed here.
@@ -112,6 +119,31 @@ pub(super) fn route(request: Request) -> Route {
             )),
         },
         Request::CleanupOrphans => Route::Gone(Gone::Orphans),
+        Request::Pause { minutes } => Route::Hand {
+            input: Input::Pause {
+                until: minutes.map(|m| {
+                    let wait = jiff::SignedDuration::from_mins(i64::from(m));
+                    jiff::Timestamp::now()
+                        .checked_add(wait)
+                        .unwrap_or(jiff::Timestamp::MAX)
+                }),
+            },
+            done: match minutes {
+                Some(m) => format!("protection paused for {m} min"),
+                None => "protection paused until you resume it".to_owned(),
+            },
+            unchanged: "protection was already paused so",
+        },
+        Request::Resume => Route::Hand {
+            input: Input::Resume,
+            done: "protection resumed".to_owned(),
+            unchanged: "protection was not paused",
+        },
+        Request::CancelSuspend => Route::Hand {
+            input: Input::CancelSuspend,
+            done: "the pending suspend was canceled".to_owned(),
+            unchanged: "no suspend was pending",
+        },
         Request::RelayGone { relay } => Route::Gone(Gone::Relay(relay)),
         Request::HoldRelay { .. } => Route::Now(Response::error(
             "a relay's lease is held by the connection, above",
@@ -172,4 +204,21 @@ impl Gone {
             Gone::Relay(_) => ("no relayed session", "ended", "session"),
         }
     }
+}
+
+/// The answer to the user's hand on protection: what it did, and the protection as it is now.
+pub(super) fn hand_answer(
+    reply: &Reply,
+    done: &str,
+    unchanged: &str,
+    protection: ProtectionStatus,
+) -> Response {
+    let message = if *reply == Reply::Recorded {
+        done
+    } else {
+        unchanged
+    };
+    let mut answer = Response::ok(super::lines::reply_outcome(reply).0, message);
+    answer.protection = Some(Box::new(protection));
+    answer
 }

@@ -27,7 +27,9 @@ pub(super) struct View<'a> {
 /// The keep-awake protection as held now, and whether it is wanted.
 pub(super) fn protection(registry: &Registry, protection: &Protection) -> ProtectionStatus {
     let wanted = registry.protection().is_some();
-    protection.status(wanted, registry.battery_floor_reached())
+    let mut status = protection.status(wanted, registry.battery_floor_reached());
+    status.paused = registry.pause_in_force();
+    status
 }
 
 /// Everything `status` shows.

@@ -5,6 +5,7 @@ mod config_edit;
 mod container;
 mod doctor;
 mod events;
+mod hand;
 mod hook_config;
 mod hook_events;
 mod live_status;
@@ -110,6 +111,15 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => setup::setup(&places, &args),
         Command::Uninstall(args) => setup::uninstall(&places, &args),
         Command::DaemonStop => setup::daemon_stop(&places),
+        Command::Pause(args) => hand::pause(&places, args.minutes, args.json),
+        Command::Resume(args) => {
+            hand::send(&places, &lidguard_ipc::protocol::Request::Resume, args.json)
+        }
+        Command::CancelSuspend(args) => hand::send(
+            &places,
+            &lidguard_ipc::protocol::Request::CancelSuspend,
+            args.json,
+        ),
         #[cfg(unix)]
         Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
         #[cfg(unix)]

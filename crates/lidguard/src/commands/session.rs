@@ -49,6 +49,13 @@ pub(crate) fn unprotected_warning(response: &Response) -> Option<String> {
     if p.held {
         return None;
     }
+    if p.paused.is_some() {
+        return Some(
+            "the machine is not kept awake for now: protection is paused (`lidguard resume` \
+             takes it back)"
+                .to_owned(),
+        );
+    }
     if let Some(why) = &p.battery_floor {
         return Some(format!(
             "the machine is not kept awake for now: protection is released for the battery ({why}); \

@@ -268,6 +268,14 @@ pub(crate) fn protection_text(p: &lidguard_ipc::protocol::ProtectionStatus) -> S
             p.why.as_deref().unwrap_or(""),
             p.backend.as_deref().unwrap_or("?")
         )
+    } else if let Some(pause) = &p.paused {
+        match pause.until {
+            Some(until) => format!(
+                "paused until {} (`lidguard resume` takes it back sooner)",
+                local(until)
+            ),
+            None => "paused until you resume it (`lidguard resume`)".to_owned(),
+        }
     } else if let Some(why) = &p.battery_floor {
         format!("released for the battery: {why} (it comes back above the floor or on AC)")
     } else if p.wanted {

@@ -1,0 +1,49 @@
+//! `lidguard pause`, `resume` and `cancel-suspend`: the user's hand on protection. Each says
+//! what it did and the protection as it is afterwards.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use lidguard_ipc::Places;
+use lidguard_ipc::client;
+use lidguard_ipc::protocol::{Request, Response};
+
+use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT, daemon_error};
+use super::status::protection_text;
+use crate::output;
+
+/// Pauses protection. The daemon is started when none runs: it holds the pause, so an agent
+/// starting later stays unprotected until the pause ends.
+pub(crate) fn pause(places: &Places, minutes: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
+    places.ensure_runtime_dir()?;
+    let exe = std::env::current_exe()
+        .context("cannot find the lidguard executable to start the daemon")?;
+    let response = client::request_starting_daemon(
+        places,
+        &Request::Pause { minutes },
+        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
+        &exe,
+    )
+    .map_err(daemon_error)?;
+    finish(&response, json)
+}
+
+/// Resumes, or cancels the pending suspend (without a daemon there is nothing to do).
+pub(crate) fn send(places: &Places, request: &Request, json: bool) -> anyhow::Result<ExitCode> {
+    finish(&super::session::send(places, request)?, json)
+}
+
+fn finish(response: &Response, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        output::json(response)?;
+    } else {
+        output::line(&response.message)?;
+        if let Some(p) = &response.protection {
+            output::line(&format!("Protection: {}", protection_text(p)))?;
+        }
+    }
+    if !response.ok {
+        anyhow::bail!("{}", response.message);
+    }
+    Ok(ExitCode::SUCCESS)
+}
