@@ -80,6 +80,10 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "lidguard live-status                the dashboard; q quits",
     ),
     (
+        "tray",
+        "lidguard tray                       the icon, until you quit it",
+    ),
+    (
         "cleanup-orphans",
         "lidguard cleanup-orphans            end sessions whose agent process is gone",
     ),

@@ -27,6 +27,7 @@ const FIXED: &[(&str, &[&str])] = &[
             "container",
             "events",
             "live-status",
+            "tray",
             "cleanup-orphans",
         ],
     ),

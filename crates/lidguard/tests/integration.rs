@@ -55,3 +55,5 @@ mod trust;
 mod guards;
 // `lidguard ssh` against a real sshd on loopback: the relay, its limits and its lease.
 mod relay;
+// `lidguard tray`: the StatusNotifierItem and its menu on a private session bus.
+mod tray;

@@ -25,6 +25,7 @@ mod setup;
 #[cfg(unix)]
 mod ssh;
 mod status;
+mod tray;
 mod wsl;
 
 use std::process::ExitCode;
@@ -133,6 +134,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::Events(args) => events::run(&places, &args),
         Command::LiveStatus => live_status::run(&places),
+        Command::Tray => tray::run(&places),
         Command::HookInstall(args) => hook_config::apply(&places, &args, false),
         Command::HookRemove(args) => {
             if args.trust_codex_hooks {

@@ -1,0 +1,250 @@
+//! `lidguard tray`: an icon in the desktop's tray, fed by the event stream. It reads the status
+//! when an event arrives (never on a timer, except once a second while a suspend countdown is
+//! on show, and every few seconds while no daemon runs, to follow one when it starts).
+//!
+//! Linux: a StatusNotifierItem ([`sni`]). Windows and macOS have no tray icon yet: there the
+//! command says so, and the loop and its view are built but unused.
+#![cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "the tray runs on Linux only, so far")
+)]
+
+#[cfg(target_os = "linux")]
+mod sni;
+mod view;
+
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use lidguard_core::settings::ClosedLidPermissionRequestDecision;
+use lidguard_ipc::Places;
+
+/// What the user picked in the menu.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Pause protection for these minutes (`None`: until resumed).
+    Pause(Option<u32>),
+    Resume,
+    CancelSuspend,
+    ClosedLid(ClosedLidPermissionRequestDecision),
+    OpenLiveStatus,
+    StartDaemon,
+    Quit,
+}
+
+/// What wakes the tray.
+pub(crate) enum Wake {
+    /// A line of the event stream.
+    Event,
+    /// The stream ended: the daemon stopped.
+    StreamEnded,
+    Action(Action),
+}
+
+/// How often to look for a daemon while none runs.
+const RECONNECT_EVERY: Duration = Duration::from_secs(5);
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn run(_places: &Places) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "the tray icon is Linux-only in this version; `lidguard live-status` shows the same in a \
+         terminal"
+    )
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
+    use jiff::Timestamp;
+
+    use self::view::View;
+
+    let (tx, wakes) = mpsc::channel();
+    let mut follower = Follower::default();
+    follower.connect(places, &tx, true);
+    let tray = sni::Tray::spawn(follower.view(Timestamp::now()), tx.clone())?;
+    loop {
+        let view: View = follower.view(Timestamp::now());
+        let timeout = if view.counting_down() {
+            Some(Duration::from_secs(1))
+        } else if !follower.connected {
+            Some(RECONNECT_EVERY)
+        } else {
+            None
+        };
+        tray.show(view);
+        let wake = match timeout {
+            Some(t) => match wakes.recv_timeout(t) {
+                Ok(wake) => Some(wake),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            },
+            None => Some(wakes.recv()?),
+        };
+        if !follower.connected {
+            follower.connect(places, &tx, false);
+        }
+        // Everything already waiting is taken together: one status read.
+        let waiting = wake
+            .into_iter()
+            .chain(std::iter::from_fn(|| wakes.try_recv().ok()));
+        for wake in waiting {
+            match wake {
+                Wake::Event => {}
+                Wake::StreamEnded => follower.connected = false,
+                Wake::Action(Action::Quit) => {
+                    tray.close();
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Wake::Action(Action::StartDaemon) => follower.connect(places, &tx, true),
+                Wake::Action(action) => follower.note = act(places, action).err(),
+            }
+        }
+        follower.refresh(places);
+    }
+    tray.close();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stream followed and the last status read.
+#[derive(Default)]
+struct Follower {
+    connected: bool,
+    status: Option<lidguard_ipc::protocol::Status>,
+    why: Option<String>,
+    note: Option<String>,
+}
+
+impl Follower {
+    /// Follows the stream on a thread of its own (`start`: starting the daemon when none
+    /// runs), and reads the status.
+    fn connect(&mut self, places: &Places, tx: &mpsc::Sender<Wake>, start: bool) {
+        use lidguard_ipc::protocol::Request;
+        use lidguard_ipc::stream::{Replay, StreamFilter};
+
+        let request = Request::Events {
+            filter: StreamFilter::default(),
+            replay: Replay::Last(0),
+            follow: true,
+        };
+        match super::events::open(places, &request, start) {
+            Ok(lines) => {
+                self.connected = true;
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    for line in lines {
+                        if line.is_err() || tx.send(Wake::Event).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = tx.send(Wake::StreamEnded);
+                });
+            }
+            Err(e) => {
+                self.connected = false;
+                self.why = Some(e.to_string());
+            }
+        }
+        self.refresh(places);
+    }
+
+    fn refresh(&mut self, places: &Places) {
+        use lidguard_ipc::client;
+        use lidguard_ipc::protocol::Request;
+
+        if !self.connected {
+            self.status = None;
+            return;
+        }
+        match client::request(places, &Request::Status, super::session::REQUEST_TIMEOUT) {
+            Ok(response) if response.ok => {
+                self.status = response.status.map(|s| *s);
+                self.why = None;
+            }
+            Ok(response) => self.why = Some(response.message),
+            Err(e) => {
+                self.status = None;
+                self.why = Some(e.to_string());
+            }
+        }
+    }
+
+    fn view(&self, now: jiff::Timestamp) -> view::View {
+        let mut view = view::View::of(self.status.as_ref(), self.why.as_deref(), now);
+        view.note.clone_from(&self.note);
+        view
+    }
+}
+
+/// Carries out a menu action; `Err` says what went wrong, for the tooltip.
+fn act(places: &Places, action: Action) -> Result<(), String> {
+    use lidguard_ipc::client;
+    use lidguard_ipc::protocol::Request;
+
+    let request = match action {
+        Action::Pause(minutes) => Request::Pause { minutes },
+        Action::Resume => Request::Resume,
+        Action::CancelSuspend => Request::CancelSuspend,
+        Action::ClosedLid(decision) => return closed_lid(decision),
+        Action::OpenLiveStatus => return open_live_status(),
+        Action::StartDaemon | Action::Quit => return Ok(()),
+    };
+    match client::request(places, &request, super::session::REQUEST_TIMEOUT) {
+        Ok(response) if response.ok => Ok(()),
+        Ok(response) => Err(response.message),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Changes the setting as `lidguard settings` does (the file, then the daemon).
+fn closed_lid(decision: ClosedLidPermissionRequestDecision) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let value = serde_json::to_value(decision).map_err(|e| e.to_string())?;
+    // The setting's JSON spelling is PascalCase; the flag takes lower case.
+    let value = value.as_str().unwrap_or("deny").to_ascii_lowercase();
+    let out = std::process::Command::new(exe)
+        .args([
+            "settings",
+            "--closed-lid-permission-request-decision",
+            &value,
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+/// The terminals tried for live-status, in order, with the argument before the command.
+const TERMINALS: &[(&str, &str)] = &[
+    ("x-terminal-emulator", "-e"),
+    ("xdg-terminal-exec", ""),
+    ("gnome-terminal", "--"),
+    ("konsole", "-e"),
+    ("xfce4-terminal", "-x"),
+    ("xterm", "-e"),
+];
+
+/// Opens `lidguard live-status` in the first terminal found on the PATH.
+fn open_live_status() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let path = lidguard_files::environment::var("PATH").unwrap_or_default();
+    let found = TERMINALS.iter().find_map(|(name, flag)| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+            .map(|p| (p, *flag))
+    });
+    let Some((terminal, flag)) = found else {
+        return Err("no terminal found to open live-status in".to_owned());
+    };
+    let mut cmd = std::process::Command::new(terminal);
+    if !flag.is_empty() {
+        cmd.arg(flag);
+    }
+    cmd.arg(exe).arg("live-status");
+    cmd.spawn().map(drop).map_err(|e| e.to_string())
+}

@@ -1,0 +1,233 @@
+//! `lidguard tray` on a private session bus, read and clicked with `busctl` as a tray host
+//! would: the item's `Status`, tooltip and menu follow a session from start (Active) to a
+//! wait for the user (NeedsAttention) to its end (Passive); the menu's pause lets go of
+//! logind's locks (on the private system bus) and its resume takes them back.
+
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use lidguard_core::provider::Provider;
+use lidguard_ipc::protocol::{Request, SessionRef};
+use serde_json::Value;
+
+use crate::util::{Home, eventually};
+
+const WAIT: Duration = Duration::from_secs(10);
+const ITEM: &str = "org.kde.StatusNotifierItem";
+
+/// The tray process, killed if the test fails first.
+struct Tray(Child);
+
+impl Drop for Tray {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `busctl --json=short ARGS` on `bus`, parsed.
+fn json(bus: &lidguard_testbus::PrivateBus, args: &[&str]) -> Value {
+    // `--` ends busctl's options: `-1` is an argument.
+    let mut all = vec!["--json=short", "--"];
+    all.extend(args);
+    let out = bus.busctl(&all).unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn property(bus: &lidguard_testbus::PrivateBus, name: &str, property: &str) -> Value {
+    json(
+        bus,
+        &["get-property", name, "/StatusNotifierItem", ITEM, property],
+    )["data"]
+        .clone()
+}
+
+/// The menu's items as (id, label, enabled), depth first.
+fn menu(bus: &lidguard_testbus::PrivateBus, name: &str) -> Vec<(i64, String, bool)> {
+    fn walk(node: &Value, out: &mut Vec<(i64, String, bool)>) {
+        let id = node[0].as_i64().unwrap();
+        let props = &node[1];
+        if let Some(label) = props["label"]["data"].as_str() {
+            let enabled = props["enabled"]["data"].as_bool().unwrap_or(true);
+            out.push((id, label.to_owned(), enabled));
+        }
+        for child in node[2].as_array().into_iter().flatten() {
+            walk(&child["data"], out);
+        }
+    }
+    let layout = json(
+        bus,
+        &[
+            "call",
+            name,
+            "/MenuBar",
+            "com.canonical.dbusmenu",
+            "GetLayout",
+            "iias",
+            "0",
+            "-1",
+            "0",
+        ],
+    );
+    let mut items = Vec::new();
+    walk(&layout["data"][1], &mut items);
+    items
+}
+
+fn click(bus: &lidguard_testbus::PrivateBus, name: &str, label: &str) {
+    let items = menu(bus, name);
+    let (id, _, enabled) = items
+        .iter()
+        .find(|(_, l, _)| l == label)
+        .unwrap_or_else(|| panic!("no {label:?} in {items:?}"));
+    assert!(enabled, "{label} is greyed out: {items:?}");
+    let id = id.to_string();
+    bus.busctl(&[
+        "--",
+        "call",
+        name,
+        "/MenuBar",
+        "com.canonical.dbusmenu",
+        "Event",
+        "isvu",
+        &id,
+        "clicked",
+        "s",
+        "",
+        "0",
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn tooltip_title(bus: &lidguard_testbus::PrivateBus, name: &str) -> String {
+    property(bus, name, "ToolTip")[2]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Waits until the item's `Status` is `want` and its tooltip title contains `says`.
+fn wait_for(bus: &lidguard_testbus::PrivateBus, name: &str, want: &str, says: &str) {
+    let ok = eventually(WAIT, || {
+        property(bus, name, "Status") == want && tooltip_title(bus, name).contains(says)
+    });
+    assert!(
+        ok,
+        "wanted {want} / {says:?}; the item shows {} / {:?}",
+        property(bus, name, "Status"),
+        tooltip_title(bus, name)
+    );
+}
+
+#[test]
+fn the_tray_item_follows_a_session_and_its_menu_pauses_and_resumes() {
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let Some(session_bus) = lidguard_testbus::bus_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let mut tray = Tray(
+        home.cmd(&["tray"])
+            .env("DBUS_SESSION_BUS_ADDRESS", session_bus.address())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut name = String::new();
+    assert!(
+        eventually(WAIT, || {
+            let names = session_bus
+                .busctl(&["list", "--acquired"])
+                .unwrap_or_default();
+            name = names
+                .split_whitespace()
+                .find(|n| n.starts_with(ITEM))
+                .unwrap_or_default()
+                .to_owned();
+            !name.is_empty()
+        }),
+        "no {ITEM}-* name on the session bus"
+    );
+    assert_eq!(property(&session_bus, &name, "Id"), "lidguard");
+    wait_for(&session_bus, &name, "Passive", "idle");
+
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    wait_for(
+        &session_bus,
+        &name,
+        "Active",
+        "1 agent working · lid-close safe",
+    );
+    let items = menu(&session_bus, &name);
+    assert!(
+        items.iter().any(|(_, l, _)| l == "claude · ? · working"
+            || l.starts_with("claude · ") && l.ends_with(" · working")),
+        "{items:?}"
+    );
+    assert!(
+        items
+            .iter()
+            .any(|(_, l, enabled)| l == "Cancel the pending suspend" && !enabled),
+        "{items:?}"
+    );
+
+    // The agent asks for permission: the user is needed.
+    let session = SessionRef {
+        provider: Provider::Claude,
+        session_id: "s1".into(),
+        provider_name: None,
+    };
+    home.request(&Request::SoftLock {
+        session: session.clone(),
+        reason: "permission_prompt".into(),
+    });
+    wait_for(
+        &session_bus,
+        &name,
+        "NeedsAttention",
+        "1 agent waiting for you",
+    );
+    home.request(&Request::Activity {
+        session,
+        reason: "PostToolUse:Bash".into(),
+    });
+    wait_for(&session_bus, &name, "Active", "working");
+
+    // The menu's pause lets go of logind's locks; its resume takes them back.
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    click(&session_bus, &name, "Pause protection for 30 min");
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    wait_for(&session_bus, &name, "Passive", "protection paused until");
+    click(&session_bus, &name, "Resume protection");
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| s == "idle:handle-lid-switch"),
+        "idle:handle-lid-switch"
+    );
+    wait_for(&session_bus, &name, "Active", "1 agent working");
+
+    // The closed-lid decision, as `lidguard settings` would set it.
+    click(&session_bus, &name, "Allow");
+    assert!(
+        eventually(
+            WAIT,
+            || home.status()["settings"]["closedLidPermissionRequestDecision"] == "Allow"
+        ),
+        "{}; tooltip {}",
+        home.status()["settings"],
+        property(&session_bus, &name, "ToolTip")
+    );
+
+    home.ok(&["stop", "--provider", "claude", "--session", "s1"]);
+    wait_for(&session_bus, &name, "Passive", "idle");
+
+    click(&session_bus, &name, "Quit the tray");
+    let mut status = None;
+    assert!(eventually(WAIT, || {
+        status = tray.0.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert!(status.unwrap().success(), "{status:?}");
+}
