@@ -8,6 +8,7 @@
 //! # Modules
 //!
 //! - [`ask`]: ask before sleep — the follow-up question whose reply continues a session.
+//! - [`desktop`]: which moments need a desktop notification, each told once.
 //! - [`provider`]: the agent harnesses lidguard knows.
 //! - [`session`]: one agent conversation and its key.
 //! - [`registry`]: the session state machine (activity, soft-lock, pending work, timeouts,
@@ -19,6 +20,7 @@
 //!   OS request.
 
 pub mod ask;
+pub mod desktop;
 pub mod event;
 pub mod protection;
 pub mod provider;

@@ -254,6 +254,14 @@ pub struct Settings {
     pub remote_decision_timeout_seconds: u32,
     /// What it gets when no answer comes in time.
     pub remote_decision_fallback: RemoteDecisionFallback,
+    /// A desktop notification when protection is wanted and cannot be held.
+    pub notify_protection_failed: bool,
+    /// A desktop notification when a closed-lid suspend is scheduled while sessions still wait.
+    pub notify_suspend_scheduled: bool,
+    /// A desktop notification when an agent waits for the user with the lid open.
+    pub notify_waiting_for_you: bool,
+    /// A desktop notification when the battery floor releases protection.
+    pub notify_battery_floor: bool,
 }
 
 impl Default for Settings {
@@ -291,6 +299,10 @@ impl Default for Settings {
             ntfy_resumed: true,
             remote_decision_timeout_seconds: 60,
             remote_decision_fallback: RemoteDecisionFallback::Deny,
+            notify_protection_failed: true,
+            notify_suspend_scheduled: true,
+            notify_waiting_for_you: true,
+            notify_battery_floor: true,
         }
     }
 }

@@ -526,3 +526,92 @@ fn the_user_cancels_a_pending_suspend() {
     sim.apply(Input::CancelSuspend);
     assert_eq!(sim.logged("suspend-canceled"), 1);
 }
+
+/// The desktop notices an input calls for, as the daemon asks for them.
+fn notices(
+    sim: &mut sim::Sim,
+    desktop: &mut lidguard_core::desktop::Desktop,
+    input: Input,
+) -> Vec<String> {
+    use lidguard_core::desktop::Seen;
+    sim.effects.clear();
+    sim.apply(input);
+    let seen = Seen::of(&sim.effects);
+    desktop
+        .due(&seen, &sim.reg, None)
+        .into_iter()
+        .map(|n| n.summary)
+        .collect()
+}
+
+/// With the lid closed, every session waiting for the user schedules a suspend: the desktop
+/// hears of it once (and not of the wait itself: the lid is closed). The battery floor is told
+/// once until it is cleared.
+#[test]
+fn desktop_notices_for_a_suspend_while_sessions_wait_and_for_the_battery_floor() {
+    use lidguard_core::desktop::Desktop;
+    use lidguard_core::suspend::Battery;
+
+    let mut desktop = Desktop::default();
+    let mut sim = Sim::new(|_| {});
+    sim.start("a");
+    let lock = |id: &str| Input::SoftLock {
+        key: key(id),
+        reason: "permission_prompt".into(),
+    };
+    let told = notices(&mut sim, &mut desktop, lock("a"));
+    assert_eq!(told, ["Suspend in 10 s: every agent waits for you"]);
+    assert_eq!(
+        sim.reg.pending_suspend().unwrap().reason,
+        SuspendReason::SoftLocked
+    );
+    let again = Input::SoftLock {
+        key: key("a"),
+        reason: "elicitation_dialog".into(),
+    };
+    assert!(notices(&mut sim, &mut desktop, again).is_empty());
+
+    // A normal end schedules a suspend too, and nobody waits: no notice.
+    let mut desktop = Desktop::default();
+    let mut sim = Sim::new(|_| {});
+    sim.start("b");
+    let stop = Input::Stop(lidguard_core::registry::StopSession {
+        key: key("b"),
+        kind: StopKind::ProviderEnd,
+        end_reason: None,
+        pending_work: None,
+        stop_hook: None,
+    });
+    assert!(notices(&mut sim, &mut desktop, stop).is_empty());
+    assert!(sim.reg.pending_suspend().is_some());
+
+    // Lid open: the wait itself is told, once per wait.
+    let mut desktop = Desktop::default();
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    sim.start("c");
+    let told = notices(&mut sim, &mut desktop, lock("c"));
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].ends_with("needs you"), "{told:?}");
+
+    let battery = |percent, on_battery| {
+        Input::Battery(Some(Battery {
+            percent,
+            on_battery,
+        }))
+    };
+    let told = notices(&mut sim, &mut desktop, battery(9, true));
+    assert_eq!(told, ["lidguard let go for the battery"]);
+    assert!(notices(&mut sim, &mut desktop, battery(8, true)).is_empty());
+    assert!(notices(&mut sim, &mut desktop, battery(8, false)).is_empty());
+    let told = notices(&mut sim, &mut desktop, battery(7, true));
+    assert_eq!(
+        told,
+        ["lidguard let go for the battery"],
+        "told again after AC"
+    );
+    let mut off = Settings::defaults_for(Os::Linux);
+    off.notify_battery_floor = false;
+    notices(&mut sim, &mut desktop, battery(50, true));
+    notices(&mut sim, &mut desktop, Input::Settings(Box::new(off)));
+    assert!(notices(&mut sim, &mut desktop, battery(5, true)).is_empty());
+}

@@ -26,6 +26,7 @@ pub mod launchd;
 pub mod lid_action;
 #[cfg(target_os = "macos")]
 mod macos;
+pub mod notify;
 pub mod pmset;
 pub mod policy;
 pub mod polkit;

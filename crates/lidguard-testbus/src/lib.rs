@@ -36,7 +36,14 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 #[cfg(unix)]
+mod served;
+#[cfg(unix)]
+mod stand_in_notifications;
+#[cfg(unix)]
 mod stand_in_systemd;
+
+#[cfg(unix)]
+pub use stand_in_notifications::{NotificationService, Received};
 
 /// Where Debian and most distributions install logind.
 pub const LOGIND_PATH: &str = "/lib/systemd/systemd-logind";

@@ -10,6 +10,8 @@ use std::time::Instant;
 use zbus::object_server::SignalEmitter;
 use zbus::{ObjectPath, OwnedObjectPath};
 
+use crate::served::Served;
+
 /// Units started, with when.
 pub(crate) type Started = Arc<Mutex<Vec<(String, Instant)>>>;
 
@@ -17,8 +19,7 @@ pub(crate) type Started = Arc<Mutex<Vec<(String, Instant)>>>;
 #[derive(Debug)]
 pub(crate) struct StandInSystemd {
     pub(crate) started: Started,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _served: Served,
 }
 
 struct Manager {
@@ -84,63 +85,24 @@ impl StandInSystemd {
     /// Starts serving on the bus at `address`; returns once the name is owned.
     pub(crate) fn start(address: &str) -> Result<StandInSystemd, String> {
         let started = Started::default();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (ready, is_ready) = std::sync::mpsc::channel::<Result<(), String>>();
-        let address = address.to_owned();
-        let units = Arc::clone(&started);
-        let thread = std::thread::spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            rt.block_on(async move {
-                let manager = Manager {
-                    started: units,
-                    next_job: 0,
-                };
-                let connection = zbus::connection::Builder::address(address.as_str())
+        let manager = Manager {
+            started: Arc::clone(&started),
+            next_job: 0,
+        };
+        let served = Served::start(
+            address,
+            "the systemd stand-in",
+            Box::new(move |builder| {
+                builder
                     .name("org.freedesktop.systemd1")
                     .serve_at("/org/freedesktop/systemd1", manager)
                     .serve_at("/org/freedesktop/systemd1/unit/suspend_2etarget", Unit)
                     .serve_at("/org/freedesktop/systemd1/unit/hibernate_2etarget", Unit)
-                    .build()
-                    .await;
-                match connection {
-                    Ok(connection) => {
-                        let _ = ready.send(Ok(()));
-                        let _ = stopped.await;
-                        drop(connection);
-                    }
-                    Err(e) => {
-                        let _ = ready.send(Err(format!("the systemd stand-in: {e}")));
-                    }
-                }
-            });
-        });
-        is_ready
-            .recv()
-            .map_err(|e| format!("the systemd stand-in's thread ended: {e}"))??;
+            }),
+        )?;
         Ok(StandInSystemd {
             started,
-            stop: Some(stop),
-            thread: Some(thread),
+            _served: served,
         })
-    }
-}
-
-impl Drop for StandInSystemd {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

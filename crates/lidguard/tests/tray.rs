@@ -1,4 +1,5 @@
-//! `lidguard tray` on a private session bus, read and clicked with `busctl` as a tray host
+//! The desktop on a private session bus: desktop notifications received by a stand-in for the
+//! notification service, and `lidguard tray` read and clicked with `busctl` as a tray host
 //! would: the item's `Status`, tooltip and menu follow a session from start (Active) to a
 //! wait for the user (NeedsAttention) to its end (Passive); the menu's pause lets go of
 //! logind's locks (on the private system bus) and its resume takes them back.
@@ -128,14 +129,8 @@ fn the_tray_item_follows_a_session_and_its_menu_pauses_and_resumes() {
     let Some(session_bus) = lidguard_testbus::bus_or_skip() else {
         return;
     };
-    let home = Home::with_bus(logind.address());
-    let mut tray = Tray(
-        home.cmd(&["tray"])
-            .env("DBUS_SESSION_BUS_ADDRESS", session_bus.address())
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let home = Home::with_bus(logind.address()).with_session_bus(session_bus.address());
+    let mut tray = Tray(home.cmd(&["tray"]).stdin(Stdio::null()).spawn().unwrap());
     let mut name = String::new();
     assert!(
         eventually(WAIT, || {
@@ -230,4 +225,71 @@ fn the_tray_item_follows_a_session_and_its_menu_pauses_and_resumes() {
         status.is_some()
     }));
     assert!(status.unwrap().success(), "{status:?}");
+}
+
+/// What needs the user reaches the desktop's notification service once per session and
+/// reason: protection that cannot be held (urgent), an agent waiting for the user with the lid
+/// open; a wait that ends and comes back is told again, and a setting turns a kind off.
+#[test]
+fn desktop_notifications_once_per_session_and_reason() {
+    let Some(bus) = lidguard_testbus::bus_or_skip() else {
+        return;
+    };
+    let service = lidguard_testbus::NotificationService::start(bus.address()).unwrap();
+    // No system bus: protection is wanted and cannot be held.
+    let home = Home::new().with_session_bus(bus.address());
+    let received = |n: usize| {
+        assert!(
+            eventually(WAIT, || service.received().len() >= n),
+            "wanted {n}, got {:?}",
+            service.received()
+        );
+        // Nothing more trails in.
+        std::thread::sleep(Duration::from_millis(300));
+        let got = service.received();
+        assert_eq!(got.len(), n, "{got:?}");
+        got
+    };
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    let got = received(1);
+    assert_eq!(got[0].app_name, "lidguard");
+    assert_eq!(got[0].summary, "lidguard cannot keep this machine awake");
+    assert!(got[0].body.contains("lidguard doctor"), "{got:?}");
+    assert_eq!(got[0].urgency, Some(2));
+    home.ok(&["start", "--provider", "claude", "--session", "s2"]);
+
+    let s1 = SessionRef {
+        provider: Provider::Claude,
+        session_id: "s1".into(),
+        provider_name: None,
+    };
+    let lock = |session: &SessionRef, reason: &str| {
+        home.request(&Request::SoftLock {
+            session: session.clone(),
+            reason: reason.into(),
+        });
+    };
+    lock(&s1, "permission_prompt");
+    let got = received(2);
+    assert!(got[1].summary.ends_with("needs you"), "{got:?}");
+    assert!(got[1].body.contains("a permission prompt"), "{got:?}");
+    assert_eq!(got[1].urgency, Some(1));
+    // Another reason for the same wait: not told twice.
+    lock(&s1, "elicitation_dialog");
+    received(2);
+    // The wait ends and a new one begins: told again.
+    home.request(&Request::Activity {
+        session: s1.clone(),
+        reason: "PostToolUse:Bash".into(),
+    });
+    lock(&s1, "permission_prompt");
+    received(3);
+    // Turned off: nothing.
+    home.ok(&["settings", "--notify-waiting-for-you", "false"]);
+    let s2 = SessionRef {
+        session_id: "s2".into(),
+        ..s1
+    };
+    lock(&s2, "permission_prompt");
+    received(3);
 }

@@ -24,6 +24,9 @@ pub(crate) struct Home {
     pub(crate) places: Places,
     /// The D-Bus address the daemon sees as its system bus.
     pub(crate) bus: String,
+    /// The one it sees as the session bus (desktop notifications): none unless a test gives
+    /// one, so no test ever reaches the real desktop.
+    pub(crate) session_bus: String,
 }
 
 impl Home {
@@ -42,7 +45,19 @@ impl Home {
 
     fn with_bus_in(dir: TempDir, bus: String) -> Home {
         let places = Places::under(dir.path());
-        Home { dir, places, bus }
+        let session_bus = format!("unix:path={}", dir.path().join("no-session-bus").display());
+        Home {
+            dir,
+            places,
+            bus,
+            session_bus,
+        }
+    }
+
+    /// This home with its daemon on the session bus at `address`.
+    pub(crate) fn with_session_bus(mut self, address: &str) -> Home {
+        address.clone_into(&mut self.session_bus);
+        self
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -79,6 +94,7 @@ impl Home {
         cmd.env("LIDGUARD_HOME", self.path())
             .env("HOME", self.path().join("user-home"))
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.session_bus)
             .env_remove("LIDGUARD_LOG")
             .env_remove("LIDGUARD_PROC_ROOT")
             .env_remove("LIDGUARD_SYS_ROOT")
@@ -97,6 +113,7 @@ impl Home {
             .args(args)
             .env("LIDGUARD_HOME", self.path())
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.session_bus)
             .current_dir(self.path())
             .stdin(std::process::Stdio::null());
         cmd

@@ -37,6 +37,8 @@ pub enum Category {
     AskBeforeSleep,
     /// The phone: ntfy push notifications and remote decisions.
     Phone,
+    /// Notifications on this machine's desktop.
+    Desktop,
     /// Agent sessions.
     Sessions,
     /// The background daemon.
@@ -49,13 +51,14 @@ pub enum Category {
 
 impl Category {
     /// All categories in display order.
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 11] = [
         Category::Power,
         Category::Suspend,
         Category::Sounds,
         Category::Webhooks,
         Category::AskBeforeSleep,
         Category::Phone,
+        Category::Desktop,
         Category::Sessions,
         Category::Runtime,
         Category::EmergencyHibernation,
@@ -71,6 +74,7 @@ impl Category {
             Category::Webhooks => "Webhooks",
             Category::AskBeforeSleep => "Ask before sleep",
             Category::Phone => "Phone (ntfy)",
+            Category::Desktop => "Desktop notifications",
             Category::Sessions => "Sessions",
             Category::Runtime => "Runtime",
             Category::EmergencyHibernation => "Emergency hibernation",

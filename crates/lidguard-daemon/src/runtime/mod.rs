@@ -3,6 +3,7 @@
 //! protection, the machine view, hook waits, outbound work, the stream, the phone); this module
 //! holds the loop and the one dispatcher that hands each effect to its part.
 
+mod desktop;
 mod hook_waits;
 mod hooks;
 mod inbox;
@@ -385,6 +386,7 @@ impl Runtime {
     /// answered.
     async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
+        let seen = lidguard_core::desktop::Seen::of(&outcome.effects);
         let mut webhooks = Vec::new();
         let mut out = self.outbox();
         for effect in outcome.effects {
@@ -420,6 +422,8 @@ impl Runtime {
                 } => self.answer_hook(id, &key, continuation, status, &mut out),
             }
         }
+        let held = status::protection(&self.registry, &self.protection);
+        self.outbound.desktop.after(&seen, &self.registry, &held);
         // Effects never ask for inputs of their own; one that did is applied on the next turn.
         for input in self.settle(out) {
             self.outbound.report(input);

@@ -1,5 +1,6 @@
-//! Outbound: what leaves the daemon off its event loop — webhooks, the post-stop sound and the
-//! ask-before-sleep exchange with the receiver — and reports back through channels.
+//! Outbound: what leaves the daemon off its event loop — webhooks, the post-stop sound, the
+//! ask-before-sleep exchange with the receiver and desktop notifications — and reports back
+//! through channels.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +25,8 @@ pub(super) struct Outbound {
     asking: Option<(u64, Arc<AtomicBool>)>,
     /// Webhook attempts finished off the actor, for the event log.
     records: mpsc::UnboundedSender<Attempt>,
+    /// Notices on this machine's desktop.
+    pub(super) desktop: super::desktop::DesktopNotices,
 }
 
 /// The ask-before-sleep exchange an [`Effect::Ask`] asks for, with the pending suspend's id
@@ -66,6 +69,7 @@ impl Outbound {
             webhooks: Vec::new(),
             asking: None,
             records,
+            desktop: super::desktop::DesktopNotices::new(),
         }
     }
 

@@ -1,0 +1,174 @@
+//! Desktop notifications: which moments need the user, each told once per session and reason
+//! while it lasts. Pure: the daemon hands in what an input did and shows what comes out.
+//!
+//! The moments: protection wanted and not held; a closed-lid suspend scheduled while sessions
+//! still wait for the user (work was expected); an agent waiting for the user with the lid
+//! open (with it closed, the phone is the way to reach them); the battery floor reached. Each
+//! has its own setting (`notify-*`).
+
+use std::collections::HashSet;
+
+use crate::event::Lid;
+use crate::registry::{Effect, Registry};
+use crate::remote::{needs_you_notice, waits_for_user};
+use crate::session::SessionKey;
+use crate::suspend::SuspendReason;
+
+/// One desktop notification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// The title line.
+    pub summary: String,
+    /// The text under it.
+    pub body: String,
+    /// Whether it stays until dismissed (the desktop's "critical" urgency).
+    pub urgent: bool,
+}
+
+/// Why the user is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Protection is wanted and cannot be held.
+    ProtectionFailed,
+    /// A closed-lid suspend is on its way while sessions wait for the user.
+    SuspendScheduled,
+    /// An agent waits for the user, the lid open.
+    WaitingForYou,
+    /// On battery below the floor: protection released.
+    BatteryFloor,
+}
+
+/// What one input did that may need telling, taken from its effects before they are carried
+/// out.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    logged: Vec<String>,
+    /// Saved sessions: key, directory, soft-lock reason.
+    saved: Vec<(SessionKey, Option<String>, Option<String>)>,
+    deleted: Vec<SessionKey>,
+}
+
+impl Seen {
+    /// What `effects` show.
+    pub fn of(effects: &[Effect]) -> Seen {
+        let mut seen = Seen::default();
+        for effect in effects {
+            match effect {
+                Effect::Log(event) => seen.logged.push(event.name.clone()),
+                Effect::SaveSession(s) => seen.saved.push((
+                    s.key.clone(),
+                    s.cwd.clone(),
+                    s.soft_lock.as_ref().map(|l| l.reason.clone()),
+                )),
+                Effect::DeleteSession(key) => seen.deleted.push(key.clone()),
+                _ => {}
+            }
+        }
+        seen
+    }
+
+    fn logged(&self, name: &str) -> bool {
+        self.logged.iter().any(|n| n == name)
+    }
+}
+
+/// What has been told and still holds.
+#[derive(Clone, Debug, Default)]
+pub struct Desktop {
+    told: HashSet<(Reason, Option<SessionKey>)>,
+}
+
+impl Desktop {
+    /// The notices due after an input that did `seen`, with the registry as it is now and
+    /// `failed`: why protection is wanted and not held, if it is.
+    pub fn due(&mut self, seen: &Seen, registry: &Registry, failed: Option<&str>) -> Vec<Notice> {
+        let settings = registry.settings();
+        let mut due = Vec::new();
+        match failed {
+            Some(why) => {
+                if self.tell(
+                    Reason::ProtectionFailed,
+                    None,
+                    settings.notify_protection_failed,
+                ) {
+                    due.push(Notice {
+                        summary: "lidguard cannot keep this machine awake".to_owned(),
+                        body: format!(
+                            "Agents are working, but {why}. `lidguard doctor` says what to do."
+                        ),
+                        urgent: true,
+                    });
+                }
+            }
+            None => self.forget(Reason::ProtectionFailed, None),
+        }
+        if seen.logged("battery-floor-cleared") {
+            self.forget(Reason::BatteryFloor, None);
+        }
+        if seen.logged("battery-floor-reached")
+            && let Some(why) = registry.battery_floor_reached()
+            && self.tell(Reason::BatteryFloor, None, settings.notify_battery_floor)
+        {
+            due.push(Notice {
+                summary: "lidguard let go for the battery".to_owned(),
+                body: format!(
+                    "The machine may sleep: it is {why}. Protection comes back on AC power."
+                ),
+                urgent: false,
+            });
+        }
+        match registry.pending_suspend() {
+            Some(p)
+                if seen.logged("suspend-scheduled") && p.reason == SuspendReason::SoftLocked =>
+            {
+                let seconds = p.due_at.duration_since(p.scheduled_at).as_secs().max(0);
+                if self.tell(
+                    Reason::SuspendScheduled,
+                    None,
+                    settings.notify_suspend_scheduled,
+                ) {
+                    due.push(Notice {
+                        summary: format!("Suspend in {seconds} s: every agent waits for you"),
+                        body: "The lid is closed and no session is working. Open the lid to \
+                               keep it awake, or run `lidguard cancel-suspend`."
+                            .to_owned(),
+                        urgent: true,
+                    });
+                }
+            }
+            Some(_) => {}
+            None => self.forget(Reason::SuspendScheduled, None),
+        }
+        for key in &seen.deleted {
+            self.forget(Reason::WaitingForYou, Some(key));
+        }
+        let lid_open = registry.machine().lid != Lid::Closed;
+        for (key, cwd, lock) in &seen.saved {
+            match lock.as_deref().filter(|r| waits_for_user(r)) {
+                Some(reason) => {
+                    let on = settings.notify_waiting_for_you && lid_open;
+                    if self.tell(Reason::WaitingForYou, Some(key), on) {
+                        let n = needs_you_notice(key, cwd.as_deref(), reason);
+                        due.push(Notice {
+                            summary: n.title,
+                            body: n.message,
+                            urgent: false,
+                        });
+                    }
+                }
+                None => self.forget(Reason::WaitingForYou, Some(key)),
+            }
+        }
+        due
+    }
+
+    /// Whether to tell now: `on`, and not told already while the reason holds.
+    fn tell(&mut self, reason: Reason, key: Option<&SessionKey>, on: bool) -> bool {
+        on && self.told.insert((reason, key.cloned()))
+    }
+
+    /// The reason no longer holds: it may be told again when it comes back.
+    fn forget(&mut self, reason: Reason, key: Option<&SessionKey>) {
+        self.told.remove(&(reason, key.cloned()));
+    }
+}

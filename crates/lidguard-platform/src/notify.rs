@@ -1,0 +1,79 @@
+//! Desktop notifications: what needs the user, shown by the desktop's notification service.
+//!
+//! Linux: `org.freedesktop.Notifications` on the session bus (every desktop has one: GNOME
+//! Shell, Plasma, xfce4-notifyd, dunst, mako). The connection is made at the first notice, so a
+//! daemon started before the desktop still notifies once it is up. Windows and macOS have no
+//! backend yet: [`Notifier::send`] says so.
+
+pub use lidguard_core::desktop::Notice;
+
+/// Why a notice was not shown.
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    /// No notification backend on this platform.
+    #[error("desktop notifications are not built for this platform yet")]
+    Unsupported,
+    /// The session bus or the notification service could not be reached.
+    #[error("the desktop's notification service: {0}")]
+    Service(String),
+}
+
+/// Sends notices to the desktop's notification service.
+#[derive(Debug, Default)]
+pub struct Notifier {
+    #[cfg(target_os = "linux")]
+    connection: tokio::sync::OnceCell<zbus::Connection>,
+}
+
+impl Notifier {
+    /// A notifier that connects when it first sends.
+    pub fn new() -> Notifier {
+        Notifier::default()
+    }
+
+    /// Shows `notice`; returns the id the service gave it.
+    #[cfg(target_os = "linux")]
+    pub async fn send(&self, notice: &Notice) -> Result<u32, NotifyError> {
+        use std::collections::HashMap;
+
+        use zbus::Variant as Value;
+
+        let fail = |e: zbus::Error| NotifyError::Service(e.to_string());
+        let connection = self
+            .connection
+            .get_or_try_init(zbus::Connection::session)
+            .await
+            .map_err(fail)?;
+        // The freedesktop urgency levels: 1 normal, 2 critical.
+        let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
+        hints.insert("urgency", Value::U8(if notice.urgent { 2 } else { 1 }));
+        hints.insert("desktop-entry", Value::from("lidguard"));
+        let actions: Vec<&str> = Vec::new();
+        let reply = connection
+            .call_method(
+                Some("org.freedesktop.Notifications"),
+                "/org/freedesktop/Notifications",
+                Some("org.freedesktop.Notifications"),
+                "Notify",
+                &(
+                    "lidguard",
+                    0u32,
+                    "",
+                    notice.summary.as_str(),
+                    notice.body.as_str(),
+                    actions,
+                    hints,
+                    -1i32,
+                ),
+            )
+            .await
+            .map_err(fail)?;
+        reply.body().deserialize::<u32>().map_err(fail)
+    }
+
+    /// Shows `notice`: not built for this platform yet.
+    #[cfg(not(target_os = "linux"))]
+    pub async fn send(&self, _notice: &Notice) -> Result<u32, NotifyError> {
+        Err(NotifyError::Unsupported)
+    }
+}
