@@ -90,7 +90,7 @@ pub(crate) enum Command {
     /// A terminal dashboard: sessions, protection, lid and displays, a pending suspend with
     /// its countdown, ask before sleep and the last events, redrawn as events happen.
     #[command(long_about = LIVE_STATUS_ABOUT)]
-    LiveStatus,
+    LiveStatus(LiveStatusArgs),
     /// An icon in the desktop's tray (Linux): its colour says whether agents work, wait for
     /// you, or protection failed; its menu pauses protection, cancels a pending suspend and
     /// sets the closed-lid decision.
@@ -574,8 +574,11 @@ const LIVE_STATUS_ABOUT: &str = "A terminal dashboard: sessions with their state
 protection and why, the lid and displays, a pending suspend with its countdown and phase, ask \
 before sleep, and the last events.\n\n\
 Fed by the event stream (`lidguard events`): it redraws when something happens, and once a \
-second only while a suspend countdown is shown. Starts the daemon when it is not running. Keys: \
-q or Esc quits, ↑/↓ (or k/j) select a session, d (or Delete) removes the selected session, r \
+second only while a suspend countdown is shown. Starts the daemon when it is not running. \
+Coloured by state (green held, red wanted but not held, yellow paused or waiting, blue a \
+suspend on its way) unless NO_COLOR is set or --color never. Keys: q or Esc quits, ↑/↓ (or \
+k/j) select, Tab moves between the sessions and the events, Enter shows the selected event \
+whole, d (or Delete) removes the selected session after asking, c cancels a pending suspend, r \
 reconnects after the daemon stopped. Needs a terminal; scripts use `lidguard events --follow \
 --json`.";
 
@@ -784,6 +787,13 @@ pub(crate) struct ContainerArgs {
         value_name = "ENGINE RUN ARGS"
     )]
     pub(crate) engine_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LiveStatusArgs {
+    /// Colour by state: auto (unless NO_COLOR is set), always or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub(crate) color: clap::ColorChoice,
 }
 
 #[derive(Debug, Args)]

@@ -77,7 +77,8 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ),
     (
         "live-status",
-        "lidguard live-status                the dashboard; q quits",
+        "lidguard live-status                the dashboard; q quits\n\
+         NO_COLOR=1 lidguard live-status     without colour (or --color never)",
     ),
     (
         "tray",

@@ -19,11 +19,17 @@ impl Tmux {
 
     /// Runs `command` (a shell line) in a detached 150×40 session.
     fn start(home: &Home, command: &str) -> Tmux {
-        let socket = format!("lidguard-test-{}", std::process::id());
+        Tmux::start_sized(home, command, (150, 40), "")
+    }
+
+    /// Runs `command` in a detached `width`×`height` session; `tag` keeps sockets apart.
+    fn start_sized(home: &Home, command: &str, (width, height): (u16, u16), tag: &str) -> Tmux {
+        let socket = format!("lidguard-test-{}{tag}", std::process::id());
         let tmux = Tmux { socket };
+        let (width, height) = (width.to_string(), height.to_string());
         let status = Command::new("tmux")
             .args(["-L", &tmux.socket, "-f", "/dev/null"])
-            .args(["new-session", "-d", "-s", "lg", "-x", "150", "-y", "40"])
+            .args(["new-session", "-d", "-s", "lg", "-x", &width, "-y", &height])
             .arg(command)
             .current_dir(home.path())
             .status()
@@ -35,6 +41,15 @@ impl Tmux {
     fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-t", "lg"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The screen with its colours and attributes as escape sequences.
+    fn screen_escaped(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-e", "-p", "-t", "lg"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -138,9 +153,20 @@ fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
     assert!(screen.contains("prompt-submitted"), "{screen}");
     assert!(screen.contains("No suspend pending"), "{screen}");
 
-    // Select the second row (custom by-hand, after claude tmux-s1) and remove it.
+    // Select the second row (custom by-hand, after claude tmux-s1): `d` asks first, any other
+    // key keeps it, `y` removes it.
     tmux.keys(&["Down"]);
     tmux.keys(&["d"]);
+    tmux.wait_for("the question", |s| {
+        s.contains("Remove custom by-hand? y removes it")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("the session kept", |s| {
+        s.contains("kept") && s.contains("sessions (2)")
+    });
+    tmux.keys(&["d"]);
+    tmux.wait_for("the question again", |s| s.contains("y removes it"));
+    tmux.keys(&["y"]);
     let screen = tmux.wait_for("the removal", |s| {
         s.contains("sessions (1)") && s.contains("removed 1 session")
     });
@@ -164,6 +190,21 @@ fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
         countdown(s).is_some_and(|n| n + 2 <= first)
     });
 
+    // c cancels the suspend on its way.
+    tmux.keys(&["c"]);
+    tmux.wait_for("the suspend canceled", |s| {
+        s.contains("the pending suspend was canceled") && s.contains("No suspend pending")
+    });
+
+    // Tab and Enter show an event whole; Esc closes it.
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("an event's detail", |s| {
+        s.contains("event (Esc closes)") && s.contains("\"observation\"")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the detail closed", |s| !s.contains("event (Esc closes)"));
+
     // q quits and gives the terminal back.
     tmux.keys(&["q"]);
     assert!(
@@ -171,4 +212,77 @@ fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
         "{}",
         tmux.screen()
     );
+}
+
+/// Whether `screen` (with escapes) sets a foreground colour anywhere.
+fn coloured(screen: &str) -> bool {
+    screen.split("\x1b[").skip(1).any(|seq| {
+        let params = seq.split('m').next().unwrap_or_default();
+        params.split(';').any(|p| {
+            p.parse::<u16>()
+                .is_ok_and(|n| (30..=38).contains(&n) || (90..=97).contains(&n))
+        })
+    })
+}
+
+/// At 80×24 the protection line is whole (it wraps, the events give way), in red when
+/// protection is wanted and not held; with `NO_COLOR` the same screen has no colour.
+#[test]
+fn live_status_at_80_by_24_keeps_the_protection_line_whole_and_colours_unless_no_color() {
+    if !Tmux::available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    // No system bus: protection is wanted and cannot be held, with a long reason.
+    let home = Home::new();
+    home.ok(&[
+        "start",
+        "--provider",
+        "claude",
+        "--session",
+        "a-very-long-session-id-0123456789-abcdefghij",
+    ]);
+    let status = home.ok(&["status"]);
+    let line = status
+        .lines()
+        .find(|l| l.contains("WANTED BUT NOT HELD"))
+        .unwrap_or_else(|| panic!("{status}"));
+    let last_word = line.split_whitespace().last().unwrap().to_owned();
+    let env = format!(
+        "env LIDGUARD_HOME={} HOME={} DBUS_SYSTEM_BUS_ADDRESS={}",
+        home.path().display(),
+        home.path().join("user-home").display(),
+        home.bus,
+    );
+    for (tag, no_color) in [("c", ""), ("n", "NO_COLOR=1 ")] {
+        let tmux = Tmux::start_sized(
+            &home,
+            &format!("{env} {no_color}TERM=xterm-256color {BIN} live-status"),
+            (80, 24),
+            tag,
+        );
+        let screen = tmux.wait_for("the dashboard", |s| {
+            s.contains("WANTED BUT NOT HELD") && s.contains("sessions (1)")
+        });
+        assert!(
+            screen.contains(&last_word),
+            "{last_word:?} cut off:\n{screen}"
+        );
+        assert!(
+            screen.contains('…'),
+            "the long id is cut with an ellipsis:\n{screen}"
+        );
+        let escaped = tmux.screen_escaped();
+        assert_eq!(
+            coloured(&escaped),
+            no_color.is_empty(),
+            "NO_COLOR={no_color:?}:\n{escaped:?}"
+        );
+        tmux.keys(&["q"]);
+        assert!(eventually(Duration::from_secs(5), || !tmux.alive()));
+    }
 }

@@ -133,7 +133,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::Events(args) => events::run(&places, &args),
-        Command::LiveStatus => live_status::run(&places),
+        Command::LiveStatus(args) => live_status::run(&places, live_status::colour_on(args.color)),
         Command::Tray => tray::run(&places),
         Command::HookInstall(args) => hook_config::apply(&places, &args, false),
         Command::HookRemove(args) => {
