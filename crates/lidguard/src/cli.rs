@@ -475,6 +475,9 @@ pub(crate) struct SetupArgs {
     /// config folder (an agent you unhook with hook-remove stays unhooked).
     #[arg(long)]
     pub(crate) hook_new_agents: bool,
+    /// Setup: do not start the tray icon at login (Linux, where a desktop session runs).
+    #[arg(long)]
+    pub(crate) no_tray: bool,
 }
 
 /// What `linux-permission` does.

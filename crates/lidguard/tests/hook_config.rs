@@ -1330,3 +1330,70 @@ fn installers_report_as_json_for_scripts() {
     let removed = json(&["mcp-remove", "--provider", "claude", "--json"]);
     assert!(removed[0]["outcome"]["action"].is_string(), "{removed}");
 }
+
+/// Where a desktop session runs, `setup` starts the tray at login (an XDG autostart entry,
+/// readable by the user alone) and `uninstall` deletes it with the folders it created; without
+/// a desktop, or with `--no-tray`, there is no entry.
+#[cfg(target_os = "linux")]
+#[test]
+fn setup_starts_the_tray_at_login_where_a_desktop_runs_and_uninstall_takes_it_away() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    let entry = home.path().join(".config/autostart/lidguard-tray.desktop");
+    let run = |args: &[&str], desktop: Option<&str>| {
+        let mut cmd = home.cmd(args);
+        cmd.env("HOME", home.path())
+            .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("XDG_CURRENT_DESKTOP");
+        if let Some(desktop) = desktop {
+            cmd.env("XDG_CURRENT_DESKTOP", desktop);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&["setup", "--yes"], None);
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert!(!entry.exists(), "no desktop, no entry");
+    let out = run(&["setup", "--yes", "--no-tray"], Some("XFCE"));
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert!(!entry.exists(), "--no-tray");
+
+    let out = run(&["setup", "--yes"], Some("XFCE"));
+    let text = stdout(&out);
+    assert!(text.contains("start the tray icon at login"), "{text}");
+    let written = std::fs::read_to_string(&entry).unwrap();
+    assert!(
+        written.contains(&format!("\nExec={} tray\n", crate::util::BIN)),
+        "{written}"
+    );
+    assert_eq!(
+        std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A file of the user's in the same folder stays.
+    let mine = home.path().join(".config/autostart/mine.desktop");
+    std::fs::write(&mine, "[Desktop Entry]\n").unwrap();
+
+    let out = run(&["uninstall", "--yes"], Some("XFCE"));
+    assert_ok(&out);
+    assert!(stdout(&out).contains("lidguard-tray.desktop"), "{out:?}");
+    assert!(!entry.exists());
+    assert!(mine.exists(), "the user's entry and its folder stay");
+    std::fs::remove_file(&mine).unwrap();
+    std::fs::remove_dir(home.path().join(".config/autostart")).unwrap();
+    std::fs::remove_dir(home.path().join(".config")).unwrap();
+
+    // Written again into folders it creates, which go with it.
+    run(&["setup", "--yes"], Some("XFCE"));
+    std::fs::remove_dir(home.path().join(".config/autostart"))
+        .expect_err("the folder holds the entry");
+    let out = run(&["uninstall", "--yes"], Some("XFCE"));
+    assert_ok(&out);
+    assert!(
+        !home.path().join(".config").exists(),
+        "the folders lidguard created are gone"
+    );
+}

@@ -1,5 +1,7 @@
 //! One module per command family; [`run`] dispatches.
 
+#[cfg(target_os = "linux")]
+mod autostart;
 mod config_edit;
 #[cfg(unix)]
 mod container;

@@ -44,11 +44,28 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
              time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
         )?;
     }
+    #[cfg(target_os = "linux")]
+    let tray = !args.no_tray && super::autostart::desktop_session();
+    #[cfg(target_os = "linux")]
+    if tray {
+        output::line(&format!(
+            "and start the tray icon at login: {} (--no-tray leaves it out)",
+            super::autostart::path()?.display()
+        ))?;
+    }
     if !confirmed(args.yes, "Go ahead?")? {
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
     }
     hook_config::apply_to(places, &hooks_args(), false, false)?;
+    #[cfg(target_os = "linux")]
+    if tray {
+        let entry = super::autostart::install()?;
+        output::line(&format!(
+            "wrote {}: the tray starts at your next login (`lidguard tray &` starts it now)",
+            entry.display()
+        ))?;
+    }
     if args.mcp {
         mcp_config::apply_to(places, &mcp_args(), false, false)?;
     }
@@ -75,6 +92,15 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     #[cfg(target_os = "linux")]
     let units = super::service::installed_units()?;
     #[cfg(target_os = "linux")]
+    let autostart = super::autostart::path()?;
+    #[cfg(target_os = "linux")]
+    if autostart.exists() {
+        output::line(&format!(
+            "  the tray's login entry: {}",
+            autostart.display()
+        ))?;
+    }
+    #[cfg(target_os = "linux")]
     for unit in &units {
         output::line(&format!(
             "  the user service: {} (lidguard service remove)",
@@ -99,6 +125,13 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     #[cfg(target_os = "linux")]
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(entry) = super::autostart::remove()? {
+        output::line(&format!(
+            "removed {} (a tray still running quits from its menu)",
+            entry.display()
+        ))?;
     }
     if let Some(line) = stop_daemon(places)? {
         output::line(&line)?;
