@@ -293,3 +293,188 @@ fn desktop_notifications_once_per_session_and_reason() {
     lock(&s2, "permission_prompt");
     received(3);
 }
+
+/// A process of the desktop this test starts, killed with it.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether every program the real tray host needs is here (CI installs them).
+fn desktop_programs() -> bool {
+    let have = |p: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    // ImageMagick's own `convert` (a stand-in of that name may sit earlier on the PATH).
+    let imagemagick = std::process::Command::new("convert")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("ImageMagick"));
+    let mut missing: Vec<&str> = ["Xvfb", "xfce4-panel", "xwd", "dbus-daemon"]
+        .into_iter()
+        .filter(|p| !have(p))
+        .collect();
+    if !imagemagick {
+        missing.push("ImageMagick's convert");
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{missing:?} missing (.ci/run installs them)"
+    );
+    eprintln!("skipped: {missing:?} not installed");
+    false
+}
+
+/// Reads one line a child prints on stdout (an address, a display number).
+fn first_line(child: &mut Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line.trim().to_owned()
+}
+
+/// The item in a real tray host: Xfce's panel (its systray plugin hosts StatusNotifierItems)
+/// on Xvfb registers lidguard's item with its watcher and draws it: green while a session
+/// works, in a screenshot of the screen (kept as `target/tray-in-xfce4-panel.png`).
+#[test]
+fn the_item_shows_in_xfce4_panel_under_xvfb() {
+    if !desktop_programs() {
+        return;
+    }
+    let _serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A session bus as a desktop has one: the panel's settings service (xfconfd) is started
+    // on demand from the standard service folders.
+    let mut bus = std::process::Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .arg(format!(
+            "--address=unix:path={}",
+            dir.path().join("bus").display()
+        ))
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let address = first_line(&mut bus);
+    let _bus = Running(bus);
+    let mut xvfb = std::process::Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "800x120x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let display = format!(":{}", first_line(&mut xvfb));
+    let _xvfb = Running(xvfb);
+    let desktop_env = |cmd: &mut std::process::Command| {
+        cmd.env("DISPLAY", &display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env("HOME", dir.path());
+    };
+    let mut panel = std::process::Command::new("xfce4-panel");
+    panel.arg("--disable-wm-check");
+    desktop_env(&mut panel);
+    let _panel = Running(
+        panel
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let watcher = "org.kde.StatusNotifierWatcher";
+    let registered = || {
+        std::process::Command::new("busctl")
+            .arg(format!("--address={address}"))
+            .args([
+                "--json=short",
+                "get-property",
+                watcher,
+                "/StatusNotifierWatcher",
+                watcher,
+                "RegisteredStatusNotifierItems",
+            ])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    assert!(
+        eventually(Duration::from_secs(90), || registered()
+            .contains("\"data\"")),
+        "the panel's systray never offered a StatusNotifierWatcher"
+    );
+
+    let home = Home::with_bus(logind.address()).with_session_bus(&address);
+    let mut tray = home.cmd(&["tray"]);
+    tray.env("DISPLAY", &display).stdin(Stdio::null());
+    let _tray = Tray(tray.spawn().unwrap());
+    home.ok(&["start", "--provider", "claude", "--session", "s1"]);
+    assert!(
+        eventually(WAIT, || registered()
+            .contains("org.kde.StatusNotifierItem-")),
+        "the watcher lists {}",
+        registered()
+    );
+
+    // The panel draws the icon: the protecting green (#2e7d32) is on screen.
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("tray-in-xfce4-panel.png");
+    // Everything but that green turned black: the mean brightness counts its pixels
+    // ((0x2e + 0x7d + 0x32) / 765 = 0.2889 each).
+    let green_pixels = || -> u64 {
+        let script = format!(
+            "xwd -root -silent -display {display} | convert xwd:- {0} && convert {0} -fill black \
+             +opaque '#2e7d32' -format '%[fx:int(mean*w*h/0.2889)]' info:",
+            shot.display()
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    };
+    let mut seen = 0;
+    assert!(
+        eventually(WAIT, || {
+            seen = green_pixels();
+            seen > 50
+        }),
+        "{seen} green pixels in {}",
+        shot.display()
+    );
+    eprintln!(
+        "the tray icon in xfce4-panel: {} ({seen} green pixels)",
+        shot.display()
+    );
+}
