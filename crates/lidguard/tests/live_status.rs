@@ -13,8 +13,17 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// Whether tmux runs here; a test skips without it (CI installs it, so there it fails).
     fn available() -> bool {
-        Command::new("tmux").arg("-V").output().is_ok()
+        if Command::new("tmux").arg("-V").output().is_ok() {
+            return true;
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: tmux is not installed");
+        false
     }
 
     /// Runs `command` (a shell line) in a detached 150×40 session.
@@ -111,11 +120,6 @@ fn hook(home: &Home, roots: &[(&str, &Path)], stdin: &str) {
 #[test]
 fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
     if !Tmux::available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: tmux is not installed");
         return;
     }
     let home = Home::new();
@@ -230,11 +234,6 @@ fn coloured(screen: &str) -> bool {
 #[test]
 fn live_status_at_80_by_24_keeps_the_protection_line_whole_and_colours_unless_no_color() {
     if !Tmux::available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: tmux is not installed");
         return;
     }
     // No system bus: protection is wanted and cannot be held, with a long reason.

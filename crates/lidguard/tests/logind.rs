@@ -99,17 +99,13 @@ fn start_holds_logind_inhibitors_and_stop_releases_them() {
 #[test]
 fn a_soft_locked_session_releases_and_activity_reacquires() {
     use lidguard_core::provider::Provider;
-    use lidguard_ipc::protocol::{Request, SessionRef};
+    use lidguard_ipc::protocol::Request;
 
     let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
-    let session = SessionRef {
-        provider: Provider::Claude,
-        session_id: "s1".into(),
-        provider_name: None,
-    };
+    let session = crate::util::session_ref(Provider::Claude, "s1");
     home.request(&Request::SoftLock {
         session: session.clone(),
         reason: "elicitation_dialog".into(),

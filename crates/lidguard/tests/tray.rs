@@ -11,7 +11,7 @@ use lidguard_core::provider::Provider;
 use lidguard_ipc::protocol::{Request, SessionRef};
 use serde_json::Value;
 
-use crate::util::{Home, eventually};
+use crate::util::{Home, eventually, session_ref};
 
 const WAIT: Duration = Duration::from_secs(10);
 const ITEM: &str = "org.kde.StatusNotifierItem";
@@ -170,11 +170,7 @@ fn the_tray_item_follows_a_session_and_its_menu_pauses_and_resumes() {
     );
 
     // The agent asks for permission: the user is needed.
-    let session = SessionRef {
-        provider: Provider::Claude,
-        session_id: "s1".into(),
-        provider_name: None,
-    };
+    let session = session_ref(Provider::Claude, "s1");
     home.request(&Request::SoftLock {
         session: session.clone(),
         reason: "permission_prompt".into(),
@@ -258,11 +254,7 @@ fn desktop_notifications_once_per_session_and_reason() {
     assert_eq!(got[0].urgency, Some(2));
     home.ok(&["start", "--provider", "claude", "--session", "s2"]);
 
-    let s1 = SessionRef {
-        provider: Provider::Claude,
-        session_id: "s1".into(),
-        provider_name: None,
-    };
+    let s1 = session_ref(Provider::Claude, "s1");
     let lock = |session: &SessionRef, reason: &str| {
         home.request(&Request::SoftLock {
             session: session.clone(),
@@ -286,10 +278,7 @@ fn desktop_notifications_once_per_session_and_reason() {
     received(3);
     // Turned off: nothing.
     home.ok(&["settings", "--notify-waiting-for-you", "false"]);
-    let s2 = SessionRef {
-        session_id: "s2".into(),
-        ..s1
-    };
+    let s2 = session_ref(Provider::Claude, "s2");
     lock(&s2, "permission_prompt");
     received(3);
 }

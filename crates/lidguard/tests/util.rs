@@ -396,3 +396,15 @@ pub(crate) fn assert_ended_claude_session(body: &Value, id: &str) {
         format!("/home/u/.claude/projects/p/{id}.jsonl")
     );
 }
+
+/// A session as requests name it.
+pub(crate) fn session_ref(
+    provider: lidguard_core::provider::Provider,
+    id: &str,
+) -> lidguard_ipc::protocol::SessionRef {
+    lidguard_ipc::protocol::SessionRef {
+        provider,
+        session_id: id.to_owned(),
+        provider_name: None,
+    }
+}

@@ -16,12 +16,7 @@ const CREATED: &str = "X-Lidguard-Created-Dirs=";
 
 /// Where the entry goes.
 pub(crate) fn path() -> anyhow::Result<PathBuf> {
-    let config = lidguard_files::environment::var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
-        .context("cannot find the home directory (HOME is unset)")?;
-    Ok(config.join("autostart").join(FILE))
+    Ok(super::config_home()?.join("autostart").join(FILE))
 }
 
 /// Whether a graphical session runs here (where a tray makes sense).

@@ -214,6 +214,17 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The user's configuration folder: `$XDG_CONFIG_HOME` when absolute, else `~/.config`
+/// (where the user units and the autostart entry go).
+pub(crate) fn config_home() -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    lidguard_files::environment::var("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
+        .context("cannot find the home directory (HOME is unset)")
+}
+
 /// Whether a daemon holds the instance lock (trying it takes and drops the lock when free).
 pub(crate) fn daemon_running(places: &Places) -> bool {
     places.lock_file().exists()

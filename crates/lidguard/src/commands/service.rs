@@ -45,12 +45,7 @@ pub(crate) fn run(places: &Places, args: &ServiceArgs) -> anyhow::Result<ExitCod
 
 /// `$XDG_CONFIG_HOME/systemd/user`, else `~/.config/systemd/user`.
 fn unit_dir() -> anyhow::Result<PathBuf> {
-    let config = lidguard_files::environment::var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
-        .context("cannot find the home directory (HOME is unset)")?;
-    Ok(config.join("systemd").join("user"))
+    Ok(super::config_home()?.join("systemd").join("user"))
 }
 
 /// A value as systemd reads it: `%` doubled, and quoted (with `\` and `"` escaped) when it holds
