@@ -1364,6 +1364,10 @@ fn setup_starts_the_tray_at_login_where_a_desktop_runs_and_uninstall_takes_it_aw
     let out = run(&["setup", "--yes"], Some("XFCE"));
     let text = stdout(&out);
     assert!(text.contains("start the tray icon at login"), "{text}");
+    assert!(
+        text.contains("✓ tray: starts at login"),
+        "doctor says so: {text}"
+    );
     let written = std::fs::read_to_string(&entry).unwrap();
     assert!(
         written.contains(&format!("\nExec={} tray\n", crate::util::BIN)),

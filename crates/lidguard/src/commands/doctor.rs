@@ -58,6 +58,8 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     checks.push(permission_rule());
     #[cfg(target_os = "linux")]
     checks.push(service());
+    #[cfg(target_os = "linux")]
+    checks.push(tray());
     checks.push(phone(places));
     checks.extend(machine());
     let healthy = checks.iter().all(|c| c.ok);
@@ -309,6 +311,26 @@ fn service() -> Check {
             "service",
             format!("{e:#}"),
             "set HOME (or XDG_CONFIG_HOME) so the user units can be found",
+        ),
+    }
+}
+
+/// The tray: started at login by its autostart entry, or how to have it.
+#[cfg(target_os = "linux")]
+fn tray() -> Check {
+    match super::autostart::path() {
+        Ok(entry) if entry.exists() => {
+            Check::ok("tray", format!("starts at login ({})", entry.display()))
+        }
+        Ok(_) if super::autostart::desktop_session() => Check::ok(
+            "tray",
+            "not started at login (`lidguard setup` adds it; `lidguard tray &` starts it now)",
+        ),
+        Ok(_) => Check::ok("tray", "no desktop session here"),
+        Err(e) => Check::failed(
+            "tray",
+            format!("{e:#}"),
+            "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found",
         ),
     }
 }
