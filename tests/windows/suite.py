@@ -113,6 +113,24 @@ def daemon_over_the_named_pipe():
     check(out.returncode == 0 and out.stdout == b"", "a malformed payload fails open")
     e.run("stop", "--provider", "claude", "--session", "h1")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+    # pause and resume over the pipe: the power request goes, and comes back.
+    e.run("start", "--provider", "custom", "--session", "pause-1")
+    out = e.run("pause", "--for", "30m")
+    check(out.returncode == 0 and b"protection paused for 30 min" in out.stdout,
+          "pause over the pipe", out.stdout + out.stderr)
+    s = e.status()
+    check(not s["protection"]["held"] and s["protection"]["paused"],
+          "paused: nothing held, status says until when", s["protection"])
+    out = e.run("resume")
+    check(out.returncode == 0 and b"protection resumed" in out.stdout,
+          "resume over the pipe", out.stdout + out.stderr)
+    check(e.wait_until(lambda: e.status()["protection"]["held"], "held", seconds=5),
+          "the power request is held again after resume")
+    out = e.run("tray")
+    check(out.returncode != 0 and b"Linux-only" in out.stderr,
+          "`tray` says it is Linux-only here, exit 1", out.stderr)
+    e.run("stop", "--provider", "custom", "--session", "pause-1")
+    e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
     # daemon-stop: a Shutdown request over the pipe; the command returns once the lock is free.
     e.run("start", "--provider", "custom", "--session", "stop-1")
     check(e.daemon_unix_pids(), "a daemon runs again")

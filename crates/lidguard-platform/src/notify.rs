@@ -13,6 +13,9 @@ pub enum NotifyError {
     /// No notification backend on this platform.
     #[error("desktop notifications are not built for this platform yet")]
     Unsupported,
+    /// No session bus to reach (a server, a headless or CI machine): no desktop to tell.
+    #[error("no session bus here: {0}")]
+    NoSession(String),
     /// The session bus or the notification service could not be reached.
     #[error("the desktop's notification service: {0}")]
     Service(String),
@@ -43,7 +46,7 @@ impl Notifier {
             .connection
             .get_or_try_init(zbus::Connection::session)
             .await
-            .map_err(fail)?;
+            .map_err(|e| NotifyError::NoSession(e.to_string()))?;
         // The freedesktop urgency levels: 1 normal, 2 critical.
         let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
         hints.insert("urgency", Value::U8(if notice.urgent { 2 } else { 1 }));

@@ -35,8 +35,9 @@ impl DesktopNotices {
             tokio::spawn(async move {
                 match tokio::time::timeout(SEND_LIMIT, notifier.send(&notice)).await {
                     Ok(Ok(id)) => tracing::info!(id, summary = %notice.summary, "desktop notified"),
-                    Ok(Err(NotifyError::Unsupported)) => {
-                        tracing::debug!(summary = %notice.summary, "no desktop notifications here");
+                    // No desktop to tell: not a failure (servers, CI, a daemon without one).
+                    Ok(Err(e @ (NotifyError::Unsupported | NotifyError::NoSession(_)))) => {
+                        tracing::debug!(error = %e, summary = %notice.summary, "no desktop notification");
                     }
                     Ok(Err(e)) => {
                         tracing::warn!(error = %e, summary = %notice.summary, "desktop notification failed")
