@@ -1,5 +1,5 @@
 //! Desktop notifications: which moments need the user, each told once per session and reason
-//! while it lasts. Pure: the daemon hands in what an input did and shows what comes out.
+//! while it lasts. Pure: the daemon hands in an input's effects and shows what comes out.
 //!
 //! The moments: protection wanted and not held; a closed-lid suspend scheduled while sessions
 //! still wait for the user (work was expected); an agent waiting for the user with the lid
@@ -38,40 +38,6 @@ pub enum Reason {
     BatteryFloor,
 }
 
-/// What one input did that may need telling, taken from its effects before they are carried
-/// out.
-#[derive(Clone, Debug, Default)]
-pub struct Seen {
-    logged: Vec<String>,
-    /// Saved sessions: key, directory, soft-lock reason.
-    saved: Vec<(SessionKey, Option<String>, Option<String>)>,
-    deleted: Vec<SessionKey>,
-}
-
-impl Seen {
-    /// What `effects` show.
-    pub fn of(effects: &[Effect]) -> Seen {
-        let mut seen = Seen::default();
-        for effect in effects {
-            match effect {
-                Effect::Log(event) => seen.logged.push(event.name.clone()),
-                Effect::SaveSession(s) => seen.saved.push((
-                    s.key.clone(),
-                    s.cwd.clone(),
-                    s.soft_lock.as_ref().map(|l| l.reason.clone()),
-                )),
-                Effect::DeleteSession(key) => seen.deleted.push(key.clone()),
-                _ => {}
-            }
-        }
-        seen
-    }
-
-    fn logged(&self, name: &str) -> bool {
-        self.logged.iter().any(|n| n == name)
-    }
-}
-
 /// What has been told and still holds.
 #[derive(Clone, Debug, Default)]
 pub struct Desktop {
@@ -79,33 +45,37 @@ pub struct Desktop {
 }
 
 impl Desktop {
-    /// The notices due after an input that did `seen`, with the registry as it is now and
-    /// `failed`: why protection is wanted and not held, if it is.
-    pub fn due(&mut self, seen: &Seen, registry: &Registry, failed: Option<&str>) -> Vec<Notice> {
+    /// Whether protection not held (`unavailable`: why, when nothing is held) needs telling:
+    /// it does while the registry wants protection. Called after the input's effects are
+    /// carried out, with protection as it is then.
+    pub fn protection(&mut self, unavailable: Option<&str>, registry: &Registry) -> Option<Notice> {
+        let failed = unavailable.filter(|_| registry.protection().is_some());
+        let Some(why) = failed else {
+            self.forget(Reason::ProtectionFailed, None);
+            return None;
+        };
+        let on = registry.settings().notify_protection_failed;
+        self.tell(Reason::ProtectionFailed, None, on)
+            .then(|| Notice {
+                summary: "lidguard cannot keep this machine awake".to_owned(),
+                body: format!("Agents are working, but {why}. `lidguard doctor` says what to do."),
+                urgent: true,
+            })
+    }
+
+    /// The notices an input's `effects` call for, with the registry as it is after it.
+    pub fn due(&mut self, effects: &[Effect], registry: &Registry) -> Vec<Notice> {
         let settings = registry.settings();
+        let logged = |name: &str| {
+            effects
+                .iter()
+                .any(|e| matches!(e, Effect::Log(l) if l.name == name))
+        };
         let mut due = Vec::new();
-        match failed {
-            Some(why) => {
-                if self.tell(
-                    Reason::ProtectionFailed,
-                    None,
-                    settings.notify_protection_failed,
-                ) {
-                    due.push(Notice {
-                        summary: "lidguard cannot keep this machine awake".to_owned(),
-                        body: format!(
-                            "Agents are working, but {why}. `lidguard doctor` says what to do."
-                        ),
-                        urgent: true,
-                    });
-                }
-            }
-            None => self.forget(Reason::ProtectionFailed, None),
-        }
-        if seen.logged("battery-floor-cleared") {
+        if logged("battery-floor-cleared") {
             self.forget(Reason::BatteryFloor, None);
         }
-        if seen.logged("battery-floor-reached")
+        if logged("battery-floor-reached")
             && let Some(why) = registry.battery_floor_reached()
             && self.tell(Reason::BatteryFloor, None, settings.notify_battery_floor)
         {
@@ -118,9 +88,7 @@ impl Desktop {
             });
         }
         match registry.pending_suspend() {
-            Some(p)
-                if seen.logged("suspend-scheduled") && p.reason == SuspendReason::SoftLocked =>
-            {
+            Some(p) if logged("suspend-scheduled") && p.reason == SuspendReason::SoftLocked => {
                 let seconds = p.due_at.duration_since(p.scheduled_at).as_secs().max(0);
                 if self.tell(
                     Reason::SuspendScheduled,
@@ -139,24 +107,28 @@ impl Desktop {
             Some(_) => {}
             None => self.forget(Reason::SuspendScheduled, None),
         }
-        for key in &seen.deleted {
-            self.forget(Reason::WaitingForYou, Some(key));
-        }
         let lid_open = registry.machine().lid != Lid::Closed;
-        for (key, cwd, lock) in &seen.saved {
-            match lock.as_deref().filter(|r| waits_for_user(r)) {
-                Some(reason) => {
-                    let on = settings.notify_waiting_for_you && lid_open;
-                    if self.tell(Reason::WaitingForYou, Some(key), on) {
-                        let n = needs_you_notice(key, cwd.as_deref(), reason);
-                        due.push(Notice {
-                            summary: n.title,
-                            body: n.message,
-                            urgent: false,
-                        });
+        for effect in effects {
+            match effect {
+                Effect::DeleteSession(key) => self.forget(Reason::WaitingForYou, Some(key)),
+                Effect::SaveSession(s) => {
+                    let wait = s.soft_lock.as_ref().map(|l| l.reason.as_str());
+                    match wait.filter(|r| waits_for_user(r)) {
+                        Some(reason) => {
+                            let on = settings.notify_waiting_for_you && lid_open;
+                            if self.tell(Reason::WaitingForYou, Some(&s.key), on) {
+                                let n = needs_you_notice(&s.key, s.cwd.as_deref(), reason);
+                                due.push(Notice {
+                                    summary: n.title,
+                                    body: n.message,
+                                    urgent: false,
+                                });
+                            }
+                        }
+                        None => self.forget(Reason::WaitingForYou, Some(&s.key)),
                     }
                 }
-                None => self.forget(Reason::WaitingForYou, Some(key)),
+                _ => {}
             }
         }
         due
@@ -169,6 +141,8 @@ impl Desktop {
 
     /// The reason no longer holds: it may be told again when it comes back.
     fn forget(&mut self, reason: Reason, key: Option<&SessionKey>) {
-        self.told.remove(&(reason, key.cloned()));
+        if !self.told.is_empty() {
+            self.told.remove(&(reason, key.cloned()));
+        }
     }
 }

@@ -533,12 +533,10 @@ fn notices(
     desktop: &mut lidguard_core::desktop::Desktop,
     input: Input,
 ) -> Vec<String> {
-    use lidguard_core::desktop::Seen;
     sim.effects.clear();
     sim.apply(input);
-    let seen = Seen::of(&sim.effects);
     desktop
-        .due(&seen, &sim.reg, None)
+        .due(&sim.effects, &sim.reg)
         .into_iter()
         .map(|n| n.summary)
         .collect()

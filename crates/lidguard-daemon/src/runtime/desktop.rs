@@ -4,9 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lidguard_core::desktop::{Desktop, Seen};
-use lidguard_core::registry::Registry;
-use lidguard_ipc::protocol::ProtectionStatus;
+use lidguard_core::desktop::{Desktop, Notice};
+use lidguard_core::registry::{Effect, Registry};
 use lidguard_platform::notify::{Notifier, NotifyError};
 
 /// How long one notice may take to reach the notification service.
@@ -25,28 +24,37 @@ impl DesktopNotices {
         }
     }
 
-    /// After an input that did `seen`: shows what is due, with protection as it is now.
-    pub(super) fn after(&mut self, seen: &Seen, registry: &Registry, held: &ProtectionStatus) {
-        let failed = (held.wanted && !held.held)
-            .then_some(held.unavailable_reason.as_deref())
-            .flatten();
-        for notice in self.told.due(seen, registry, failed) {
-            let notifier = Arc::clone(&self.notifier);
-            tokio::spawn(async move {
-                match tokio::time::timeout(SEND_LIMIT, notifier.send(&notice)).await {
-                    Ok(Ok(id)) => tracing::info!(id, summary = %notice.summary, "desktop notified"),
-                    // No desktop to tell: not a failure (servers, CI, a daemon without one).
-                    Ok(Err(e @ (NotifyError::Unsupported | NotifyError::NoSession(_)))) => {
-                        tracing::debug!(error = %e, summary = %notice.summary, "no desktop notification");
-                    }
-                    Ok(Err(e)) => {
-                        tracing::warn!(error = %e, summary = %notice.summary, "desktop notification failed")
-                    }
-                    Err(_) => {
-                        tracing::warn!(summary = %notice.summary, "the desktop's notification service did not answer in 5 s")
-                    }
-                }
-            });
+    /// The notices an input's `effects` call for (the registry as it is after it).
+    pub(super) fn effects(&mut self, effects: &[Effect], registry: &Registry) {
+        for notice in self.told.due(effects, registry) {
+            self.show(notice);
         }
+    }
+
+    /// After the effects are carried out: protection not held (`unavailable`: why), which
+    /// matters while the registry wants it.
+    pub(super) fn protection(&mut self, unavailable: Option<&str>, registry: &Registry) {
+        if let Some(notice) = self.told.protection(unavailable, registry) {
+            self.show(notice);
+        }
+    }
+
+    fn show(&self, notice: Notice) {
+        let notifier = Arc::clone(&self.notifier);
+        tokio::spawn(async move {
+            match tokio::time::timeout(SEND_LIMIT, notifier.send(&notice)).await {
+                Ok(Ok(id)) => tracing::info!(id, summary = %notice.summary, "desktop notified"),
+                // No desktop to tell: not a failure (servers, CI, a daemon without one).
+                Ok(Err(e @ (NotifyError::Unsupported | NotifyError::NoSession(_)))) => {
+                    tracing::debug!(error = %e, summary = %notice.summary, "no desktop notification");
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, summary = %notice.summary, "desktop notification failed")
+                }
+                Err(_) => {
+                    tracing::warn!(summary = %notice.summary, "the desktop's notification service did not answer in 5 s")
+                }
+            }
+        });
     }
 }

@@ -386,7 +386,7 @@ impl Runtime {
     /// answered.
     async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
-        let seen = lidguard_core::desktop::Seen::of(&outcome.effects);
+        (self.outbound.desktop).effects(&outcome.effects, &self.registry);
         let mut webhooks = Vec::new();
         let mut out = self.outbox();
         for effect in outcome.effects {
@@ -422,8 +422,7 @@ impl Runtime {
                 } => self.answer_hook(id, &key, continuation, status, &mut out),
             }
         }
-        let held = status::protection(&self.registry, &self.protection);
-        self.outbound.desktop.after(&seen, &self.registry, &held);
+        (self.outbound.desktop).protection(self.protection.unavailable(), &self.registry);
         // Effects never ask for inputs of their own; one that did is applied on the next turn.
         for input in self.settle(out) {
             self.outbound.report(input);

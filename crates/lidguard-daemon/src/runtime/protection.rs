@@ -211,6 +211,18 @@ impl Protection {
         self.plan = None;
     }
 
+    /// Why nothing is held, when nothing is and a reason is known (as `status` reports it,
+    /// without building the whole report).
+    pub(super) fn unavailable(&self) -> Option<&str> {
+        if self.held.is_some() {
+            return None;
+        }
+        match &self.power {
+            Err(reason) => Some(reason),
+            Ok(_) => self.error.as_deref(),
+        }
+    }
+
     /// The keep-awake protection as held now.
     pub(super) fn status(&self, wanted: bool, battery_floor: Option<String>) -> ProtectionStatus {
         let held = self.held.as_ref().map(|h| h.inhibits()).unwrap_or_default();

@@ -76,6 +76,32 @@ pub(crate) fn open(
     client::follow(places, request, REQUEST_TIMEOUT).map(|(_, lines)| lines)
 }
 
+/// Follows the stream on a thread of its own (`start`: starting the daemon when none runs):
+/// `each` gets every line, then `None` when the stream ends; returning false stops it.
+pub(crate) fn follow_in_background(
+    places: &Places,
+    replay: Replay,
+    start: bool,
+    mut each: impl FnMut(Option<String>) -> bool + Send + 'static,
+) -> Result<(), ClientError> {
+    let request = Request::Events {
+        filter: StreamFilter::default(),
+        replay,
+        follow: true,
+    };
+    let lines = open(places, &request, start)?;
+    std::thread::spawn(move || {
+        for line in lines {
+            let Ok(line) = line else { break };
+            if !each(Some(line)) {
+                return;
+            }
+        }
+        each(None);
+    });
+    Ok(())
+}
+
 /// `--since`: `now` (no replay), `all` (everything kept), a duration back from `now` (`90s`,
 /// `10m`, `2h`, `1d`), or an RFC 3339 time. Absent: the last few events.
 pub(crate) fn parse_since(since: Option<&str>, now: Timestamp) -> anyhow::Result<Replay> {

@@ -3,29 +3,17 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use lidguard_ipc::Places;
-use lidguard_ipc::client;
 use lidguard_ipc::protocol::{Request, Response};
 
-use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT, daemon_error};
+use super::session::send_starting;
 use super::status::protection_text;
 use crate::output;
 
 /// Pauses protection. The daemon is started when none runs: it holds the pause, so an agent
 /// starting later stays unprotected until the pause ends.
 pub(crate) fn pause(places: &Places, minutes: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
-    places.ensure_runtime_dir()?;
-    let exe = std::env::current_exe()
-        .context("cannot find the lidguard executable to start the daemon")?;
-    let response = client::request_starting_daemon(
-        places,
-        &Request::Pause { minutes },
-        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
-        &exe,
-    )
-    .map_err(daemon_error)?;
-    finish(&response, json)
+    finish(&send_starting(places, &Request::Pause { minutes })?, json)
 }
 
 /// Resumes, or cancels the pending suspend (without a daemon there is nothing to do).

@@ -27,16 +27,7 @@ pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode
         transcript_path: args.transcript.map(|p| absolute(&p).display().to_string()),
         watched_pid: args.parent_pid,
     };
-    places.ensure_runtime_dir()?;
-    let exe = std::env::current_exe()
-        .context("cannot find the lidguard executable to start the daemon")?;
-    let response = client::request_starting_daemon(
-        places,
-        &request,
-        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
-        &exe,
-    )
-    .map_err(daemon_error)?;
+    let response = send_starting(places, &request)?;
     if let Some(warning) = unprotected_warning(&response) {
         output::warn(&warning);
     }
@@ -95,6 +86,20 @@ pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCo
 
 pub(crate) fn cleanup_orphans(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     finish(&send(places, &Request::CleanupOrphans)?, json)
+}
+
+/// Sends a request, starting the daemon first when none runs.
+pub(crate) fn send_starting(places: &Places, request: &Request) -> anyhow::Result<Response> {
+    places.ensure_runtime_dir()?;
+    let exe = std::env::current_exe()
+        .context("cannot find the lidguard executable to start the daemon")?;
+    client::request_starting_daemon(
+        places,
+        request,
+        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
+        &exe,
+    )
+    .map_err(daemon_error)
 }
 
 /// Sends a request that must not start the daemon.

@@ -252,6 +252,18 @@ pub(crate) fn battery_text(battery: Option<&lidguard_core::suspend::Battery>) ->
 }
 
 /// Protection in words: what is held and why, or why nothing is (status and live-status).
+/// The daemon's status, or why it could not be read.
+pub(crate) fn read(places: &Places) -> Result<Status, String> {
+    match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
+        Ok(response) if response.ok => response
+            .status
+            .map(|s| *s)
+            .ok_or_else(|| "the daemon sent no status".to_owned()),
+        Ok(response) => Err(response.message),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 pub(crate) fn protection_text(p: &lidguard_ipc::protocol::ProtectionStatus) -> String {
     if p.held {
         let gives_way = if p.delay_inhibitors.is_empty() {

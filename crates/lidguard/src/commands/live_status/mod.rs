@@ -13,7 +13,7 @@ use jiff::tz::TimeZone;
 use lidguard_ipc::Places;
 use lidguard_ipc::client;
 use lidguard_ipc::protocol::{Request, SessionRef, Status};
-use lidguard_ipc::stream::{Replay, StreamEvent, StreamFilter};
+use lidguard_ipc::stream::{Replay, StreamEvent};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::widgets::TableState;
 
@@ -116,23 +116,11 @@ pub(crate) fn run(places: &Places, colour: bool) -> anyhow::Result<ExitCode> {
 
 /// Follows the stream (starting the daemon when none runs) on a thread of its own.
 fn connect(places: &Places, tx: &mpsc::Sender<Wake>) -> anyhow::Result<()> {
-    let request = Request::Events {
-        filter: StreamFilter::default(),
-        replay: Replay::Last(EVENTS_KEPT),
-        follow: true,
-    };
-    let lines = super::events::open(places, &request, true).map_err(daemon_error)?;
     let tx = tx.clone();
-    std::thread::spawn(move || {
-        for line in lines {
-            let Ok(line) = line else { break };
-            if tx.send(Wake::Event(line)).is_err() {
-                return;
-            }
-        }
-        let _ = tx.send(Wake::StreamEnded);
-    });
-    Ok(())
+    super::events::follow_in_background(places, Replay::Last(EVENTS_KEPT), true, move |line| {
+        tx.send(line.map_or(Wake::StreamEnded, Wake::Event)).is_ok()
+    })
+    .map_err(daemon_error)
 }
 
 /// What a key did.
@@ -257,13 +245,12 @@ impl View {
     }
 
     fn refresh(&mut self, places: &Places) {
-        match client::request(places, &Request::Status, REQUEST_TIMEOUT) {
-            Ok(response) if response.ok => {
-                self.status = response.status.map(|s| *s);
+        match super::status::read(places) {
+            Ok(status) => {
+                self.status = Some(status);
                 self.error = None;
             }
-            Ok(response) => self.error = Some(response.message),
-            Err(e) => self.error = Some(e.to_string()),
+            Err(e) => self.error = Some(e),
         }
         let count = self.status.as_ref().map_or(0, |s| s.sessions.len());
         let selected = self
@@ -327,7 +314,6 @@ impl View {
     }
 
     fn draw(&mut self, frame: &mut ratatui::Frame) {
-        let events: Vec<(String, String)> = self.events.iter().cloned().collect();
         let mut foot = match &self.confirm {
             Some(s) => format!(
                 "Remove {} {}? y removes it, any other key keeps it",
@@ -350,7 +336,8 @@ impl View {
         let screen = Screen {
             status: self.status.as_ref(),
             error: self.error.as_deref(),
-            events: &events,
+            // One slice of the kept events, not a copy per redraw.
+            events: self.events.make_contiguous(),
             daemon_stopped: self.daemon_stopped,
             foot: visible(&foot),
             detail: self.detail.as_deref(),

@@ -62,6 +62,7 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
     let (tx, wakes) = mpsc::channel();
     let mut follower = Follower::default();
     follower.connect(places, &tx, true);
+    follower.refresh(places);
     let tray = sni::Tray::spawn(follower.view(Timestamp::now()), tx.clone())?;
     loop {
         let view: View = follower.view(Timestamp::now());
@@ -81,7 +82,8 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
             },
             None => Some(wakes.recv()?),
         };
-        if !follower.connected {
+        // Without a daemon, look for one when the wait runs out (never start one unasked).
+        if wake.is_none() && !follower.connected {
             follower.connect(places, &tx, false);
         }
         // Everything already waiting is taken together: one status read.
@@ -96,7 +98,9 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
                     tray.close();
                     return Ok(ExitCode::SUCCESS);
                 }
-                Wake::Action(Action::StartDaemon) => follower.connect(places, &tx, true),
+                Wake::Action(Action::StartDaemon) if !follower.connected => {
+                    follower.connect(places, &tx, true);
+                }
                 Wake::Action(action) => follower.note = act(places, action).err(),
             }
         }
@@ -117,54 +121,37 @@ struct Follower {
 
 impl Follower {
     /// Follows the stream on a thread of its own (`start`: starting the daemon when none
-    /// runs), and reads the status.
+    /// runs).
     fn connect(&mut self, places: &Places, tx: &mpsc::Sender<Wake>, start: bool) {
-        use lidguard_ipc::protocol::Request;
-        use lidguard_ipc::stream::{Replay, StreamFilter};
-
-        let request = Request::Events {
-            filter: StreamFilter::default(),
-            replay: Replay::Last(0),
-            follow: true,
-        };
-        match super::events::open(places, &request, start) {
-            Ok(lines) => {
-                self.connected = true;
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in lines {
-                        if line.is_err() || tx.send(Wake::Event).is_err() {
-                            break;
-                        }
-                    }
-                    let _ = tx.send(Wake::StreamEnded);
-                });
-            }
-            Err(e) => {
-                self.connected = false;
-                self.why = Some(e.to_string());
-            }
+        let tx = tx.clone();
+        let followed = super::events::follow_in_background(
+            places,
+            lidguard_ipc::stream::Replay::Last(0),
+            start,
+            move |line| {
+                tx.send(line.map_or(Wake::StreamEnded, |_| Wake::Event))
+                    .is_ok()
+            },
+        );
+        self.connected = followed.is_ok();
+        if let Err(e) = followed {
+            self.why = Some(e.to_string());
         }
-        self.refresh(places);
     }
 
     fn refresh(&mut self, places: &Places) {
-        use lidguard_ipc::client;
-        use lidguard_ipc::protocol::Request;
-
         if !self.connected {
             self.status = None;
             return;
         }
-        match client::request(places, &Request::Status, super::session::REQUEST_TIMEOUT) {
-            Ok(response) if response.ok => {
-                self.status = response.status.map(|s| *s);
+        match super::status::read(places) {
+            Ok(status) => {
+                self.status = Some(status);
                 self.why = None;
             }
-            Ok(response) => self.why = Some(response.message),
             Err(e) => {
                 self.status = None;
-                self.why = Some(e.to_string());
+                self.why = Some(e);
             }
         }
     }
