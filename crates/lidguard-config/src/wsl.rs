@@ -9,6 +9,10 @@
 //!
 //! Configuration inside a distro is read and written through `sh -c SCRIPT lidguard-wsl ARGS…`,
 //! the file paths passed as positional parameters, so nothing is quoted into the script.
+//!
+//! The same edits reach a Linux host over the user's own `ssh` (`lidguard ssh --install`): the
+//! command line ssh hands to the remote login shell is each word single-quoted, which every
+//! POSIX shell (sh, bash, dash, zsh, ksh) reads back as the same words.
 
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -88,7 +92,23 @@ if [ -e "$1" ]; then cp -p -- "$1" "$1.$2.bak"; rm -f -- "$1"; fi"#;
 
 /// A script run as `sh -c SCRIPT lidguard-wsl`: prints the variables that locate the agents'
 /// configs inside the distro, one `NAME=value` per line (empty when unset).
-pub const ENV_SCRIPT: &str = r#"for v in HOME XDG_CONFIG_HOME CLAUDE_CONFIG_DIR CODEX_HOME COPILOT_HOME OPENCODE_CONFIG_DIR GEMINI_CLI_HOME; do eval "printf '%s=%s\n' $v \"\${$v:-}\""; done"#;
+pub const ENV_SCRIPT: &str = r#"for v in HOME XDG_CONFIG_HOME CLAUDE_CONFIG_DIR CODEX_HOME COPILOT_HOME OPENCODE_CONFIG_DIR GEMINI_CLI_HOME QWEN_HOME KILO_CONFIG_DIR CLINE_DIR; do eval "printf '%s=%s\n' $v \"\${$v:-}\""; done"#;
+
+/// A script run as `sh -c SCRIPT lidguard-wsl FILE` with an executable's bytes on stdin: puts
+/// it at FILE (folders made as needed), runnable and readable by the user alone, through a
+/// temporary file renamed over FILE.
+pub const PUT_EXECUTABLE_SCRIPT: &str = r#"set -e
+mkdir -p -- "$(dirname -- "$1")"
+umask 077
+tmp="$1.lidguard-tmp.$$"
+cat > "$tmp"
+chmod 700 -- "$tmp"
+mv -f -- "$tmp" "$1""#;
+
+/// A script run as `sh -c SCRIPT lidguard-wsl FILE`: deletes FILE, and its folder when that is
+/// left empty.
+pub const REMOVE_EXECUTABLE_SCRIPT: &str =
+    r#"rm -f -- "$1" && { rmdir -- "$(dirname -- "$1")" 2>/dev/null || true; }"#;
 
 /// `NAME=value` lines (as [`ENV_SCRIPT`] prints them) as a lookup.
 pub fn parse_env(text: &str) -> impl Fn(&str) -> Option<std::ffi::OsString> + '_ {
@@ -186,7 +206,11 @@ pub struct WslExe {
     program: std::ffi::OsString,
     env: Vec<(String, std::ffi::OsString)>,
     timeout: std::time::Duration,
+    hint: &'static str,
 }
+
+/// What a failure to start `wsl.exe` suggests.
+const WSL_HINT: &str = "the WSL bridge runs on Windows with WSL installed";
 
 impl WslExe {
     /// `LIDGUARD_WSL_EXE` when set, else `wsl.exe` from `PATH`.
@@ -197,6 +221,7 @@ impl WslExe {
                 .unwrap_or_else(|| "wsl.exe".into()),
             env: Vec::new(),
             timeout: WSL_TIMEOUT,
+            hint: WSL_HINT,
         }
     }
 }
@@ -208,12 +233,19 @@ impl WslExe {
             program: program.into(),
             env: Vec::new(),
             timeout: WSL_TIMEOUT,
+            hint: WSL_HINT,
         }
     }
 
     /// Another time limit than [`WSL_TIMEOUT`].
     pub fn with_timeout(mut self, timeout: std::time::Duration) -> WslExe {
         self.timeout = timeout;
+        self
+    }
+
+    /// What a failure to start the program suggests, instead of WSL's.
+    pub fn with_hint(mut self, hint: &'static str) -> WslExe {
+        self.hint = hint;
         self
     }
 
@@ -239,8 +271,9 @@ impl Wsl for WslExe {
                 io::Error::new(
                     e.kind(),
                     format!(
-                        "cannot run {}: {e} (the WSL bridge runs on Windows with WSL installed)",
-                        self.program.to_string_lossy()
+                        "cannot run {}: {e} ({})",
+                        self.program.to_string_lossy(),
+                        self.hint
                     ),
                 )
             })?;
@@ -307,21 +340,44 @@ pub fn distros(wsl: &dyn Wsl) -> Result<Vec<String>, WslError> {
     Ok(decode_distro_list(&out.stdout))
 }
 
-/// One distro (`None`: the default one), reached through `wsl.exe`.
+/// One distro (`None`: the default one), reached through `wsl.exe`, or a Linux host reached
+/// through `ssh`.
 pub struct Distro<'a> {
     wsl: &'a dyn Wsl,
-    name: Option<String>,
+    side: Side,
+}
+
+/// Where a [`Distro`]'s commands run.
+enum Side {
+    /// A WSL distro (`None`: the default one), through `wsl.exe --exec`.
+    Wsl(Option<String>),
+    /// A host through the user's `ssh`: its options and destination, and `user@host` for
+    /// messages and receipts.
+    Ssh { args: Vec<String>, name: String },
 }
 
 impl<'a> Distro<'a> {
     /// `name` (empty or `None`: the default distro).
     pub fn new(wsl: &'a dyn Wsl, name: Option<&str>) -> Distro<'a> {
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned);
         Distro {
             wsl,
-            name: name
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned),
+            side: Side::Wsl(name),
+        }
+    }
+
+    /// The host `ssh_args` (options and destination) reach, `ssh` run by `runner`; `name` is
+    /// `user@host`.
+    pub fn ssh(runner: &'a dyn Wsl, ssh_args: Vec<String>, name: String) -> Distro<'a> {
+        Distro {
+            wsl: runner,
+            side: Side::Ssh {
+                args: ssh_args,
+                name,
+            },
         }
     }
 
@@ -347,14 +403,24 @@ impl<'a> Distro<'a> {
 
     /// "WSL distro NAME" or "the default WSL distro", for messages.
     pub fn label(&self) -> String {
-        match &self.name {
-            Some(name) => format!("WSL distro {name}"),
-            None => "the default WSL distro".to_owned(),
+        match &self.side {
+            Side::Wsl(Some(name)) => format!("WSL distro {name}"),
+            Side::Wsl(None) => "the default WSL distro".to_owned(),
+            Side::Ssh { name, .. } => format!("{name} (over ssh)"),
         }
     }
 
     fn exec(&self, program: &str, args: &[&str], stdin: &[u8]) -> Result<Output, WslError> {
-        let args = exec_args(self.name.as_deref(), program, args);
+        let args = match &self.side {
+            Side::Wsl(name) => exec_args(name.as_deref(), program, args),
+            Side::Ssh { args: ssh, .. } => {
+                let words = std::iter::once(program).chain(args.iter().copied());
+                let line = words.map(sh_quote).collect::<Vec<_>>().join(" ");
+                let mut all = ssh.clone();
+                all.extend(["--".to_owned(), line]);
+                all
+            }
+        };
         self.wsl
             .run(&args, stdin)
             .map_err(|source| WslError::Unreachable {
@@ -408,6 +474,41 @@ impl<'a> Distro<'a> {
             return Err(self.unusable("HOME is not set there".to_owned()));
         }
         Ok(DistroEnv { text })
+    }
+
+    /// The machine's hardware name (`uname -m`: `x86_64`, `aarch64`, …).
+    pub fn machine(&self) -> Result<String, WslError> {
+        let out = self.exec("uname", &["-m"], b"")?;
+        if !out.status.success() {
+            return Err(self.failed("uname -m", &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Puts an executable at `file` there (see [`PUT_EXECUTABLE_SCRIPT`]).
+    pub fn put_executable(&self, file: &str, bytes: &[u8]) -> Result<(), WslError> {
+        let out = self.sh(PUT_EXECUTABLE_SCRIPT, &[file], bytes)?;
+        if !out.status.success() {
+            return Err(self.failed(&format!("writing {file}"), &out));
+        }
+        Ok(())
+    }
+
+    /// Deletes an executable lidguard put there, and its folder when left empty.
+    pub fn remove_executable(&self, file: &str) -> Result<(), WslError> {
+        let out = self.sh(REMOVE_EXECUTABLE_SCRIPT, &[file], b"")?;
+        if !out.status.success() {
+            return Err(self.failed(&format!("deleting {file}"), &out));
+        }
+        Ok(())
+    }
+
+    /// What `program args…` prints there (stdout and stderr), or why it could not run.
+    pub fn output_of(&self, program: &str, args: &[&str]) -> Result<String, WslError> {
+        let out = self.exec(program, args, b"")?;
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        Ok(text)
     }
 
     /// Whether `dir` is a directory there.
@@ -495,10 +596,16 @@ pub struct How<'a> {
 
 /// The name a WSL file's receipt is kept under (distro and path).
 fn receipt_key(distro: &Distro<'_>, file: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(format!(
-        "wsl/{}/{file}",
-        distro.name.as_deref().unwrap_or("(default)")
-    ))
+    std::path::PathBuf::from(match &distro.side {
+        Side::Wsl(name) => format!("wsl/{}/{file}", name.as_deref().unwrap_or("(default)")),
+        Side::Ssh { name, .. } => format!("ssh/{name}/{file}"),
+    })
+}
+
+/// `word` single-quoted for a POSIX shell (a `'` inside closes the quote, is escaped, and
+/// opens it again).
+fn sh_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// Edits `file` inside `distro` as a native install edits a local file (see
@@ -908,6 +1015,56 @@ pub fn refresh_timeouts(
 mod tests {
     use super::*;
 
+    /// What ssh hands the remote login shell reads back as the same words there, whatever
+    /// they hold (checked with each POSIX shell this machine has).
+    #[cfg(unix)]
+    #[test]
+    fn quoted_words_come_back_whole_from_posix_shells() {
+        let words = [
+            "plain",
+            "two words",
+            "it's",
+            "'",
+            "a\\b\\\\c",
+            "$HOME `id` $(id) \"q\" ; | & * ? ~ #",
+            "line one\nline two",
+            "",
+            ENV_SCRIPT,
+        ];
+        let line = words
+            .iter()
+            .map(|w| sh_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut tried = 0;
+        for shell in [
+            "/bin/sh",
+            "/bin/bash",
+            "/bin/dash",
+            "/usr/bin/zsh",
+            "/bin/ksh",
+        ] {
+            if !Path::new(shell).exists() {
+                continue;
+            }
+            tried += 1;
+            let out = Command::new(shell)
+                .arg("-c")
+                .arg(format!("printf '%s\\0' {line}"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{shell}");
+            let back: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
+            let expected: Vec<&[u8]> = words
+                .iter()
+                .map(|w| w.as_bytes())
+                .chain([&b""[..]])
+                .collect();
+            assert_eq!(back, expected, "{shell}");
+        }
+        assert!(tried > 0, "no POSIX shell found");
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_wsl_exe_that_does_not_answer_is_given_up_on_and_named() {
@@ -1111,6 +1268,19 @@ mod tests {
         let env = sh(ENV_SCRIPT, &[], b"");
         let env = String::from_utf8(env.stdout).unwrap();
         assert!(env.lines().any(|l| l.starts_with("HOME=/")), "{env}");
-        assert_eq!(env.lines().count(), 7, "{env}");
+        assert_eq!(env.lines().count(), 10, "{env}");
+
+        // An executable put there runs, is the user's alone, and goes with its folder.
+        let exe = dir.path().join("lib/lidguard/tool");
+        let e = exe.to_str().unwrap();
+        let bytes = b"#!/bin/sh\necho ran\n";
+        assert!(sh(PUT_EXECUTABLE_SCRIPT, &[e], bytes).status.success());
+        assert_eq!(std::fs::read(&exe).unwrap(), bytes);
+        let mode = std::fs::metadata(&exe).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(Command::new(&exe).output().unwrap().stdout, b"ran\n");
+        assert!(sh(REMOVE_EXECUTABLE_SCRIPT, &[e], b"").status.success());
+        assert!(!exe.exists() && !exe.parent().unwrap().exists());
+        assert!(dir.path().join("lib").exists());
     }
 }

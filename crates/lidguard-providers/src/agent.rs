@@ -356,6 +356,12 @@ impl HookFile {
         }
     }
 
+    /// A file the JSON engine edits as `spec` describes, whose events are the evidence
+    /// `hook-status` shows.
+    pub(crate) const fn json(locate: fn(Env<'_>) -> Option<Location>, spec: &'static Spec) -> Self {
+        Self::new(locate, HookEdit::json(spec), spec.events)
+    }
+
     /// Adds or corrects lidguard's entries (`existing`: `None` when there is no file yet;
     /// `timeout` in seconds).
     pub fn install(
@@ -505,6 +511,19 @@ pub struct McpFile {
     pub locate: fn(Env<'_>) -> Option<Location>,
     /// lidguard's `mcp-server` entry there.
     pub entry: McpEntry,
+}
+
+impl McpFile {
+    /// lidguard's entry as a server object in a JSON file at `locate`.
+    pub const fn json(
+        locate: fn(Env<'_>) -> Option<Location>,
+        entry: fn(&str) -> crate::install::mcp::JsonEntry,
+    ) -> Self {
+        Self {
+            locate,
+            entry: McpEntry::Json(entry),
+        }
+    }
 }
 
 /// How lidguard's server entry is written.

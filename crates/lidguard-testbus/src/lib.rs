@@ -358,20 +358,27 @@ impl PrivateLogind {
     }
 
     fn try_inhibited(&self, property: &str) -> Result<String, String> {
-        let json = self.bus.busctl(&[
-            "--json=short",
-            "get-property",
-            "org.freedesktop.login1",
-            "/org/freedesktop/login1",
-            "org.freedesktop.login1.Manager",
-            property,
-        ])?;
-        let value: serde_json::Value =
-            serde_json::from_str(&json).map_err(|e| format!("busctl printed {json:?}: {e}"))?;
+        let (json, value) = self.manager("get-property", property)?;
         value["data"]
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| format!("busctl printed {json:?}"))
+    }
+
+    /// `busctl --json=short VERB` on logind's manager object and `member`: what busctl printed
+    /// and its JSON.
+    fn manager(&self, verb: &str, member: &str) -> Result<(String, serde_json::Value), String> {
+        let json = self.bus.busctl(&[
+            "--json=short",
+            verb,
+            "org.freedesktop.login1",
+            "/org/freedesktop/login1",
+            "org.freedesktop.login1.Manager",
+            member,
+        ])?;
+        let value =
+            serde_json::from_str(&json).map_err(|e| format!("busctl printed {json:?}: {e}"))?;
+        Ok((json, value))
     }
 
     /// logind's `BlockInhibited` property, e.g. "sleep:idle:handle-lid-switch" ("" when none).
@@ -390,16 +397,7 @@ impl PrivateLogind {
     /// A test that makes anything ask this logind to suspend must first see `"na"` here: the
     /// private logind drives the real machine's power management.
     pub fn can(&self, method: &str) -> Result<String, String> {
-        let json = self.bus.busctl(&[
-            "--json=short",
-            "call",
-            "org.freedesktop.login1",
-            "/org/freedesktop/login1",
-            "org.freedesktop.login1.Manager",
-            method,
-        ])?;
-        let value: serde_json::Value =
-            serde_json::from_str(&json).map_err(|e| format!("busctl printed {json:?}: {e}"))?;
+        let (json, value) = self.manager("call", method)?;
         value["data"][0]
             .as_str()
             .map(str::to_owned)
@@ -412,16 +410,8 @@ impl PrivateLogind {
     ///
     /// When logind cannot be asked or answers something unexpected.
     pub fn list_inhibitors(&self) -> Vec<InhibitorRow> {
-        let json = self
-            .bus
-            .busctl(&[
-                "--json=short",
-                "call",
-                "org.freedesktop.login1",
-                "/org/freedesktop/login1",
-                "org.freedesktop.login1.Manager",
-                "ListInhibitors",
-            ])
+        let (json, _) = self
+            .manager("call", "ListInhibitors")
             .unwrap_or_else(|error| panic!("{error}; logind log: {}", self.log()));
         parse_inhibitors(&json).unwrap_or_else(|error| panic!("{error}"))
     }

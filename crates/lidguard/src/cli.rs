@@ -766,6 +766,19 @@ pub(crate) struct ProviderMcpArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct SshArgs {
+    /// Put the static `lidguard-hook` and lidguard's hook entries on DESTINATION (a Linux
+    /// host) for the agents found there, then exit: `lidguard ssh --install [SSH OPTIONS…]
+    /// DESTINATION`. The entries are edited as local installs are (receipt, backup, atomic).
+    #[arg(long, conflicts_with = "remove")]
+    pub(crate) install: bool,
+    /// Take them away again: lidguard's entries (the files' bytes back while nobody else
+    /// changed them) and the hook.
+    #[arg(long)]
+    pub(crate) remove: bool,
+    /// With --install: the static Linux `lidguard-hook` to put there (default: the one next
+    /// to this lidguard, when it is a static build for the remote machine).
+    #[arg(long, value_name = "PATH", requires = "install")]
+    pub(crate) hook: Option<std::path::PathBuf>,
     /// Everything ssh takes, as you would pass it: options, DESTINATION, a command. lidguard
     /// adds `-R /tmp/lidguard-relay-<remote user>-<connection>.sock:<relay>` with
     /// `ExitOnForwardFailure=yes`; your config, keys and agent are ssh's own.

@@ -54,6 +54,21 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(write_line(&text)?)
 }
 
+/// The start of a listing: the entries as JSON, or `none` when there are none. `true` when
+/// the caller is to print them as text lines.
+pub(crate) fn listing<T: serde::Serialize>(
+    entries: &[T],
+    as_json: bool,
+    none: &str,
+) -> anyhow::Result<bool> {
+    if as_json {
+        json(&entries)?;
+    } else if entries.is_empty() {
+        line(none)?;
+    }
+    Ok(!as_json && !entries.is_empty())
+}
+
 /// Writes text to stdout without a trailing newline (prompts), shown safely.
 pub(crate) fn prompt(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -90,14 +90,15 @@ impl Sshd {
         Sshd { dir, port, child }
     }
 
-    /// `lidguard ssh` to `lgremote@127.0.0.1` running `remote` there.
-    fn lidguard_ssh(&self, home: &Home, remote: &str) -> Child {
-        home.cmd(&[
-            "ssh",
+    /// The ssh options and destination that reach `lgremote@127.0.0.1` here.
+    fn destination(&self) -> Vec<String> {
+        let key = self.dir.join("client").display().to_string();
+        let port = self.port.to_string();
+        let options = [
             "-p",
-            &self.port.to_string(),
+            &port,
             "-i",
-            &self.dir.join("client").display().to_string(),
+            &key,
             "-o",
             "UserKnownHostsFile=/dev/null",
             "-o",
@@ -106,13 +107,23 @@ impl Sshd {
             "BatchMode=yes",
             "-o",
             "LogLevel=ERROR",
-            &format!("{REMOTE_USER}@127.0.0.1"),
-            remote,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        ];
+        let mut args: Vec<String> = options.iter().map(|s| (*s).to_owned()).collect();
+        args.push(format!("{REMOTE_USER}@127.0.0.1"));
+        args
+    }
+
+    /// `lidguard ssh` to `lgremote@127.0.0.1` running `remote` there.
+    fn lidguard_ssh(&self, home: &Home, remote: &str) -> Child {
+        let mut args = vec!["ssh".to_owned()];
+        args.extend(self.destination());
+        args.push(remote.to_owned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        home.cmd(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 }
 
@@ -449,5 +460,110 @@ fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() 
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hook-exit 0"), "{stdout}");
     eprintln!("the container's session ended {ended_in:?} after podman kill");
+    drop(serial);
+}
+
+/// `lidguard ssh --install` puts the static hook and Claude's entries on the remote account
+/// (its settings edited in place, the user's entries kept), a hook run there by that path
+/// reaches this machine's daemon through `lidguard ssh`, and `--remove` gives the settings
+/// file its bytes back and takes the hook away.
+#[test]
+fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
+    let Some(static_hook) = std::env::var_os(STATIC_HOOK_ENV) else {
+        eprintln!("skipping the ssh install test: {STATIC_HOOK_ENV} names no static lidguard-hook");
+        return;
+    };
+    if let Some(why) = missing() {
+        panic!("{STATIC_HOOK_ENV} is set, so this test must run: {why}");
+    }
+    let serial = lidguard_testbus::serial();
+    let Some(logind) = lidguard_testbus::logind_or_skip() else {
+        return;
+    };
+    let home = Home::with_bus(logind.address());
+    let sshd = Sshd::start();
+    let remote_home = PathBuf::from(format!("/home/{REMOTE_USER}"));
+    let owner = |path: &Path| {
+        let status = Command::new("chown")
+            .args(["-R", &format!("{REMOTE_USER}:{REMOTE_USER}")])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    for gone in [
+        ".claude",
+        ".codex",
+        ".gemini",
+        ".qwen",
+        ".local/lib/lidguard",
+    ] {
+        let _ = std::fs::remove_dir_all(remote_home.join(gone));
+    }
+    let settings = remote_home.join(".claude/settings.json");
+    let original = "{\n  // the user's own\n  \"model\": \"opus\",\n  \"hooks\": {\"PostToolUse\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}]}\n}\n";
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, original).unwrap();
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o600)).unwrap();
+    owner(&remote_home.join(".claude"));
+
+    let mut install = vec!["ssh", "--install", "--hook"];
+    let static_hook = static_hook.to_string_lossy().into_owned();
+    install.push(&static_hook);
+    let destination = sshd.destination();
+    install.extend(destination.iter().map(String::as_str));
+    let said = home.ok(&install);
+    let hook = remote_home.join(".local/lib/lidguard/lidguard-hook");
+    assert!(
+        said.contains(&format!(
+            "at {} on lgremote@127.0.0.1 (over ssh)",
+            hook.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("Claude Code: updated lidguard's hooks"),
+        "{said}"
+    );
+
+    // The hook is there, the remote user's alone; the entries run it in exec form, and the
+    // user's model and own hook are kept.
+    let meta = std::fs::metadata(&hook).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        text.contains("// the user's own") && text.contains("echo mine"),
+        "{text}"
+    );
+    let without_comment: String = text.lines().filter(|l| !l.contains("//")).collect();
+    let json: serde_json::Value = serde_json::from_str(&without_comment).unwrap();
+    let entry = &json["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(entry["command"], hook.display().to_string(), "{json}");
+    assert_eq!(entry["args"], serde_json::json!(["claude-hook"]), "{json}");
+    assert_eq!(json["model"], "opus");
+    // Installing again changes nothing.
+    let again = home.ok(&install);
+    assert!(again.contains("already as they should be"), "{again}");
+
+    // The entry's program, run on the remote side of `lidguard ssh`, reaches the daemon here.
+    let remote = claude_prompt_then_wait(&hook.display().to_string());
+    let mut client = sshd.lidguard_ssh(&home, &remote);
+    assert!(
+        eventually(Duration::from_secs(20), || relayed(&home, "ssh ").is_some()),
+        "no relayed session from the installed hook"
+    );
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    let _ = client.kill();
+    let _ = client.wait();
+
+    let mut remove = vec!["ssh", "--remove"];
+    remove.extend(destination.iter().map(String::as_str));
+    let said = home.ok(&remove);
+    assert!(
+        said.contains("Claude Code: updated lidguard's hooks"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+    assert!(!hook.exists() && !hook.parent().unwrap().exists());
     drop(serial);
 }

@@ -271,7 +271,6 @@ impl PowerControl for LogindPower {
 
     fn watch_lid(&self, changed: tokio::sync::mpsc::UnboundedSender<()>) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            use futures_util::StreamExt;
             let connection = self.proxy.inner().connection().clone();
             let subscribed = async move {
                 let properties = zbus::fdo::PropertiesProxy::builder(&connection)
@@ -282,24 +281,12 @@ impl PowerControl for LogindPower {
                     .await?;
                 properties.receive_properties_changed().await
             };
-            let mut signals = match subscribed.await {
-                Ok(signals) => signals,
-                Err(error) => {
-                    tracing::debug!(%error, "cannot subscribe to logind's property changes");
-                    return false;
-                }
-            };
-            tokio::spawn(async move {
-                while let Some(signal) = signals.next().await {
-                    let Ok(args) = signal.args() else { continue };
-                    let about_lid = args.changed_properties().contains_key("LidClosed")
-                        || args.invalidated_properties().contains(&"LidClosed");
-                    if about_lid && changed.send(()).is_err() {
-                        break;
-                    }
-                }
-            });
-            true
+            forward_signals(subscribed.await, "property changes", changed, |signal| {
+                let args = signal.args().ok()?;
+                let about_lid = args.changed_properties().contains_key("LidClosed")
+                    || args.invalidated_properties().contains(&"LidClosed");
+                about_lid.then_some(())
+            })
         })
     }
 
@@ -308,23 +295,10 @@ impl PowerControl for LogindPower {
         changed: tokio::sync::mpsc::UnboundedSender<bool>,
     ) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            use futures_util::StreamExt;
-            let mut signals = match self.proxy.receive_prepare_for_sleep().await {
-                Ok(signals) => signals,
-                Err(error) => {
-                    tracing::debug!(%error, "cannot subscribe to logind's PrepareForSleep");
-                    return false;
-                }
-            };
-            tokio::spawn(async move {
-                while let Some(signal) = signals.next().await {
-                    let Ok(args) = signal.args() else { continue };
-                    if changed.send(args.start).is_err() {
-                        break;
-                    }
-                }
-            });
-            true
+            let subscribed = self.proxy.receive_prepare_for_sleep().await;
+            forward_signals(subscribed, "PrepareForSleep", changed, |signal| {
+                Some(signal.args().ok()?.start)
+            })
         })
     }
 
@@ -339,6 +313,39 @@ impl PowerControl for LogindPower {
             }
         })
     }
+}
+
+/// Sends what `map` makes of each of logind's signals to `changed` until nobody listens;
+/// `false` when the subscription failed (the caller then reads instead of listening).
+fn forward_signals<S, T>(
+    subscribed: zbus::Result<S>,
+    what: &'static str,
+    changed: tokio::sync::mpsc::UnboundedSender<T>,
+    mut map: impl FnMut(S::Item) -> Option<T> + Send + 'static,
+) -> bool
+where
+    S: futures_util::Stream + Send + 'static,
+    T: Send + 'static,
+{
+    use futures_util::StreamExt;
+    let signals = match subscribed {
+        Ok(signals) => signals,
+        Err(error) => {
+            tracing::debug!(%error, what, "cannot subscribe to a logind signal");
+            return false;
+        }
+    };
+    tokio::spawn(async move {
+        let mut signals = std::pin::pin!(signals);
+        while let Some(signal) = signals.next().await {
+            if let Some(value) = map(signal)
+                && changed.send(value).is_err()
+            {
+                break;
+            }
+        }
+    });
+    true
 }
 
 /// Maps a failed `Inhibit` call to a [`PowerError`], recognising permission refusals.

@@ -53,21 +53,69 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
-    /// A file whose handlers sit per event in `layout`, without an envelope, that the agent
-    /// reads whatever its other top-level keys, taking the last of a key written twice (set
-    /// the other fields with struct update syntax).
-    pub(crate) const fn new(
+    /// The start of a file's description: what it is called, the subcommand that marks
+    /// lidguard's entries and the events it needs; [`SpecName::handlers`] says how handlers sit
+    /// per event.
+    pub(crate) const fn named(
         what: &'static str,
         subcommand: &'static str,
         events: &'static [&'static str],
-        layout: Layout,
-        handler: fn(&HookCommand, &str, u32) -> Handler,
-        conflicts: fn(&str, &str) -> bool,
-    ) -> Self {
-        Self {
+    ) -> SpecName {
+        SpecName {
             what,
             subcommand,
             events,
+        }
+    }
+
+    /// The agent refuses files with other top-level keys than these (Codex).
+    pub(crate) const fn root_keys(mut self, keys: &'static [&'static str]) -> Self {
+        self.root_keys = Some(keys);
+        self
+    }
+
+    /// What the agent does with a key written twice (by default the last wins).
+    pub(crate) const fn duplicates(mut self, duplicates: DuplicateKeys) -> Self {
+        self.duplicates = duplicates;
+        self
+    }
+
+    /// The `{"version": N, "hooks": …}` envelope the agent wants.
+    pub(crate) const fn envelope(mut self, version: u32, refusal: &'static str) -> Self {
+        self.envelope = Some(Versioned { version, refusal });
+        self
+    }
+
+    /// What `hook-status` adds about the file's other settings.
+    pub(crate) const fn warnings(
+        mut self,
+        warnings: fn(&CstObject, &HookCommand) -> Vec<String>,
+    ) -> Self {
+        self.warnings = Some(warnings);
+        self
+    }
+}
+
+/// A [`Spec`] being described: its name, subcommand and events.
+pub(crate) struct SpecName {
+    what: &'static str,
+    subcommand: &'static str,
+    events: &'static [&'static str],
+}
+
+impl SpecName {
+    /// Handlers laid out per event as `layout` says, without an envelope, in a file the agent
+    /// reads whatever its other top-level keys, taking the last of a key written twice.
+    pub(crate) const fn handlers(
+        self,
+        layout: Layout,
+        handler: fn(&HookCommand, &str, u32) -> Handler,
+        conflicts: fn(&str, &str) -> bool,
+    ) -> Spec {
+        Spec {
+            what: self.what,
+            subcommand: self.subcommand,
+            events: self.events,
             layout,
             handler,
             conflicts,

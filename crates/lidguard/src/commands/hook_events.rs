@@ -23,12 +23,7 @@ pub(crate) fn run(places: &Places, args: &HookEventsArgs) -> anyhow::Result<Exit
         args.provider.map(|p| p.as_str()),
         args.count,
     )?;
-    if args.json {
-        output::json(&entries)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if entries.is_empty() {
-        output::line("No hook events recorded yet.")?;
+    if !output::listing(&entries, args.json, "No hook events recorded yet.")? {
         return Ok(ExitCode::SUCCESS);
     }
     for (row, entry) in rows.iter().zip(&entries) {

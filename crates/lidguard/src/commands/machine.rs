@@ -102,12 +102,7 @@ pub(crate) fn suspend_history(
     } else {
         Vec::new()
     };
-    if json {
-        output::json(&entries)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if entries.is_empty() {
-        output::line("No suspend has been requested yet.")?;
+    if !output::listing(&entries, json, "No suspend has been requested yet.")? {
         return Ok(ExitCode::SUCCESS);
     }
     for e in &entries {
@@ -142,12 +137,7 @@ pub(crate) fn webhook_history(
 ) -> anyhow::Result<ExitCode> {
     let (rows, entries) =
         super::hook_events::event_log(places, lidguard_daemon::WEBHOOK_ATTEMPT, None, count)?;
-    if json {
-        output::json(&entries)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if entries.is_empty() {
-        output::line("No webhook has been sent yet.")?;
+    if !output::listing(&entries, json, "No webhook has been sent yet.")? {
         return Ok(ExitCode::SUCCESS);
     }
     for (row, e) in rows.iter().zip(&entries) {

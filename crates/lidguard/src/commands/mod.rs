@@ -26,6 +26,8 @@ mod settings;
 mod setup;
 #[cfg(unix)]
 mod ssh;
+#[cfg(unix)]
+mod ssh_install;
 mod status;
 mod tray;
 mod wsl;
@@ -123,6 +125,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &lidguard_ipc::protocol::Request::CancelSuspend,
             args.json,
         ),
+        #[cfg(unix)]
+        Command::Ssh(args) if args.install || args.remove => {
+            ssh_install::run(&places, &args.ssh_args, args.hook.as_deref(), args.remove)
+        }
         #[cfg(unix)]
         Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
         #[cfg(unix)]

@@ -44,7 +44,7 @@ pub(crate) fn run(places: &Places, ssh_args: &[String]) -> anyhow::Result<ExitCo
 }
 
 /// The remote user and host, as the user's ssh configuration resolves them (`ssh -G`).
-fn destination(ssh_args: &[String]) -> anyhow::Result<(String, String)> {
+pub(crate) fn destination(ssh_args: &[String]) -> anyhow::Result<(String, String)> {
     let out = Command::new("ssh")
         .arg("-G")
         .args(ssh_args)

@@ -54,7 +54,12 @@ fn agent_dir_exists(distro: &Distro<'_>, env: &DistroEnv, p: Provider) -> bool {
     wsl::agent_root(env, p).is_some_and(|root| distro.is_dir(&root).unwrap_or(false))
 }
 
-fn report(label: &str, what: &str, distro: &Distro<'_>, edited: &Edited) -> anyhow::Result<()> {
+pub(crate) fn report(
+    label: &str,
+    what: &str,
+    distro: &Distro<'_>,
+    edited: &Edited,
+) -> anyhow::Result<()> {
     use lidguard_config::file::Action;
     let backup = edited
         .backup

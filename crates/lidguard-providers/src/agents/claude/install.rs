@@ -38,17 +38,9 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 pub const SUBCOMMAND: &str = "claude-hook";
 
 /// Claude's `settings.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec {
-    warnings: Some(warnings),
-    ..Spec::new(
-        "Claude Code settings",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Nested,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Claude Code settings", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .warnings(warnings);
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
     vec![

@@ -8,8 +8,8 @@ mod transcript;
 use serde_json::Value;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OtherRunner,
-    Snippet, config_dir, home_dir, set_dir,
+    Agent, AgentSetting, Env, HookFile, Location, McpFile, OtherRunner, Snippet, config_dir,
+    home_dir, set_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -60,16 +60,9 @@ pub static AGENT: Agent = Agent {
     )
 };
 
-static HOOKS: HookFile = HookFile::new(
-    hooks_location,
-    HookEdit::json(&install::SPEC),
-    install::REQUIRED_EVENTS,
-);
+static HOOKS: HookFile = HookFile::json(hooks_location, &install::SPEC);
 
-static MCP: McpFile = McpFile {
-    locate: mcp_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 
 /// A cloud session (Claude Code on the web, `claude --cloud`, the apps' cloud sessions) runs
 /// in an environment Anthropic hosts, which Claude marks with `CLAUDE_CODE_REMOTE` set and no

@@ -9,8 +9,8 @@ pub mod install;
 use std::path::PathBuf;
 
 use crate::agent::{
-    Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, SnippetText,
-    config_dir, set_dir,
+    Agent, Dialect, Env, HookEdit, HookFile, Location, McpFile, Snippet, SnippetText, config_dir,
+    set_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -57,10 +57,7 @@ static HOOKS: HookFile = HookFile {
     )
 };
 
-static MCP: McpFile = McpFile {
-    locate: mcp_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 
 /// Cline's config directory: `CLINE_DIR`, else `~/.cline` (3.0.65 `@cline/shared` storage).
 fn config_root(var: Env<'_>) -> Option<PathBuf> {

@@ -30,18 +30,10 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 pub const SUBCOMMAND: &str = "codex-hook";
 
 /// Codex's `hooks.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec {
-    root_keys: Some(&["description", "hooks"]),
-    duplicates: DuplicateKeys::FileIgnored,
-    ..Spec::new(
-        "Codex hooks.json",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Nested,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Codex hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .root_keys(&["description", "hooks"])
+    .duplicates(DuplicateKeys::FileIgnored);
 
 /// The longest timeout Codex accepts for `SessionEnd` and `Interrupt` hooks: it clamps larger
 /// ones to this and warns on every start (seen with codex-cli 0.171.0; the docs give "default 1,

@@ -9,8 +9,8 @@ mod transcript;
 pub mod trust;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet,
-    SnippetText, TrustRecords, config_dir,
+    Agent, AgentSetting, Env, HookFile, Location, McpEntry, McpFile, Snippet, SnippetText,
+    TrustRecords, config_dir,
 };
 use lidguard_core::provider::Provider;
 
@@ -50,11 +50,7 @@ static HOOKS: HookFile = HookFile {
         record: trust::codex_trust_lidguard,
         forget: trust::codex_forget_lidguard,
     }),
-    ..HookFile::new(
-        hooks_location,
-        HookEdit::json(&install::SPEC),
-        install::REQUIRED_EVENTS,
-    )
+    ..HookFile::json(hooks_location, &install::SPEC)
 };
 
 static MCP: McpFile = McpFile {

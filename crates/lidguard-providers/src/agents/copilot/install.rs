@@ -14,7 +14,7 @@
 use jsonc_parser::cst::CstInputValue;
 use serde_json::Value;
 
-use crate::install::engine::{self, Doc, Handler, Layout, Spec, Versioned};
+use crate::install::engine::{self, Doc, Handler, Layout, Spec};
 use crate::install::{HookCommand, HookShell, HookSource, InstallError};
 
 /// The events lidguard needs.
@@ -41,20 +41,9 @@ pub const FILE_NAME: &str = "lidguard-copilot-cli.json";
 
 /// Copilot's hooks file for the JSON engine. Remove deletes it once nothing but an empty
 /// envelope is left (unless it existed before lidguard's install).
-pub(crate) static SPEC: Spec = Spec {
-    envelope: Some(Versioned {
-        version: 1,
-        refusal: "is not 1, the only hooks file version Copilot CLI reads",
-    }),
-    ..Spec::new(
-        "Copilot hooks file",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Flat,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Copilot hooks file", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Flat, handler, conflicts)
+    .envelope(1, "is not 1, the only hooks file version Copilot CLI reads");
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
     // Copilot has a key per shell; a Windows command always goes under `powershell`.
@@ -108,7 +97,7 @@ pub fn scan_other_file(
     let Some(hooks) = root.object_value("hooks").filter(|_| !disabled) else {
         return Ok(Default::default());
     };
-    let (ours, theirs): (Vec<_>, Vec<_>) = engine::sites(&hooks, Layout::Flat)
+    let (ours, theirs): (Vec<_>, Vec<_>) = engine::sites(&hooks, SPEC.layout)
         .into_iter()
         .partition(|s| s.is_ours(&SPEC, cmd));
     Ok((

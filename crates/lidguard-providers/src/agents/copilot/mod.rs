@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::agent::{
-    Agent, AgentSetting, Env, HookEdit, HookFile, Location, McpEntry, McpFile, RelatedHooks,
-    Snippet, config_dir,
+    Agent, AgentSetting, Env, HookFile, Location, McpFile, RelatedHooks, Snippet, config_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -46,17 +45,10 @@ static HOOKS: HookFile = HookFile {
         files: related_files,
         scan: install::scan_other_file,
     }),
-    ..HookFile::new(
-        hooks_location,
-        HookEdit::json(&install::SPEC),
-        install::REQUIRED_EVENTS,
-    )
+    ..HookFile::json(hooks_location, &install::SPEC)
 };
 
-static MCP: McpFile = McpFile {
-    locate: mcp_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 
 /// `hooks/lidguard-copilot-cli.json` in `$COPILOT_HOME`, else `~/.copilot`
 /// (`copilot help environment`, 1.0.102).

@@ -12,7 +12,7 @@
 use jsonc_parser::cst::CstInputValue;
 
 use crate::install::HookCommand;
-use crate::install::engine::{Handler, Layout, Spec, Versioned};
+use crate::install::engine::{Handler, Layout, Spec};
 
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
@@ -36,20 +36,9 @@ pub const REQUIRED_EVENTS: &[&str] = &[
 pub const SUBCOMMAND: &str = "cursor-hook";
 
 /// Cursor's `hooks.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec {
-    envelope: Some(Versioned {
-        version: 1,
-        refusal: "is not 1, the hooks file version Cursor documents",
-    }),
-    ..Spec::new(
-        "Cursor hooks.json",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Flat,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Cursor hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Flat, handler, conflicts)
+    .envelope(1, "is not 1, the hooks file version Cursor documents");
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
     let mut h = vec![

@@ -5,9 +5,7 @@
 mod dialect;
 pub mod install;
 
-use crate::agent::{
-    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir,
-};
+use crate::agent::{Agent, Env, HookFile, Location, McpFile, Snippet, home_dir};
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
 
@@ -26,16 +24,9 @@ pub static AGENT: Agent = Agent {
     )
 };
 
-static HOOKS: HookFile = HookFile::new(
-    |var| located(var, "hooks.json"),
-    HookEdit::json(&install::SPEC),
-    install::REQUIRED_EVENTS,
-);
+static HOOKS: HookFile = HookFile::json(|var| located(var, "hooks.json"), &install::SPEC);
 
-static MCP: McpFile = McpFile {
-    locate: |var| located(var, "mcp.json"),
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(|var| located(var, "mcp.json"), mcp_entry);
 
 /// `name` in `~/.cursor` (hooks docs: user hooks; MCP docs: global servers).
 fn located(var: Env<'_>, name: &str) -> Option<Location> {

@@ -32,17 +32,9 @@ pub const SUBCOMMAND: &str = "gemini-hook";
 const NAME: &str = "lidguard";
 
 /// Gemini's `settings.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec {
-    warnings: Some(warnings),
-    ..Spec::new(
-        "Gemini CLI settings",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Nested,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Gemini CLI settings", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .warnings(warnings);
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
     vec![

@@ -5,9 +5,7 @@
 mod dialect;
 pub mod install;
 
-use crate::agent::{
-    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, home_dir, set_dir,
-};
+use crate::agent::{Agent, Env, HookFile, Location, McpFile, Snippet, home_dir, set_dir};
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
 
@@ -29,16 +27,9 @@ pub static AGENT: Agent = Agent {
     )
 };
 
-static HOOKS: HookFile = HookFile::new(
-    settings_location,
-    HookEdit::json(&install::SPEC),
-    install::REQUIRED_EVENTS,
-);
+static HOOKS: HookFile = HookFile::json(settings_location, &install::SPEC);
 
-static MCP: McpFile = McpFile {
-    locate: settings_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(settings_location, mcp_entry);
 
 /// `.gemini/settings.json` under `$GEMINI_CLI_HOME`, else under the home directory (the
 /// configuration reference's `GEMINI_CLI_HOME`; the user settings file, which holds both

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 
 use crate::agent::{
-    Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OwnEdit, Snippet,
-    SnippetText,
+    Agent, Dialect, Env, HookEdit, HookFile, Location, McpFile, OwnEdit, Snippet, SnippetText,
 };
 use crate::agents::opencode;
 use crate::agents::opencode::install::Plugin;
@@ -61,10 +60,9 @@ static HOOKS: HookFile = HookFile {
     )
 };
 
-static MCP: McpFile = McpFile {
-    locate: mcp_location,
-    entry: McpEntry::Json(|exe| opencode::local_server("Kilo CLI config", exe)),
-};
+static MCP: McpFile = McpFile::json(mcp_location, |exe| {
+    opencode::local_server("Kilo CLI config", exe)
+});
 
 /// Kilo's global config directory: `KILO_CONFIG_DIR`, else `kilo` in the XDG config directory
 /// (the `kilo-config` guide built into 7.7.7: plugins load from `{plugin,plugins}/*.{ts,js}` in

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::agent::{
-    Agent, Env, HookEdit, HookFile, Location, McpEntry, McpFile, OwnEdit, Snippet, SnippetText,
-    home_dir, set_dir,
+    Agent, Env, HookEdit, HookFile, Location, McpFile, OwnEdit, Snippet, SnippetText, home_dir,
+    set_dir,
 };
 use crate::install::mcp::JsonEntry;
 use lidguard_core::provider::Provider;
@@ -54,10 +54,7 @@ static HOOKS: HookFile = HookFile {
     )
 };
 
-static MCP: McpFile = McpFile {
-    locate: mcp_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 
 /// OpenCode's config directory: `OPENCODE_CONFIG_DIR`, else `opencode` in the XDG config
 /// directory (<https://opencode.ai/docs/config/>; it loads `plugins/` from both).

@@ -44,17 +44,9 @@ pub const CAPTURED_EVENTS: &[&str] = &[
 pub const SUBCOMMAND: &str = "qwen-hook";
 
 /// Qwen's `settings.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec {
-    warnings: Some(warnings),
-    ..Spec::new(
-        "Qwen Code settings",
-        SUBCOMMAND,
-        REQUIRED_EVENTS,
-        Layout::Nested,
-        handler,
-        conflicts,
-    )
-};
+pub(crate) static SPEC: Spec = Spec::named("Qwen Code settings", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .warnings(warnings);
 
 /// A command handler in shell form (Qwen has no exec form): the timeout in seconds, and
 /// PowerShell named on Windows.

@@ -5,7 +5,7 @@
 pub mod install;
 
 use crate::agent::{
-    Agent, Dialect, Env, HookEdit, HookFile, Location, McpEntry, McpFile, Snippet, config_dir,
+    Agent, Dialect, Env, HookEdit, HookFile, Location, McpFile, Snippet, config_dir,
 };
 use crate::agents::claude;
 use crate::agents::claude::dialect::Family;
@@ -50,10 +50,7 @@ static HOOKS: HookFile = HookFile::new(
     install::CAPTURED_EVENTS,
 );
 
-static MCP: McpFile = McpFile {
-    locate: settings_location,
-    entry: McpEntry::Json(mcp_entry),
-};
+static MCP: McpFile = McpFile::json(settings_location, mcp_entry);
 
 /// `settings.json` in `$QWEN_HOME`, else `~/.qwen` (Qwen Code 0.24.4: "Config files remain at
 /// ~/.qwen (or QWEN_HOME if set)"; the user settings file holds `hooks` and `mcpServers`).

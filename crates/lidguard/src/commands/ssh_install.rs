@@ -1,0 +1,239 @@
+//! `lidguard ssh --install|--remove [SSH OPTIONS…] DESTINATION`: the static `lidguard-hook` and
+//! lidguard's hook entries on a Linux host reached by the user's own `ssh`, so an agent there,
+//! started in a `lidguard ssh` session, reaches this machine's daemon through the relay.
+//!
+//! The entries are edited exactly as the WSL bridge edits a distro's (`lidguard_config::wsl`):
+//! the same pure edits, a receipt on this machine (so `--remove` gives back the file's bytes
+//! while nobody else changed it), a backup next to the file and an atomic rename there. Every
+//! command goes through one ssh connection that the first one opens (`ControlMaster`), so the
+//! user authenticates once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use lidguard_config::wsl::{self, Distro, How, WslExe, stamp};
+use lidguard_ipc::Places;
+
+use super::hook_config::setup;
+use super::ssh::destination;
+use super::wsl::report;
+use crate::output;
+
+/// Where the hook goes on the remote host, under its user's home.
+const REMOTE_HOOK: &str = ".local/lib/lidguard/lidguard-hook";
+
+/// How long one command over ssh may take (the first one authenticates; putting the hook
+/// sends 3 MB).
+const SSH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `--install` or `--remove`.
+pub(crate) fn run(
+    places: &Places,
+    ssh_args: &[String],
+    hook: Option<&Path>,
+    remove: bool,
+) -> anyhow::Result<ExitCode> {
+    let (user, host) = destination(ssh_args)?;
+    let connection = Connection::open(places, ssh_args)?;
+    let runner = WslExe::at("ssh")
+        .with_hint("is OpenSSH's client installed?")
+        .with_timeout(SSH_TIMEOUT);
+    let remote = Distro::ssh(&runner, connection.args.clone(), format!("{user}@{host}"));
+    let env = remote.env().map_err(anyhow::Error::msg)?;
+    let home = env
+        .var("HOME")
+        .context("the remote host has no HOME")?
+        .to_string_lossy()
+        .into_owned();
+    let hook_path = format!("{}/{REMOTE_HOOK}", home.trim_end_matches('/'));
+    let cmd = wsl::hook_command(&hook_path);
+    let timeout = setup(places)?.timeout;
+    let stamp = stamp();
+    let how = How {
+        dry_run: false,
+        stamp: &stamp,
+        places,
+    };
+    let edit = |p: lidguard_core::provider::Provider, remove: bool| {
+        let edited =
+            wsl::hooks(&remote, &env, p, &cmd, timeout, remove, how).map_err(anyhow::Error::msg)?;
+        report(p.display_name(), "lidguard's hooks", &remote, &edited)
+    };
+
+    if remove {
+        for p in one_file_agents() {
+            edit(p, true)?;
+        }
+        remote
+            .remove_executable(&hook_path)
+            .map_err(anyhow::Error::msg)?;
+        output::line(&format!("removed {hook_path} from {}", remote.label()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let found: Vec<_> = one_file_agents()
+        .into_iter()
+        .filter(|&p| {
+            wsl::agent_root(&env, p).is_some_and(|root| remote.is_dir(&root).unwrap_or(false))
+        })
+        .collect();
+    if found.is_empty() {
+        bail!(
+            "no agent's config directory exists on {}: install an agent there (or run it once), \
+             then run this again",
+            remote.label()
+        );
+    }
+    let machine = remote.machine().map_err(anyhow::Error::msg)?;
+    let (local_hook, bytes) = static_hook(hook, &machine)?;
+    remote
+        .put_executable(&hook_path, &bytes)
+        .map_err(anyhow::Error::msg)?;
+    // The hook prints its usage when run bare: proof it runs there (not on a noexec home).
+    let said = remote
+        .output_of(&hook_path, &[])
+        .map_err(anyhow::Error::msg)?;
+    if !said.contains("usage: lidguard-hook") {
+        bail!(
+            "{hook_path} on {} does not run: {}",
+            remote.label(),
+            said.trim()
+        );
+    }
+    output::line(&format!(
+        "put {} at {hook_path} on {} ({machine})",
+        local_hook.display(),
+        remote.label()
+    ))?;
+    for p in found {
+        edit(p, false)?;
+    }
+    output::line(&format!(
+        "an agent started in `lidguard ssh {}` now keeps this machine awake while it works",
+        ssh_args.join(" ")
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The agents whose hooks are one file (Cline's are a file per event, not put over ssh yet).
+fn one_file_agents() -> Vec<lidguard_core::provider::Provider> {
+    lidguard_config::agents::managed()
+        .into_iter()
+        .filter(|&p| lidguard_providers::agent(p).is_some_and(|a| a.hooks.event_files().is_none()))
+        .collect()
+}
+
+/// The static hook to put on a `machine` host, and its bytes: `--hook`, else the one beside
+/// this lidguard.
+fn static_hook(given: Option<&Path>, machine: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+    let path = match given {
+        Some(path) => path.to_owned(),
+        None => super::hook_config::hook_exe()?,
+    };
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let archive = format!("lidguard-<version>-{machine}-unknown-linux-musl.tar.gz");
+    match elf_kind(&bytes) {
+        Some((built_for, true)) if built_for == machine => Ok((path, bytes)),
+        Some((built_for, true)) => bail!(
+            "{} is built for {built_for}, the remote host is {machine}: pass --hook with the \
+             lidguard-hook from {archive}",
+            path.display()
+        ),
+        Some((_, false)) => bail!(
+            "{} is linked against this machine's libraries, which the remote host may not have: \
+             pass --hook with the static lidguard-hook from {archive}",
+            path.display()
+        ),
+        None => bail!(
+            "{} is not a Linux executable: pass --hook with the lidguard-hook from {archive}",
+            path.display()
+        ),
+    }
+}
+
+/// What an ELF executable is built for (`uname -m`'s name) and whether it is static (no
+/// program interpreter), from its header; `None` for anything but a 64-bit little-endian ELF
+/// for x86_64 or aarch64.
+fn elf_kind(bytes: &[u8]) -> Option<(&'static str, bool)> {
+    const PT_INTERP: u32 = 3;
+    let u16_at = |at: usize| Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    let u64_at = |at: usize| Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
+    if bytes.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let machine = match u16_at(18)? {
+        62 => "x86_64",
+        183 => "aarch64",
+        _ => return None,
+    };
+    let table = usize::try_from(u64_at(32)?).ok()?;
+    let (size, count) = (usize::from(u16_at(54)?), usize::from(u16_at(56)?));
+    let mut interpreted = false;
+    for i in 0..count {
+        interpreted |= u32_at(table.checked_add(i.checked_mul(size)?)?)? == PT_INTERP;
+    }
+    Some((machine, !interpreted))
+}
+
+/// One ssh connection the commands share: the first opens it (and authenticates), the others
+/// ride on it, and it closes when this is dropped. Its socket is in lidguard's private runtime
+/// folder.
+struct Connection {
+    args: Vec<String>,
+}
+
+impl Connection {
+    fn open(places: &Places, ssh_args: &[String]) -> anyhow::Result<Connection> {
+        places
+            .ensure_runtime_dir()
+            .context("cannot make lidguard's runtime folder")?;
+        let folder = places
+            .socket()
+            .parent()
+            .map(Path::to_owned)
+            .context("lidguard's socket has no folder")?;
+        let control = folder.join(format!("ssh-{}-%C", std::process::id()));
+        let mut args: Vec<String> = [
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            &format!("ControlPath={}", control.display()),
+            "-o",
+            "ControlPersist=30",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        args.extend(ssh_args.iter().cloned());
+        Ok(Connection { args })
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // `-O exit` needs the destination after the options; ssh ignores a command after it.
+        let _ = Command::new("ssh")
+            .args(["-O", "exit"])
+            .args(&self.args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_running_test_binary_is_read_as_this_machine_built() {
+        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let (machine, _) = elf_kind(&bytes).expect("a test binary is an ELF executable");
+        assert_eq!(machine, std::env::consts::ARCH);
+        assert_eq!(elf_kind(b"#!/bin/sh\n"), None);
+        assert_eq!(elf_kind(&bytes[..40]), None);
+    }
+}
