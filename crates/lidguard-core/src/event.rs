@@ -174,7 +174,7 @@ pub struct AgentEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_by: Option<String>,
     /// The relay the event came through when the agent runs on another machine (set by the
-    /// relay, never by the hook): `ssh lgremote@devbox (relay ssh-4242)`.
+    /// relay, never by the hook): `ssh lgremote@devbox`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// The user's prompt (start events only), at most [`PROMPT_CHARS`] characters.

@@ -12,6 +12,7 @@
 mod ask;
 mod backups;
 mod instance;
+mod leases;
 mod machine_watch;
 mod ntfy;
 mod remote;
@@ -28,6 +29,7 @@ use lidguard_ipc::Places;
 
 pub use backups::{StoreBackups, restore_after_daemon, restore_left_changed};
 pub use instance::InstanceLock;
+pub use leases::RELAY_GRACE;
 pub use runtime::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 
 /// Why the daemon could not run.

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, PROTOCOL_VERSION, Request, Response};
+
+use crate::leases::{Held, Leases, RELAY_GRACE};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
@@ -164,6 +166,8 @@ pub(crate) async fn answers_written(alive: &Arc<()>) {
 /// runtime can wait for answers still being written before it exits.
 pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {
     let me = Peer::current();
+    let leases = Leases::default();
+    tokio::spawn(end_unheld_relayed(jobs.clone(), leases.clone()));
     loop {
         let stream = match accept(&mut listener).await {
             Ok(stream) => stream,
@@ -176,9 +180,10 @@ pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>,
         let jobs = jobs.clone();
         let alive = Arc::clone(&alive);
         let me = me.clone();
+        let leases = leases.clone();
         tokio::spawn(async move {
             let _alive = alive;
-            if let Err(e) = serve_connection(stream, &me, jobs).await {
+            if let Err(e) = serve_connection(stream, &me, jobs, &leases).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
@@ -242,6 +247,7 @@ async fn serve_connection(
     stream: Stream,
     me: &Peer,
     jobs: mpsc::Sender<Job>,
+    leases: &Leases,
 ) -> std::io::Result<()> {
     // The socket directory (the pipe's access list) is private already; this check is the
     // second wall, and the one that holds if someone loosens the first.
@@ -255,13 +261,14 @@ async fn serve_connection(
         let mut stream = stream;
         return write_response(&mut stream, &answer).await;
     }
-    exchange(stream, jobs).await
+    exchange(stream, jobs, leases).await
 }
 
 /// One request and its answer (or two) on an accepted, checked connection.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     jobs: mpsc::Sender<Job>,
+    leases: &Leases,
 ) -> std::io::Result<()> {
     let (read_half, mut write_half) = tokio::io::split(stream);
     let mut reader = BufReader::new(read_half).take(MAX_REQUEST_BYTES as u64 + 1);
@@ -278,8 +285,9 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         ),
         Ok(Ok(0)) => return Ok(()),
         Ok(Ok(_)) => match parse_request(&line) {
-            Ok(Request::HoldRelay { relay }) => {
-                return hold_relay(relay, reader.get_mut(), write_half, &jobs).await;
+            Ok(Request::HoldRelay { relay, place }) => {
+                let held = leases.hold(&place);
+                return hold_relay(relay, held, reader.get_mut(), write_half, &jobs).await;
             }
             Ok(request) => dispatch(request, &jobs).await,
             Err(message) => {
@@ -320,9 +328,11 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 /// A relay's lease: answered at once, then held until the holder closes its end (or the
-/// connection breaks); then the sessions that came through the relay end.
+/// connection breaks). Then, when no relay holds the place again within [`RELAY_GRACE`], the
+/// sessions that came through the place's relays end.
 async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     relay: String,
+    held: Held,
     reader: &mut R,
     mut writer: W,
     jobs: &mpsc::Sender<Job>,
@@ -332,13 +342,37 @@ async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         &Response::ok(Outcome::Done, format!("relay {relay} held")),
     )
     .await?;
-    tracing::info!(%relay, "relay lease held");
+    let place = held.place().to_owned();
+    tracing::info!(%relay, %place, "relay lease held");
     // Whatever the holder sends is ignored: only the end of the connection means something.
     let mut sink = [0_u8; 64];
     while matches!(reader.read(&mut sink).await, Ok(n) if n > 0) {}
-    tracing::info!(%relay, "relay lease ended");
-    let _ = dispatch(Request::RelayGone { relay }, jobs).await;
+    let leases = held.leases().clone();
+    drop(held);
+    tracing::info!(%relay, %place, "relay lease ended");
+    tokio::time::sleep(RELAY_GRACE).await;
+    if leases.held(&place) {
+        tracing::info!(%place, "a relay to the place is back: its sessions go on");
+    } else {
+        let gone = Request::RelayGone {
+            place: Some(place),
+            held: Vec::new(),
+        };
+        let _ = dispatch(gone, jobs).await;
+    }
     Ok(())
+}
+
+/// Once the relays of a daemon that restarted had [`RELAY_GRACE`] to take their leases
+/// again, the relayed sessions it found stored whose place no relay held in that time end.
+/// (A place held and left since has its own grace time.)
+async fn end_unheld_relayed(jobs: mpsc::Sender<Job>, leases: Leases) {
+    tokio::time::sleep(RELAY_GRACE).await;
+    let gone = Request::RelayGone {
+        place: None,
+        held: leases.known(),
+    };
+    let _ = dispatch(gone, &jobs).await;
 }
 
 /// Writes the replay, then every new event the follower admits, until it closes its end or

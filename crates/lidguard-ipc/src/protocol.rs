@@ -120,17 +120,25 @@ pub enum Request {
     /// End the daemon: it answers, then releases what it holds and puts back what it changed,
     /// as on SIGTERM (`lidguard daemon-stop`, `lidguard uninstall`).
     Shutdown,
-    /// `lidguard ssh`'s lease on a relay: answered at once, then held open; when it closes
-    /// (the ssh connection ended, `lidguard ssh` died) the sessions that came through the relay
-    /// end.
+    /// A relay's lease (`lidguard ssh`, `lidguard container`): answered at once, then held
+    /// open. The relay's sessions belong to its place; they end a grace time after the last
+    /// relay to that place closed its lease, unless one holds it again by then.
     HoldRelay {
-        /// The relay, as the sessions' `via` names it.
+        /// The relay (one connection), for the log.
         relay: String,
+        /// Where its sessions run (`ssh:alice@build`): the prefix of their ids.
+        #[serde(default)]
+        place: String,
     },
-    /// A relay's lease ended: its sessions end (sent by the daemon's own lease holder).
+    /// Relays' leases ended: their sessions end (sent by the daemon's own lease holder).
     RelayGone {
-        /// The relay.
-        relay: String,
+        /// The place whose last relay ended; `None`: every relayed session whose place is not
+        /// in `held` (the sessions a restarted daemon found, once their relays had the time to
+        /// come back).
+        place: Option<String>,
+        /// With no `place`: the places relays held in this daemon's life.
+        #[serde(default)]
+        held: Vec<String>,
     },
     /// End sessions whose watched process is gone.
     CleanupOrphans,
@@ -317,7 +325,7 @@ pub struct SessionStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_by: Option<String>,
     /// Where the session runs when it is not this machine, and through which relay
-    /// (`ssh lgremote@devbox (relay ssh-4242)`).
+    /// (`ssh lgremote@devbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Working directory.

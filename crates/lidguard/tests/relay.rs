@@ -13,6 +13,9 @@ use std::time::Duration;
 use crate::util::{Home, eventually};
 
 const REMOTE_USER: &str = "lgremote";
+
+/// The id of the agent's session `r1` that came over ssh from `lgremote@127.0.0.1`.
+const PLACE_R1: &str = "ssh:lgremote@127.0.0.1/r1";
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// Why the relay tests cannot run here, if they cannot (in CI that is a failure).
@@ -219,15 +222,11 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
     );
     let session = relayed(&home).unwrap();
     let via = session["via"].as_str().unwrap();
-    assert!(
-        via.starts_with("ssh lgremote@127.0.0.1 (relay ssh-"),
-        "{session}"
-    );
+    assert_eq!(via, "ssh lgremote@127.0.0.1", "{session}");
     // The other machine's process and files are never this machine's to watch or read.
     assert!(session["watchedPid"].is_null(), "{session}");
     assert!(session["transcriptPath"].is_null(), "{session}");
-    let relay = via.trim_end_matches(')').rsplit(' ').next().unwrap();
-    assert_eq!(session["sessionId"], format!("{relay}/r1"));
+    assert_eq!(session["sessionId"], PLACE_R1);
     assert!(home.ok(&["status"]).contains(&format!("on {via}")));
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
 
@@ -236,7 +235,7 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
         .socket()
         .parent()
         .unwrap()
-        .join(format!("relay-{relay}.sock"));
+        .join(format!("relay-ssh-{}.sock", client.id()));
     let refused = as_guest(&guest, r#"{"v":1,"command":"remove-session","all":true}"#);
     assert_eq!(refused["ok"], false, "{refused}");
     assert!(
@@ -308,7 +307,7 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
     let started = std::time::Instant::now();
     assert!(
         eventually(Duration::from_secs(10), || relayed(&home).is_none()),
-        "the relayed session outlived its ssh connection"
+        "the relayed session outlived its ssh connection by 10 s"
     );
     let ended_in = started.elapsed();
     assert!(client.wait().unwrap().code().is_some_and(|c| c != 0));
@@ -327,16 +326,45 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
         "no relayed session on the second connection; sshd log:\n{}",
         std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
     );
+    // The local session was never touched by a guest; it stops here (a restarted daemon drops
+    // local sessions without a process to watch, as the daemon tests show).
+    assert!(home.session("local").is_some());
+    home.ok(&["stop", "--provider", "claude", "--session", "local"]);
+
+    // The daemon dies: the relay takes its lease on a new one, which keeps the session it
+    // finds stored (and the lock) since the session's place is held again.
+    let first = home.daemon_pid().unwrap();
+    crate::util::signal(first, rustix::process::Signal::KILL);
+    assert!(eventually(Duration::from_secs(10), || {
+        home.daemon_pid().is_some_and(|pid| pid != first)
+    }));
+    std::thread::sleep(lidguard_daemon::RELAY_GRACE + Duration::from_secs(2));
+    let kept = relayed(&home).expect("the restarted daemon dropped a held relay's session");
+    assert_eq!(kept["sessionId"], PLACE_R1);
+    assert_eq!(
+        logind.wait_block_inhibited(Duration::from_secs(5), |s| !s.is_empty()),
+        "idle:handle-lid-switch"
+    );
+
+    // The connection drops and another to the same account is back within the grace time
+    // (the agent there, under tmux, never stopped): the session goes on and stays held; it
+    // ends once the last connection ends and none comes back.
     let ssh = ssh_client(again.id()).expect("the ssh client of the second lidguard ssh");
     crate::util::signal(ssh, rustix::process::Signal::KILL);
-    assert!(eventually(Duration::from_secs(10), || relayed(&home).is_none()));
     let _ = again.wait();
+    let mut back = sshd.lidguard_ssh(&home, "sleep 600");
+    std::thread::sleep(lidguard_daemon::RELAY_GRACE + Duration::from_secs(2));
+    let kept = relayed(&home).expect("the session ended though its connection came back");
+    assert_eq!(kept["sessionId"], PLACE_R1);
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    let ssh = ssh_client(back.id()).expect("the ssh client of the third lidguard ssh");
+    crate::util::signal(ssh, rustix::process::Signal::KILL);
+    assert!(eventually(Duration::from_secs(10), || relayed(&home).is_none()));
+    let _ = back.wait();
     for socket in remote_relays() {
         let _ = std::fs::remove_file(socket);
     }
-    // The local session still holds; once it stops, nothing is held.
-    assert!(home.session("local").is_some());
-    home.ok(&["stop", "--provider", "claude", "--session", "local"]);
+    // Nothing is held any more.
     assert_eq!(
         logind.wait_block_inhibited(Duration::from_secs(5), str::is_empty),
         ""
@@ -427,7 +455,7 @@ fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() 
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let prefix = format!("container {name} (podman) (relay container-");
+    let prefix = format!("container {name} (podman)");
     assert!(
         eventually(Duration::from_secs(60), || relayed(&home, &prefix)
             .is_some()),

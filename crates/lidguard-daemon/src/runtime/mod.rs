@@ -271,12 +271,14 @@ impl Runtime {
                 self.records.acknowledged(answer)
             }
             Route::Gone(which) => {
-                // The cancel path, as for an agent process that exited.
+                // The cancel path, as for an agent process that exited (none: nothing to do).
                 let gone = which.sessions(self.registry.sessions());
-                self.apply(Input::ProcessesGone(gone.clone())).await;
+                if !gone.is_empty() {
+                    self.apply(Input::ProcessesGone(gone.clone())).await;
+                }
                 let (none, verb, noun) = which.words();
-                self.records
-                    .acknowledged(lines::removed_answer(&gone, none, verb, noun))
+                let answer = lines::removed_answer(&gone, none, verb, noun);
+                self.records.acknowledged(answer)
             }
             Route::Settings(settings) => {
                 self.life.settings_error = None;
@@ -382,8 +384,7 @@ impl Runtime {
         self.apply_outcome(input).await.reply
     }
 
-    /// Applies one input, hands each effect to its part, and returns what the registry
-    /// answered.
+    /// Applies one input, hands each effect to its part, returns what the registry answered.
     async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
         (self.outbound.desktop).effects(&outcome.effects, &self.registry);

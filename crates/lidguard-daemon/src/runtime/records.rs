@@ -113,10 +113,14 @@ impl Records {
             let session: Option<Session> = serde_json::from_str(&row.data_json)
                 .inspect_err(|e| tracing::warn!(error = %e, session = %row.session_id, "unreadable stored session"))
                 .ok();
-            let alive = session
-                .as_ref()
-                .and_then(|s| s.watched_pid)
-                .is_some_and(|pid| lidguard_platform::process::is_alive(&Roots::system(), pid));
+            // A relayed session's lease stands for its process: its relay has the grace time
+            // to take the lease again on this daemon (see `leases`).
+            let alive = session.as_ref().is_some_and(|s| {
+                s.via.is_some()
+                    || s.watched_pid.is_some_and(|pid| {
+                        lidguard_platform::process::is_alive(&Roots::system(), pid)
+                    })
+            });
             match session {
                 Some(session) if alive => kept.push(session),
                 _ => {

@@ -144,7 +144,7 @@ pub(super) fn route(request: Request) -> Route {
             done: "the pending suspend was canceled".to_owned(),
             unchanged: "no suspend was pending",
         },
-        Request::RelayGone { relay } => Route::Gone(Gone::Relay(relay)),
+        Request::RelayGone { place, held } => Route::Gone(Gone::Relay { place, held }),
         Request::HoldRelay { .. } => Route::Now(Response::error(
             "a relay's lease is held by the connection, above",
         )),
@@ -170,8 +170,12 @@ pub(super) fn route(request: Request) -> Route {
 pub(super) enum Gone {
     /// Those whose watched process exited.
     Orphans,
-    /// Those that came through this relay, whose lease ended.
-    Relay(String),
+    /// Relayed sessions of `place`, whose last relay ended; with no place, those of every place
+    /// not in `held`.
+    Relay {
+        place: Option<String>,
+        held: Vec<String>,
+    },
 }
 
 impl Gone {
@@ -186,13 +190,17 @@ impl Gone {
                 let orphans = sessions.filter(|s| s.watched_pid.is_some_and(orphaned));
                 orphans.collect()
             }
-            // A relayed session's `via` names its relay in parentheses.
-            Gone::Relay(relay) => {
-                let tag = format!("(relay {relay})");
-                sessions
-                    .filter(|s| s.via.as_deref().is_some_and(|v| v.ends_with(&tag)))
-                    .collect()
-            }
+            // A relayed session's id starts with its place.
+            Gone::Relay { place, held } => sessions
+                .filter(|s| s.via.is_some())
+                .filter(|s| {
+                    let of = s.key.session_id.split_once('/').map_or("", |(p, _)| p);
+                    match place {
+                        Some(place) => of == place,
+                        None => !held.iter().any(|h| h == of),
+                    }
+                })
+                .collect(),
         };
         gone.into_iter().map(|s| s.key.clone()).collect()
     }
@@ -201,7 +209,7 @@ impl Gone {
     pub(super) fn words(&self) -> (&'static str, &'static str, &'static str) {
         match self {
             Gone::Orphans => ("no orphaned session", "cleaned up", "orphaned session"),
-            Gone::Relay(_) => ("no relayed session", "ended", "session"),
+            Gone::Relay { .. } => ("no relayed session", "ended", "session"),
         }
     }
 }

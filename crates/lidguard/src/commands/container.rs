@@ -10,7 +10,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 use lidguard_ipc::Places;
 
-use super::relay::{Relay, exit_code};
+use super::relay::{Place, Relay, exit_code};
 
 /// Where the relay is in the container.
 pub(crate) const CONTAINER_SOCKET: &str = "/run/lidguard-relay.sock";
@@ -39,11 +39,18 @@ pub(crate) fn run(places: &Places, args: &[String]) -> anyhow::Result<ExitCode> 
         .file_name()
         .map_or_else(|| engine.clone(), |n| n.to_string_lossy().into_owned());
     let id = format!("container-{}", std::process::id());
-    let via = match name {
-        Some(name) => format!("container {name} ({engine_name}) (relay {id})"),
-        None => format!("a container ({engine_name}) (relay {id})"),
+    // A named container is one place across its runs; an unnamed one is this run alone.
+    let place = match name {
+        Some(name) => Place {
+            key: format!("container:{name}").replace('/', "_"),
+            via: format!("container {name} ({engine_name})"),
+        },
+        None => Place {
+            key: id.clone(),
+            via: format!("a container ({engine_name})"),
+        },
     };
-    let relay = Relay::open(places, &id, &via)?;
+    let relay = Relay::open(places, &id, place)?;
     let mount = format!("{}:{CONTAINER_SOCKET}", relay.socket.display());
     let status = Command::new(engine)
         .args(before)

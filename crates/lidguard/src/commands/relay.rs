@@ -6,13 +6,15 @@
 //! this relay's name (a guest can neither name a local session nor another relay's), no
 //! process id or transcript path of the other machine, and `via` saying where the session runs.
 //! The lease is this process's connection to the daemon: when the process ends (ssh or the
-//! container exited, or it was killed), the daemon ends the relay's sessions.
+//! container exited, or it was killed), the daemon ends the relay's sessions, unless another
+//! relay to the same place holds it again within the daemon's grace time (a reconnected SSH
+//! connection). When the daemon restarts, the relay takes its lease on the new one.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -30,33 +32,35 @@ const MAX_GUESTS: usize = 32;
 /// How long a guest has to send its request line.
 const GUEST_READ: Duration = Duration::from_secs(5);
 
+/// How often a relay whose daemon went away tries to take its lease on a new one.
+const LEASE_RETRY: Duration = Duration::from_millis(500);
+
 /// An open relay: its socket (removed on drop) and its lease.
 pub(crate) struct Relay {
     /// The socket the other side reaches.
     pub(crate) socket: PathBuf,
-    _lease: UnixStream,
+    _lease: Lease,
+}
+
+/// Where the other side runs: the prefix of its sessions' ids (`ssh:alice@build`), which a
+/// reconnecting relay shares, and the words `status` shows (`ssh alice@build`).
+pub(crate) struct Place {
+    pub(crate) key: String,
+    pub(crate) via: String,
 }
 
 impl Relay {
-    /// Starts the daemon if need be, takes the lease on relay `id` and serves its socket;
-    /// sessions through it are described by `via` (which ends with `(relay <id>)`).
-    pub(crate) fn open(places: &Places, id: &str, via: &str) -> anyhow::Result<Relay> {
+    /// Starts the daemon if need be, takes the lease on relay `id` for `place` and serves its
+    /// socket.
+    pub(crate) fn open(places: &Places, id: &str, place: Place) -> anyhow::Result<Relay> {
         places.ensure_runtime_dir()?;
-        let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-        client::request_starting_daemon(
-            places,
-            &Request::Ping,
-            Instant::now() + STARTUP_TIMEOUT,
-            &exe,
-        )
-        .map_err(daemon_error)?;
-        let lease = hold(&places.socket(), id)?;
+        let lease = Lease::take(places, id, &place.key)?;
         let socket = places.runtime_dir.join(format!("relay-{id}.sock"));
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket)
             .with_context(|| format!("cannot create the relay socket {}", socket.display()))?;
         let daemon = places.socket();
-        let (id, via) = (id.to_owned(), via.to_owned());
+        let place = Arc::new(place);
         let guests = Arc::new(AtomicUsize::new(0));
         std::thread::spawn(move || {
             for guest in listener.incoming().flatten() {
@@ -65,10 +69,10 @@ impl Relay {
                     refuse(guest, "too many relayed requests at once");
                     continue;
                 }
-                let (daemon, id, via, guests) =
-                    (daemon.clone(), id.clone(), via.clone(), Arc::clone(&guests));
+                let (daemon, place, guests) =
+                    (daemon.clone(), Arc::clone(&place), Arc::clone(&guests));
                 std::thread::spawn(move || {
-                    if let Err(e) = serve_guest(guest, &daemon, &id, &via) {
+                    if let Err(e) = serve_guest(guest, &daemon, &place) {
                         tracing::debug!(error = %e, "relayed request failed");
                     }
                     guests.fetch_sub(1, Ordering::SeqCst);
@@ -82,6 +86,71 @@ impl Relay {
     }
 }
 
+/// A relay's lease on the daemon: held by a thread that takes it again on a new daemon when
+/// the one it held ends; let go on drop.
+struct Lease {
+    current: Arc<Mutex<Option<UnixStream>>>,
+    closing: Arc<AtomicBool>,
+}
+
+impl Lease {
+    fn take(places: &Places, relay: &str, place: &str) -> anyhow::Result<Lease> {
+        let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+        let held = hold_starting(places, &exe, relay, place)?;
+        let current = Arc::new(Mutex::new(Some(held.try_clone()?)));
+        let closing = Arc::new(AtomicBool::new(false));
+        let (places, relay, place) = (places.clone(), relay.to_owned(), place.to_owned());
+        let (slot, stop) = (Arc::clone(&current), Arc::clone(&closing));
+        std::thread::spawn(move || {
+            let mut held = held;
+            loop {
+                // Only the end of the connection means something: the daemon went away.
+                let _ = std::io::copy(&mut held, &mut std::io::sink());
+                held = loop {
+                    if stop.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(LEASE_RETRY);
+                    if let Ok(again) = hold_starting(&places, &exe, &relay, &place) {
+                        tracing::info!(%relay, "relay lease taken again on a new daemon");
+                        break again;
+                    }
+                };
+                let clone = held.try_clone().ok();
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = clone;
+            }
+        });
+        Ok(Lease { current, closing })
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(lease) = current.as_ref() {
+            let _ = lease.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Starts the daemon if need be and takes the lease.
+fn hold_starting(
+    places: &Places,
+    exe: &Path,
+    relay: &str,
+    place: &str,
+) -> anyhow::Result<UnixStream> {
+    client::request_starting_daemon(
+        places,
+        &Request::Ping,
+        Instant::now() + STARTUP_TIMEOUT,
+        exe,
+    )
+    .map_err(daemon_error)?;
+    hold(&places.socket(), relay, place)
+}
+
 /// The exit code a wrapped command (ssh, the container engine) ended with; 255 for a signal.
 pub(crate) fn exit_code(status: std::process::ExitStatus) -> std::process::ExitCode {
     match status.code() {
@@ -92,20 +161,23 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> std::process::ExitC
 
 impl Drop for Relay {
     fn drop(&mut self) {
+        // The lease goes after this, with the fields: no guest arrives on a relay let go.
         let _ = std::fs::remove_file(&self.socket);
     }
 }
 
 /// Opens the relay's lease on the daemon; the returned connection is the lease.
-fn hold(socket: &Path, relay: &str) -> anyhow::Result<UnixStream> {
+fn hold(socket: &Path, relay: &str, place: &str) -> anyhow::Result<UnixStream> {
     let mut lease = UnixStream::connect(socket)
         .with_context(|| format!("cannot reach the daemon at {}", socket.display()))?;
     lease.write_all(&line(&Request::HoldRelay {
         relay: relay.to_owned(),
+        place: place.to_owned(),
     })?)?;
     lease.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut answer = String::new();
     BufReader::new(&lease).read_line(&mut answer)?;
+    lease.set_read_timeout(None)?;
     let answer: Response = serde_json::from_str(&answer)
         .with_context(|| format!("the daemon answered the relay lease with {answer:?}"))?;
     if !answer.ok {
@@ -132,17 +204,17 @@ fn refuse(mut guest: UnixStream, why: &str) {
 
 /// One relayed request: checked and rewritten here, then passed to the daemon, whose answer
 /// (and, for ask before sleep, its second answer) goes back as it is.
-fn serve_guest(guest: UnixStream, daemon: &Path, relay: &str, via: &str) -> anyhow::Result<()> {
+fn serve_guest(guest: UnixStream, daemon: &Path, place: &Place) -> anyhow::Result<()> {
     guest.set_read_timeout(Some(GUEST_READ))?;
     let mut reader = BufReader::new(guest.try_clone()?);
     let mut first = Vec::new();
     (&mut reader)
         .take(MAX_REQUEST_BYTES as u64 + 1)
         .read_until(b'\n', &mut first)?;
-    let request = match relayable(&first, relay, via) {
+    let request = match relayable(&first, place) {
         Ok(request) => request,
         Err(why) => {
-            tracing::warn!(%relay, %why, "refused a relayed request");
+            tracing::warn!(place = %place.key, %why, "refused a relayed request");
             refuse(guest, &why);
             return Ok(());
         }
@@ -163,8 +235,9 @@ fn serve_guest(guest: UnixStream, daemon: &Path, relay: &str, via: &str) -> anyh
     Ok(())
 }
 
-/// The guest's request as the daemon may see it: hook events only, each under this relay.
-fn relayable(first: &[u8], relay: &str, via: &str) -> Result<Request, String> {
+/// The guest's request as the daemon may see it: hook events only, each under this relay's
+/// place.
+fn relayable(first: &[u8], place: &Place) -> Result<Request, String> {
     if first.len() > MAX_REQUEST_BYTES {
         return Err(format!(
             "request too large (limit {MAX_REQUEST_BYTES} bytes)"
@@ -182,11 +255,11 @@ fn relayable(first: &[u8], relay: &str, via: &str) -> Result<Request, String> {
         return Err("a relay carries hook events only".into());
     };
     for event in &mut events {
-        event.session_id = format!("{relay}/{}", event.session_id);
+        event.session_id = format!("{}/{}", place.key, event.session_id);
         // The other machine's processes and files mean nothing here, and must never be read.
         event.owner_pid = None;
         event.transcript_path = None;
-        event.via = Some(via.to_owned());
+        event.via = Some(place.via.clone());
     }
     Ok(Request::Hook { events })
 }

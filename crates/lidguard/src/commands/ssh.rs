@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 use lidguard_ipc::Places;
 
-use super::relay::{Relay, exit_code};
+use super::relay::{Place, Relay, exit_code};
 
 /// Where sshd puts relay `relay` on the remote host for `user` (the remote hook finds it there).
 fn remote_socket(user: &str, relay: &str) -> String {
@@ -27,10 +27,14 @@ fn remote_socket(user: &str, relay: &str) -> String {
 pub(crate) fn run(places: &Places, ssh_args: &[String]) -> anyhow::Result<ExitCode> {
     let (user, host) = destination(ssh_args)?;
     let relay = format!("ssh-{}", std::process::id());
-    let via = format!("ssh {user}@{host} (relay {relay})");
+    // A connection to the same account that comes back continues its sessions.
+    let place = Place {
+        key: format!("ssh:{user}@{host}").replace('/', "_"),
+        via: format!("ssh {user}@{host}"),
+    };
 
     let forward = remote_socket(&user, &relay);
-    let relay = Relay::open(places, &relay, &via)?;
+    let relay = Relay::open(places, &relay, place)?;
 
     let forward = format!("{forward}:{}", relay.socket.display());
     let status = Command::new("ssh")
