@@ -107,6 +107,15 @@ def cline_events(run):
     return [e for e in run.events() if e.get("provider") == "cline"]
 
 
+def cmdline(pid):
+    """A process's command line; empty when it has exited since /proc was listed."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def stop_hub(run):
     """Cline's background hub outlives the CLI: stop the one this run's HOME started."""
     home = run.path("home").encode()
@@ -247,8 +256,8 @@ def cline_hub_run(root):
         check(f"{tag}: two sessions, each started by TaskStart and stopped by TaskComplete",
               done and len(starts) == 2 and len({e.get("sessionId") for e in starts}) == 2
               and all(e.get("outcome") == "stopped" for e in done), co.ev_summary(evs))
-        hub = [pid for pid in os.listdir("/proc") if pid.isdigit() and b"--cline-hub-daemon" in
-               open(f"/proc/{pid}/cmdline", "rb").read()] if os.path.isdir("/proc") else []
+        hub = [pid for pid in os.listdir("/proc")
+               if pid.isdigit() and b"--cline-hub-daemon" in cmdline(pid)]
         check(f"{tag}: Cline's hub is still running after the second run", bool(hub), "no hub process")
         co.no_session_left(run, "cline", f"{tag}: no session while the hub lives on")
     finally:

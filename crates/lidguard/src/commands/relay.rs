@@ -3,7 +3,7 @@
 //! side reaches (sshd forwards it, the container has it bind-mounted), and a lease.
 //!
 //! Everything a guest sends passes through here: only hook events, each session id put under
-//! this relay's name (a guest can neither name a local session nor another relay's), no
+//! this relay's place (a guest can neither name a local session nor one of another place), no
 //! process id or transcript path of the other machine, and `via` saying where the session runs.
 //! The lease is this process's connection to the daemon: when the process ends (ssh or the
 //! container exited, or it was killed), the daemon ends the relay's sessions, unless another
