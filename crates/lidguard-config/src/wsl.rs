@@ -487,20 +487,12 @@ impl<'a> Distro<'a> {
 
     /// Puts an executable at `file` there (see [`PUT_EXECUTABLE_SCRIPT`]).
     pub fn put_executable(&self, file: &str, bytes: &[u8]) -> Result<(), WslError> {
-        let out = self.sh(PUT_EXECUTABLE_SCRIPT, &[file], bytes)?;
-        if !out.status.success() {
-            return Err(self.failed(&format!("writing {file}"), &out));
-        }
-        Ok(())
+        self.script(PUT_EXECUTABLE_SCRIPT, &[file], bytes, "writing")
     }
 
     /// Deletes an executable lidguard put there, and its folder when left empty.
     pub fn remove_executable(&self, file: &str) -> Result<(), WslError> {
-        let out = self.sh(REMOVE_EXECUTABLE_SCRIPT, &[file], b"")?;
-        if !out.status.success() {
-            return Err(self.failed(&format!("deleting {file}"), &out));
-        }
-        Ok(())
+        self.script(REMOVE_EXECUTABLE_SCRIPT, &[file], b"", "deleting")
     }
 
     /// What `program args…` prints there (stdout and stderr), or why it could not run.
@@ -529,20 +521,27 @@ impl<'a> Distro<'a> {
     }
 
     fn write(&self, file: &str, text: &str, stamp: &str) -> Result<(), WslError> {
-        let out = self.sh(WRITE_SCRIPT, &[file, stamp], text.as_bytes())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(self.failed(&format!("writing {file}"), &out))
-        }
+        self.script(WRITE_SCRIPT, &[file, stamp], text.as_bytes(), "writing")
     }
 
     fn delete(&self, file: &str, stamp: &str) -> Result<(), WslError> {
-        let out = self.sh(DELETE_SCRIPT, &[file, stamp], b"")?;
+        self.script(DELETE_SCRIPT, &[file, stamp], b"", "deleting")
+    }
+
+    /// Runs one of the scripts above on `args` (the first is the file), failing with `doing`
+    /// the file when the script does.
+    fn script(
+        &self,
+        script: &str,
+        args: &[&str],
+        stdin: &[u8],
+        doing: &str,
+    ) -> Result<(), WslError> {
+        let out = self.sh(script, args, stdin)?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(self.failed(&format!("deleting {file}"), &out))
+            Err(self.failed(&format!("{doing} {}", args[0]), &out))
         }
     }
 }

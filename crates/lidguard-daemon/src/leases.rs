@@ -49,18 +49,6 @@ impl Leases {
     }
 }
 
-impl Held {
-    /// The place held.
-    pub(crate) fn place(&self) -> &str {
-        &self.place
-    }
-
-    /// All leases.
-    pub(crate) fn leases(&self) -> &Leases {
-        &self.leases
-    }
-}
-
 impl Drop for Held {
     fn drop(&mut self) {
         let mut map = self.leases.map();

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, PROTOCOL_VERSION, Request, Response};
-
-use crate::leases::{Held, Leases, RELAY_GRACE};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+
+use crate::leases::{Leases, RELAY_GRACE};
 
 #[cfg(windows)]
 #[path = "pipe.rs"]
@@ -286,8 +286,8 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         Ok(Ok(0)) => return Ok(()),
         Ok(Ok(_)) => match parse_request(&line) {
             Ok(Request::HoldRelay { relay, place }) => {
-                let held = leases.hold(&place);
-                return hold_relay(relay, held, reader.get_mut(), write_half, &jobs).await;
+                let lease = Lease { relay, place };
+                return hold_relay(lease, leases, reader.get_mut(), write_half, &jobs).await;
             }
             Ok(request) => dispatch(request, &jobs).await,
             Err(message) => {
@@ -327,12 +327,18 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     write_half.shutdown().await
 }
 
+/// A relay's request for a lease: the relay (for the log) and its place.
+struct Lease {
+    relay: String,
+    place: String,
+}
+
 /// A relay's lease: answered at once, then held until the holder closes its end (or the
 /// connection breaks). Then, when no relay holds the place again within [`RELAY_GRACE`], the
 /// sessions that came through the place's relays end.
 async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
-    relay: String,
-    held: Held,
+    Lease { relay, place }: Lease,
+    leases: &Leases,
     reader: &mut R,
     mut writer: W,
     jobs: &mpsc::Sender<Job>,
@@ -342,12 +348,11 @@ async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         &Response::ok(Outcome::Done, format!("relay {relay} held")),
     )
     .await?;
-    let place = held.place().to_owned();
+    let held = leases.hold(&place);
     tracing::info!(%relay, %place, "relay lease held");
     // Whatever the holder sends is ignored: only the end of the connection means something.
     let mut sink = [0_u8; 64];
     while matches!(reader.read(&mut sink).await, Ok(n) if n > 0) {}
-    let leases = held.leases().clone();
     drop(held);
     tracing::info!(%relay, %place, "relay lease ended");
     tokio::time::sleep(RELAY_GRACE).await;

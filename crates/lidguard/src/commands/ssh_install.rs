@@ -18,7 +18,7 @@ use lidguard_ipc::Places;
 
 use super::hook_config::setup;
 use super::ssh::destination;
-use super::wsl::report;
+use super::wsl::{agent_dir_exists, report};
 use crate::output;
 
 /// Where the hook goes on the remote host, under its user's home.
@@ -75,9 +75,7 @@ pub(crate) fn run(
 
     let found: Vec<_> = one_file_agents()
         .into_iter()
-        .filter(|&p| {
-            wsl::agent_root(&env, p).is_some_and(|root| remote.is_dir(&root).unwrap_or(false))
-        })
+        .filter(|&p| agent_dir_exists(&remote, &env, p))
         .collect();
     if found.is_empty() {
         bail!(

@@ -50,7 +50,7 @@ fn providers(
     }
 }
 
-fn agent_dir_exists(distro: &Distro<'_>, env: &DistroEnv, p: Provider) -> bool {
+pub(crate) fn agent_dir_exists(distro: &Distro<'_>, env: &DistroEnv, p: Provider) -> bool {
     wsl::agent_root(env, p).is_some_and(|root| distro.is_dir(&root).unwrap_or(false))
 }
 
