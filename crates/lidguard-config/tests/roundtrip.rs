@@ -17,7 +17,7 @@
 //! 1,000 for a quick local run).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::ffi::OsString;

@@ -211,6 +211,9 @@ pub enum Input {
     },
     /// The user takes protection back before a pause ends.
     Resume,
+    /// The pause the last daemon kept (applied before [`Input::Restore`], so the sessions it
+    /// covers are never held): it goes on, and one whose time ran out meanwhile ends at once.
+    RestorePause(Pause),
     /// The user cancels the suspend on its way.
     CancelSuspend,
 }
@@ -252,6 +255,8 @@ pub enum Effect {
     SaveSession(Box<Session>),
     /// Forget this session in the store.
     DeleteSession(SessionKey),
+    /// Persist the user's pause (`None`: none in force), so a restarted daemon keeps it.
+    SavePause(Option<Pause>),
     /// Record an event in the log.
     Log(LogEvent),
     /// POST this webhook to the URL the settings give for its event type (5 s at most; a
@@ -639,6 +644,7 @@ impl Registry {
             }
             Input::Pause { until } => self.pause(until, now, &mut fx),
             Input::Resume => self.resume("resumed by the user", &mut fx),
+            Input::RestorePause(pause) => self.restore_pause(pause, now, &mut fx),
             Input::CancelSuspend => self.cancel_by_user(&mut fx),
             Input::Restore(sessions) => {
                 if sessions.is_empty() {

@@ -3,7 +3,7 @@
 //! wait, and repeat on/off.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 mod sim;

@@ -1,7 +1,7 @@
 //! Simulation and property tests of the session registry with a virtual clock.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use jiff::{SignedDuration, Timestamp};
@@ -13,6 +13,8 @@ use lidguard_core::registry::{
 use lidguard_core::session::{SessionKey, StopKind};
 use lidguard_core::settings::Settings;
 use proptest::prelude::*;
+
+mod sim;
 
 /// A registry driven by a virtual clock, recording every effect.
 struct Sim {
@@ -42,14 +44,8 @@ impl Sim {
     /// Advances the clock, firing every deadline on the way exactly when it is due.
     fn advance(&mut self, by: SignedDuration) {
         let end = self.now.checked_add(by).unwrap();
-        while let Some(deadline) = self.reg.next_deadline() {
-            if deadline > end {
-                break;
-            }
-            self.now = self.now.max(deadline);
-            self.apply(Input::Tick);
-        }
-        self.now = end;
+        let fired = sim::tick_until(&mut self.reg, &mut self.now, end);
+        self.effects.extend(fired);
     }
 
     fn start(&mut self, key: &SessionKey) -> Reply {

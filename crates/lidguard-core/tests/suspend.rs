@@ -3,7 +3,7 @@
 //! soft-locked, sound phase, cancel-path stops, emergency hibernation).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 mod sim;
@@ -509,6 +509,50 @@ fn a_pause_releases_protection_until_its_time_or_a_resume() {
     let before = sim.effects.len();
     sim.apply(Input::Resume);
     assert_eq!(sim.effects.len(), before, "a second resume changes nothing");
+}
+
+/// A pause is kept for the next daemon (each change is a `SavePause`), and a daemon that takes
+/// it back keeps protection released until its time; one whose time ran out meanwhile ends.
+#[test]
+fn a_kept_pause_goes_on_in_the_next_daemon_until_its_time() {
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    let in_30_min = sim.now.checked_add(SignedDuration::from_mins(30)).unwrap();
+    sim.apply(Input::Pause {
+        until: Some(in_30_min),
+    });
+    let kept = sim.reg.pause_in_force().unwrap();
+    assert!(sim.effects.contains(&Effect::SavePause(Some(kept))));
+
+    let mut next = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    next.now = sim.now.checked_add(SignedDuration::from_mins(5)).unwrap();
+    next.apply(Input::RestorePause(kept));
+    assert_eq!(
+        next.reg.pause_in_force(),
+        Some(kept),
+        "since and until as kept"
+    );
+    assert_eq!(next.logged("protection-pause-restored"), 1);
+    next.start("a");
+    assert!(next.reg.protection().is_none(), "still paused");
+    next.advance(24 * 60);
+    assert!(next.reg.pause_in_force().is_some());
+    next.advance(2 * 60);
+    assert!(
+        next.reg.pause_in_force().is_none(),
+        "the pause ended at its time"
+    );
+    assert_eq!(next.logged("protection-resumed"), 1);
+    assert!(next.effects.contains(&Effect::SavePause(None)));
+
+    let mut late = sim::Sim::with(Settings::defaults_for(Os::Linux), OPEN);
+    late.now = in_30_min.checked_add(SignedDuration::from_mins(1)).unwrap();
+    late.apply(Input::RestorePause(kept));
+    assert!(
+        late.reg.pause_in_force().is_none(),
+        "its time ran out while no daemon ran"
+    );
+    assert_eq!(late.logged("protection-resumed"), 1);
+    assert!(late.effects.contains(&Effect::SavePause(None)));
 }
 
 /// The user cancels a suspend on its way; with none pending nothing happens.

@@ -2,7 +2,7 @@
 //! are suppressed (README, Webhooks), with their payloads, on the pure core.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 mod sim;

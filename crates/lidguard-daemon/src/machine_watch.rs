@@ -18,6 +18,11 @@ use notify::Watcher;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+/// How often the lid and displays are read while sessions exist or a suspend is pending, when
+/// one of them has no change signal; with signals they are read only when they change, and
+/// when a decision needs them.
+pub(crate) const FALLBACK_POLL: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The watches, and which sources they cover.
 pub(crate) struct MachineWatch {
     changed: mpsc::UnboundedSender<()>,
@@ -40,31 +45,39 @@ impl MachineWatch {
         power: Option<&dyn PowerControl>,
         changed: mpsc::UnboundedSender<()>,
     ) -> MachineWatch {
-        if roots.overridden {
+        let watch = if roots.overridden {
             let lid_dir = roots.proc_root.join("acpi/button/lid");
             let drm_dir = roots.sys_root.join("class/drm");
             let (files, watched) = watch_files(&[lid_dir, drm_dir], changed.clone());
-            return MachineWatch {
+            MachineWatch {
                 changed,
                 _files: files,
                 uevents: None,
                 real_sys: false,
                 lid_signalled: watched[0],
                 displays_signalled: watched[1],
+            }
+        } else {
+            let lid_signalled = match power {
+                Some(power) => power.watch_lid(changed.clone()).await,
+                None => false,
             };
-        }
-        let lid_signalled = match power {
-            Some(power) => power.watch_lid(changed.clone()).await,
-            None => false,
+            MachineWatch {
+                changed,
+                _files: None,
+                uevents: None,
+                real_sys: true,
+                lid_signalled,
+                displays_signalled: cfg!(target_os = "linux"),
+            }
         };
-        MachineWatch {
-            changed,
-            _files: None,
-            uevents: None,
-            real_sys: true,
-            lid_signalled,
-            displays_signalled: cfg!(target_os = "linux"),
-        }
+        tracing::info!(
+            lid = watch.lid_signalled,
+            displays = watch.displays_signalled,
+            "lid and display changes signalled (else polled every {} s while needed)",
+            FALLBACK_POLL.as_secs()
+        );
+        watch
     }
 
     /// Listens to DRM uevents while `active` (sessions exist or a suspend waits).

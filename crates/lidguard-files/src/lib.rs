@@ -21,10 +21,7 @@
 // checks it without cfg(test)) keeps the one-writer and injected-environment rules.
 #![cfg_attr(
     test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "tests write fixtures and read the environment directly"
-    )
+    allow(clippy::disallowed_methods, reason = "tests write fixtures")
 )]
 
 #[cfg(unix)]

@@ -158,6 +158,11 @@ impl Places {
         self.runtime_dir.join("lidguard.lock")
     }
 
+    /// The tray's instance lock (one tray per user; `uninstall` finds a running one by it).
+    pub fn tray_lock_file(&self) -> PathBuf {
+        self.runtime_dir.join("tray.lock")
+    }
+
     /// Running as root, the first of lidguard's places that belongs to another user (the
     /// nearest part of it that exists, a link not followed): root, given that user's `HOME`
     /// (`sudo` on macOS keeps it, `sudo -E`), must not create, tighten or open files there.

@@ -126,11 +126,7 @@ mod tests {
             .arg(&file)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{out:?}");
         let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             parsed,

@@ -538,6 +538,16 @@ mod tests {
         assert_eq!(names(dir.path()), vec![RULE_FILE.to_owned()]);
     }
 
+    fn replaced(previous: &str) -> InstallOutcome {
+        InstallOutcome::Replaced {
+            previous_user: Some(previous.into()),
+        }
+    }
+
+    fn on_disk(dir: &Path) -> String {
+        fs::read_to_string(rule_path(dir)).unwrap()
+    }
+
     #[test]
     fn install_twice_is_unchanged() {
         let dir = tempfile::tempdir().unwrap();
@@ -553,16 +563,8 @@ mod tests {
     fn install_for_another_user_replaces() {
         let dir = tempfile::tempdir().unwrap();
         install(dir.path(), "alice").unwrap();
-        assert_eq!(
-            install(dir.path(), "bob").unwrap(),
-            InstallOutcome::Replaced {
-                previous_user: Some("alice".into())
-            }
-        );
-        assert_eq!(
-            fs::read_to_string(rule_path(dir.path())).unwrap(),
-            rule_text("bob")
-        );
+        assert_eq!(install(dir.path(), "bob").unwrap(), replaced("alice"));
+        assert_eq!(on_disk(dir.path()), rule_text("bob"));
         assert_eq!(status(dir.path()), RuleState::InstalledFor("bob".into()));
         assert_eq!(names(dir.path()), vec![RULE_FILE.to_owned()]);
     }
@@ -577,16 +579,8 @@ mod tests {
         );
         fs::write(rule_path(dir.path()), &old).unwrap();
         assert_eq!(status(dir.path()), RuleState::InstalledFor("alice".into()));
-        assert_eq!(
-            install(dir.path(), "alice").unwrap(),
-            InstallOutcome::Replaced {
-                previous_user: Some("alice".into())
-            }
-        );
-        assert_eq!(
-            fs::read_to_string(rule_path(dir.path())).unwrap(),
-            rule_text("alice")
-        );
+        assert_eq!(install(dir.path(), "alice").unwrap(), replaced("alice"));
+        assert_eq!(on_disk(dir.path()), rule_text("alice"));
     }
 
     #[cfg(unix)]
@@ -597,12 +591,7 @@ mod tests {
         let path = rule_path(dir.path());
         fs::write(&path, rule_text("alice")).unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(
-            install(dir.path(), "alice").unwrap(),
-            InstallOutcome::Replaced {
-                previous_user: Some("alice".into())
-            }
-        );
+        assert_eq!(install(dir.path(), "alice").unwrap(), replaced("alice"));
         assert_eq!(mode_of(&path), 0o644);
         assert_eq!(
             install(dir.path(), "alice").unwrap(),
@@ -650,7 +639,7 @@ mod tests {
                 remove(dir.path()),
                 Err(PolkitError::ForeignFile { .. })
             ));
-            assert_eq!(fs::read_to_string(rule_path(dir.path())).unwrap(), text);
+            assert_eq!(on_disk(dir.path()), text);
         }
     }
 
@@ -824,7 +813,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let user = r#"x" || true || "\y"#;
         install(dir.path(), user).unwrap();
-        let text = fs::read_to_string(rule_path(dir.path())).unwrap();
+        let text = on_disk(dir.path());
         assert!(
             text.contains(r#"subject.user == "x\" || true || \"\\y" &&"#),
             "{text}"

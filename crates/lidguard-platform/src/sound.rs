@@ -973,6 +973,15 @@ mod tests {
                 fixture
             }
 
+            /// A fixture with these programs (name, shell script) on its `PATH`.
+            fn with(programs: &[(&str, &str)]) -> Fixture {
+                let fixture = Fixture::new();
+                for (name, script) in programs {
+                    fixture.program(name, script);
+                }
+                fixture
+            }
+
             fn bin(&self) -> PathBuf {
                 self.dir.path().join("bin")
             }
@@ -1175,9 +1184,7 @@ mod tests {
 
         #[test]
         fn volume_is_raised_and_put_back() {
-            let fixture = Fixture::new();
-            fixture.program("pactl", PACTL);
-            fixture.program("paplay", "exit 0");
+            let fixture = Fixture::with(&[("pactl", PACTL), ("paplay", "exit 0")]);
             let wav = fixture.wav();
             fixture.play(&wav.display().to_string(), Some(30)).unwrap();
             assert_eq!(fixture.log_lines(), override_sequence(&wav));
@@ -1185,9 +1192,7 @@ mod tests {
 
         #[test]
         fn volume_is_put_back_when_playing_fails() {
-            let fixture = Fixture::new();
-            fixture.program("pactl", PACTL);
-            fixture.program("paplay", "exit 3");
+            let fixture = Fixture::with(&[("pactl", PACTL), ("paplay", "exit 3")]);
             let wav = fixture.wav();
             let error = fixture
                 .play(&wav.display().to_string(), Some(30))
@@ -1198,9 +1203,7 @@ mod tests {
 
         #[test]
         fn volume_out_of_range_is_clamped() {
-            let fixture = Fixture::new();
-            fixture.program("pactl", PACTL);
-            fixture.program("paplay", "exit 0");
+            let fixture = Fixture::with(&[("pactl", PACTL), ("paplay", "exit 0")]);
             let wav = fixture.wav();
             fixture.play(&wav.display().to_string(), Some(250)).unwrap();
             assert!(

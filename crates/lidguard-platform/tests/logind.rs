@@ -5,7 +5,7 @@
 //! `CI` is set, where it fails instead.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 #![cfg(target_os = "linux")]
 

@@ -1,7 +1,7 @@
 //! `process::is_alive` against real processes and a fake proc tree.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_platform::process::is_alive;

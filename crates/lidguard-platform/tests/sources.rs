@@ -1,7 +1,7 @@
 //! File-based sensing against fake `/proc` and `/sys` trees.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::fs;

@@ -4,7 +4,7 @@
 #![allow(clippy::print_stderr, reason = "a skipped test says why")]
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! 0.171.0 wrote, tests/fixtures/codex/trust/) and the agents' own keep-awake settings.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_providers::agents::codex::trust::{

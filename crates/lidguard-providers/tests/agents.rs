@@ -4,7 +4,7 @@
 //! fixtures exist, and rows in the project README's hook and install tables.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::collections::HashSet;

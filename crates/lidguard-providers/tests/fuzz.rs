@@ -2,7 +2,7 @@
 //! fails open).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_core::provider::Provider;

@@ -1,7 +1,7 @@
 //! Hook installers: install, remove and status against missing, realistic and broken files.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_providers::agents::{claude, codex, copilot, opencode::install as opencode};

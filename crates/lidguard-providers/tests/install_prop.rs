@@ -8,7 +8,7 @@
 //! the original had no lidguard entry.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_providers::agent::HookFile;

@@ -2,7 +2,7 @@
 //! 0.171.0 and Copilot CLI 1.0.102 (`tests/fixtures/transcripts/`, see its README).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::path::PathBuf;

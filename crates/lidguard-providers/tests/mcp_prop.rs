@@ -6,7 +6,7 @@
 //! is dropped, as the hook installer does).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use lidguard_providers::agents::{claude, codex::mcp as codex, copilot, opencode};

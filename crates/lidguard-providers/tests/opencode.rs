@@ -4,7 +4,7 @@
 //! (`tests/opencode_plugin/`).
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::path::{Path, PathBuf};

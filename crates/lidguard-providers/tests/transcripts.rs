@@ -4,7 +4,7 @@
 //! interrupt must also stop a session that follows it line by line.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::path::PathBuf;

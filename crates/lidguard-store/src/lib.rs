@@ -82,6 +82,13 @@ pub enum StoreWrite {
         /// The last event number dropped.
         through: u64,
     },
+    /// Keeps the daemon's own state under `key` (JSON text), or forgets it (`None`).
+    DaemonState {
+        /// The name of the state (e.g. `pause`).
+        key: &'static str,
+        /// JSON text of the state; `None` deletes it.
+        data_json: Option<String>,
+    },
     /// [`Store::record_hook_receipt`].
     HookReceipt {
         /// The provider that sent the hook.
@@ -578,6 +585,17 @@ impl Store {
             .map_err(self.err(action))
     }
 
+    /// The daemon's own state kept under `key` ([`StoreWrite::DaemonState`]), as JSON text.
+    pub fn daemon_state(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let rows = self.query_all(
+            "read the daemon's state",
+            "SELECT data_json FROM daemon_state WHERE key = ?1",
+            [key],
+            |row| row.get(0),
+        )?;
+        Ok(rows.into_iter().next())
+    }
+
     /// The event stream's kept lines, oldest first, with their event numbers.
     pub fn load_stream_lines(&self) -> Result<Vec<(u64, String)>, StoreError> {
         self.query_all(
@@ -640,6 +658,9 @@ impl Store {
                             event,
                             at,
                         } => sql_hook_receipt(conn, provider, event, *at)?,
+                        StoreWrite::DaemonState { key, data_json } => {
+                            sql_daemon_state(conn, key, data_json.as_deref())?;
+                        }
                         StoreWrite::StreamLine { id, line } => {
                             conn.prepare_cached(
                                 "INSERT OR REPLACE INTO stream_events (id, line) VALUES (?1, ?2)",
@@ -864,6 +885,18 @@ fn sql_insert_event(conn: &Connection, event: &EventRow) -> rusqlite::Result<()>
         event.session_id,
         event.detail_json
     ])
+    .map(drop)
+}
+
+fn sql_daemon_state(conn: &Connection, key: &str, json: Option<&str>) -> rusqlite::Result<()> {
+    match json {
+        Some(json) => conn
+            .prepare_cached("INSERT OR REPLACE INTO daemon_state (key, data_json) VALUES (?1, ?2)")?
+            .execute([key, json]),
+        None => conn
+            .prepare_cached("DELETE FROM daemon_state WHERE key = ?1")?
+            .execute([key]),
+    }
     .map(drop)
 }
 

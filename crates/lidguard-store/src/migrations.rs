@@ -60,4 +60,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         line TEXT NOT NULL
     );
     ",
+    // Version 3: what the daemon keeps of its own beyond sessions (the user's pause), by name.
+    "
+    CREATE TABLE daemon_state (
+        key       TEXT NOT NULL PRIMARY KEY,
+        data_json TEXT NOT NULL
+    ) WITHOUT ROWID;
+    ",
 ];

@@ -1,7 +1,7 @@
 //! Integration tests of the lidguard store against real database files.
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::path::{Path, PathBuf};
@@ -117,22 +117,14 @@ fn policy_backup_is_never_overwritten() {
     let store = Store::open(&path).unwrap();
     assert_eq!(store.policy_backup("lid-switch").unwrap(), None);
 
+    let save =
+        |kind: &str, json: &str, t: i64| store.save_policy_backup(kind, json, ts(t)).unwrap();
+    assert!(save("lid-switch", r#""suspend""#, 1));
     assert!(
-        store
-            .save_policy_backup("lid-switch", r#""suspend""#, ts(1))
-            .unwrap()
-    );
-    assert!(
-        !store
-            .save_policy_backup("lid-switch", r#""ignore""#, ts(2))
-            .unwrap(),
+        !save("lid-switch", r#""ignore""#, 2),
         "second save of the same kind must report that a backup exists"
     );
-    assert!(
-        store
-            .save_policy_backup("idle-action", r#""sleep""#, ts(3))
-            .unwrap()
-    );
+    assert!(save("idle-action", r#""sleep""#, 3));
 
     let lid = store.policy_backup("lid-switch").unwrap().unwrap();
     assert_eq!(lid.kind, "lid-switch");
@@ -151,19 +143,9 @@ fn policy_backup_is_never_overwritten() {
     assert!(!store.delete_policy_backup("lid-switch").unwrap());
     assert_eq!(store.policy_backup("lid-switch").unwrap(), None);
     // After a delete, a new backup may be saved again.
-    assert!(
-        store
-            .save_policy_backup("lid-switch", r#""lock""#, ts(4))
-            .unwrap()
-    );
-    assert_eq!(
-        store
-            .policy_backup("lid-switch")
-            .unwrap()
-            .unwrap()
-            .data_json,
-        r#""lock""#
-    );
+    assert!(save("lid-switch", r#""lock""#, 4));
+    let lid = store.policy_backup("lid-switch").unwrap().unwrap();
+    assert_eq!(lid.data_json, r#""lock""#);
 }
 
 #[test]
@@ -637,4 +619,28 @@ fn a_batch_commits_every_kind_of_write_in_order_and_keeps_the_event_limit() {
     assert_eq!(store.hook_receipts().unwrap()[0].count, 12);
     assert_eq!(store.load_sessions().unwrap().len(), 11);
     assert_eq!(store.write_failure(), None);
+}
+
+#[test]
+fn daemon_state_is_kept_replaced_and_forgotten_across_opens() {
+    let (_dir, path) = temp_db();
+    let put = |json: Option<&str>| {
+        let store = Store::open(&path).unwrap();
+        let write = StoreWrite::DaemonState {
+            key: "pause",
+            data_json: json.map(str::to_owned),
+        };
+        store.write_batch_synced(&[write]).unwrap();
+    };
+    let read = || Store::open(&path).unwrap().daemon_state("pause").unwrap();
+    assert_eq!(read(), None);
+    put(Some(r#"{"until":null}"#));
+    assert_eq!(read().as_deref(), Some(r#"{"until":null}"#));
+    put(Some(r#"{"until":"2026-12-06T00:00:00Z"}"#));
+    assert_eq!(
+        read().as_deref(),
+        Some(r#"{"until":"2026-12-06T00:00:00Z"}"#)
+    );
+    put(None);
+    assert_eq!(read(), None);
 }

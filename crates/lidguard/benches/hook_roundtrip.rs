@@ -19,7 +19,7 @@
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::fs::File;

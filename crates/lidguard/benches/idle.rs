@@ -14,7 +14,7 @@
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 use std::io::Write;
@@ -142,11 +142,7 @@ impl Run {
                 .arg(agent.id().to_string())
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert!(out.status.success(), "{out:?}");
             agents.push(agent);
             transcripts.push(transcript);
         }

@@ -240,7 +240,7 @@ fn cleanup_orphans_ends_sessions_whose_process_is_gone() {
 fn a_restarted_daemon_resumes_sessions_whose_process_lives_and_drops_the_rest() {
     let home = Home::new();
     let agent = Agent::spawn();
-    start_watched(&home, "watched", &agent);
+    home.start_watched("watched", &agent.pid().to_string());
     home.ok(&["start", "--provider", "codex", "--session", "unwatched"]);
     let first = home.daemon_pid().unwrap();
     signal(first, rustix::process::Signal::KILL);
@@ -286,7 +286,7 @@ fn the_daemon_exits_after_the_cleanup_delay_and_a_second_one_does_not_start() {
 fn sigterm_shuts_down_cleanly_and_keeps_sessions_for_the_next_daemon() {
     let home = Home::new();
     let agent = Agent::spawn();
-    start_watched(&home, "s", &agent);
+    home.start_watched("s", &agent.pid().to_string());
     let pid = home.daemon_pid().unwrap();
     signal(pid, rustix::process::Signal::TERM);
     assert!(home.wait_daemon_gone(Duration::from_secs(5)));
@@ -448,20 +448,6 @@ fn terminal_output_escapes_controls_and_bidi_from_payloads() {
     }
     assert!(home.ok(&["status"]).contains("a\\u{1b}[2Jb\\u{202e}c"));
     assert_eq!(home.session(id).unwrap()["sessionId"], id);
-}
-
-/// `lidguard start` of Claude session `id` watching `agent`'s process.
-fn start_watched(home: &Home, id: &str, agent: &Agent) {
-    let pid = agent.pid().to_string();
-    home.ok(&[
-        "start",
-        "--provider",
-        "claude",
-        "--session",
-        id,
-        "--parent-pid",
-        &pid,
-    ]);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 #![allow(clippy::print_stderr, reason = "skipped tests say why")]
 #![allow(
     clippy::disallowed_methods,
-    reason = "tests write fixtures and read the environment directly"
+    reason = "tests write fixtures and read the environment"
 )]
 
 // Test helpers: a private LIDGUARD_HOME per test, commands, the raw socket.

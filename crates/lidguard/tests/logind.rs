@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::util::{Home, alive, eventually, signal, succeeded};
+use crate::util::{Agent, Home, alive, eventually, signal, succeeded};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -169,6 +169,39 @@ fn pause_releases_the_locks_and_resume_takes_them_back() {
         String::from_utf8_lossy(&refused.stderr).contains("write e.g. 30m"),
         "{refused:?}"
     );
+}
+
+/// A pause outlives its daemon: after a kill -9 the next daemon holds nothing for the session
+/// it finds until the pause ends, and says until when.
+#[test]
+fn a_pause_outlives_a_killed_daemon() {
+    let Some((_serial, logind, home)) = private_logind() else {
+        return;
+    };
+    let agent = Agent::spawn();
+    let pid = agent.pid().to_string();
+    home.start_watched("s1", &pid);
+    home.ok(&["pause", "--for", "1h"]);
+    let until = home.status()["protection"]["paused"]["until"].clone();
+    assert!(until.is_string(), "{until}");
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    signal(home.daemon_pid().unwrap(), rustix::process::Signal::KILL);
+    assert!(home.wait_daemon_gone(WAIT));
+    // The next daemon (started by the next session) finds the first session and the pause.
+    home.start_watched("s2", &pid);
+    assert!(home.session("s1").is_some());
+    let status = home.status();
+    assert_eq!(status["protection"]["paused"]["until"], until, "{status}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(logind.block_inhibited(), "", "nothing held while paused");
+    let events = home.ok(&["events", "--since", "all"]);
+    assert!(events.contains("protection-pause-restored"), "{events}");
+    home.ok(&["resume"]);
+    assert_eq!(
+        logind.wait_block_inhibited(WAIT, |s| s == "idle:handle-lid-switch"),
+        "idle:handle-lid-switch"
+    );
+    drop(agent);
 }
 
 #[test]
@@ -355,15 +388,7 @@ fn linux_permission_check_and_status_against_the_real_logind() {
     let Some((_serial, logind, home)) = private_logind() else {
         return;
     };
-    let out = home
-        .cmd(&["linux-permission", "check", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let out = succeeded(home.cmd(&["linux-permission", "check", "--json"]));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true);
     assert_eq!(v["inhibitors"], "sleep:idle:handle-lid-switch");

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{BIN, Home, assert_ok, eventually};
+use crate::util::{BIN, Home, assert_ok, eventually, succeeded};
 
 fn tool(name: &str) -> Option<String> {
     let found = ["/usr/bin", "/bin"]
@@ -67,16 +67,9 @@ fn service_units_are_written_verified_and_removed() {
         )),
         "{service}"
     );
-    let verify = Command::new(&analyze)
-        .arg("verify")
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "systemd-analyze verify: {}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
+    let mut verify = Command::new(&analyze);
+    verify.arg("verify").args(&files);
+    succeeded(verify);
     let status = run(&["service", "status"]);
     assert!(String::from_utf8_lossy(&status.stdout).contains("lidguard.socket: installed"));
 

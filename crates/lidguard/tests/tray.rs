@@ -223,6 +223,44 @@ fn the_tray_item_follows_a_session_and_its_menu_pauses_and_resumes() {
     assert!(status.unwrap().success(), "{status:?}");
 }
 
+/// One tray per user: a second one says which runs and exits 1; `uninstall` stops the one that
+/// runs (its login entry alone would leave the icon until the next login).
+#[test]
+fn one_tray_per_user_and_uninstall_stops_it() {
+    let _serial = lidguard_testbus::serial();
+    let Some(session_bus) = lidguard_testbus::bus_or_skip() else {
+        return;
+    };
+    let home = Home::new().with_session_bus(session_bus.address());
+    let mut tray = Tray(home.cmd(&["tray"]).stdin(Stdio::null()).spawn().unwrap());
+    assert!(
+        eventually(WAIT, || session_bus
+            .busctl(&["list", "--acquired"])
+            .unwrap_or_default()
+            .contains(ITEM)),
+        "no {ITEM}-* name on the session bus"
+    );
+    let pid = tray.0.id();
+    let second = home.run(&["tray"]);
+    assert_eq!(second.status.code(), Some(1), "{second:?}");
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        said.contains(&format!("lidguard's tray already runs (pid {pid})")),
+        "{said}"
+    );
+
+    let out = home.run(&["uninstall", "--yes"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("stopped the tray (pid {pid})")),
+        "{out:?}"
+    );
+    assert!(
+        eventually(WAIT, || tray.0.try_wait().unwrap().is_some()),
+        "the tray still runs"
+    );
+}
+
 /// What needs the user reaches the desktop's notification service once per session and
 /// reason: protection that cannot be held (urgent), an agent waiting for the user with the lid
 /// open; a wait that ends and comes back is told again, and a setting turns a kind off.

@@ -149,6 +149,20 @@ impl Home {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `lidguard start` of Claude session `id` watching the process `pid`.
+    #[track_caller]
+    pub(crate) fn start_watched(&self, id: &str, pid: &str) -> String {
+        self.ok(&[
+            "start",
+            "--provider",
+            "claude",
+            "--session",
+            id,
+            "--parent-pid",
+            pid,
+        ])
+    }
+
     /// `status --json`, parsed.
     #[track_caller]
     pub(crate) fn status(&self) -> Value {

@@ -36,6 +36,15 @@ fn start(home: &Home, provider: &str, id: &str, transcript: &Path) {
     ]);
 }
 
+/// Fails unless session `id` ends within [`WAIT`].
+#[track_caller]
+fn ends(home: &Home, id: &str, why: &str) {
+    assert!(
+        eventually(WAIT, || home.session(id).is_none()),
+        "{id}: {why}"
+    );
+}
+
 fn state(home: &Home, id: &str) -> Option<(String, Option<String>)> {
     home.session(id).map(|s| {
         (
@@ -50,22 +59,11 @@ fn a_watched_process_that_exits_ends_its_session_through_the_cancel_path() {
     let home = Home::new();
     let mut agent = Agent::spawn();
     let pid = agent.pid().to_string();
-    home.ok(&[
-        "start",
-        "--provider",
-        "claude",
-        "--session",
-        "w1",
-        "--parent-pid",
-        &pid,
-    ]);
+    home.start_watched("w1", &pid);
     home.ok(&["start", "--provider", "codex", "--session", "other"]);
     assert!(home.session("w1").is_some());
     agent.kill();
-    assert!(
-        eventually(WAIT, || home.session("w1").is_none()),
-        "the session ends when its process exits"
-    );
+    ends(&home, "w1", "the session ends when its process exits");
     assert!(
         home.session("other").is_some(),
         "other sessions are untouched"
@@ -81,19 +79,11 @@ fn a_later_start_without_a_pid_keeps_the_watched_process() {
     let home = Home::new();
     let mut agent = Agent::spawn();
     let pid = agent.pid().to_string();
-    home.ok(&[
-        "start",
-        "--provider",
-        "claude",
-        "--session",
-        "k",
-        "--parent-pid",
-        &pid,
-    ]);
+    home.start_watched("k", &pid);
     home.ok(&["start", "--provider", "claude", "--session", "k"]);
     assert_eq!(home.session("k").unwrap()["watchedPid"], agent.pid());
     agent.kill();
-    assert!(eventually(WAIT, || home.session("k").is_none()));
+    ends(&home, "k", "");
 }
 
 #[test]
@@ -132,10 +122,7 @@ fn codex_transcript_interrupts_and_pending_questions() {
         &t,
         "{\"type\":\"event_msg\",\"payload\":{\"type\":\"turn_aborted\",\"reason\":\"interrupted\"}}\n",
     );
-    assert!(
-        eventually(WAIT, || home.session("c1").is_none()),
-        "an aborted turn ends it"
-    );
+    ends(&home, "c1", "an aborted turn ends it");
 }
 
 #[test]
@@ -172,16 +159,17 @@ fn claude_and_copilot_interrupts_and_plain_growth() {
         &claude,
         "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user for tool use]\"}]}}\n",
     );
-    assert!(eventually(WAIT, || home.session("s1").is_none()));
+    ends(&home, "s1", "");
 
     writer_appends(&copilot, "{\"type\":\"user.message\",\"data\":{}}\n");
     writer_appends(
         &copilot,
         "{\"type\":\"abort\",\"data\":{\"reason\":\"user\"}}\n",
     );
-    assert!(
-        eventually(WAIT, || home.session("p1").is_none()),
-        "a transcript that appears after the session started is followed"
+    ends(
+        &home,
+        "p1",
+        "a transcript that appears after the session started is followed",
     );
 }
 
@@ -194,10 +182,7 @@ fn truncation_and_rotation_are_followed() {
     // Truncated, then an abort: read from the start again.
     std::fs::write(&t, "").unwrap();
     writer_appends(&t, "{\"type\":\"abort\"}\n");
-    assert!(
-        eventually(WAIT, || home.session("r1").is_none()),
-        "after truncation"
-    );
+    ends(&home, "r1", "after truncation");
 
     start(&home, "copilot", "r2", &t);
     let fresh = home.path().join("t.jsonl.new");
@@ -207,10 +192,7 @@ fn truncation_and_rotation_are_followed() {
     )
     .unwrap();
     std::fs::rename(&fresh, &t).unwrap();
-    assert!(
-        eventually(WAIT, || home.session("r2").is_none()),
-        "after rotation"
-    );
+    ends(&home, "r2", "after rotation");
 }
 
 #[test]

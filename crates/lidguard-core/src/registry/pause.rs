@@ -19,11 +19,27 @@ impl Registry {
         }
         let since = self.pause.map_or(now, |p| p.since);
         self.pause = Some(Pause { since, until });
-        let detail = match until {
-            Some(at) => format!("until {at}"),
-            None => "until resumed".to_owned(),
-        };
-        log(fx, "protection-paused", None, &detail);
+        log(fx, "protection-paused", None, &until_text(until));
+        fx.push(Effect::SavePause(self.pause));
+        Reply::Recorded
+    }
+
+    /// Takes back the pause a stopped daemon kept; [`Registry::tick_pause`] ends it if its
+    /// time has come.
+    pub(super) fn restore_pause(
+        &mut self,
+        pause: Pause,
+        now: Timestamp,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        self.pause = Some(pause);
+        log(
+            fx,
+            "protection-pause-restored",
+            None,
+            &until_text(pause.until),
+        );
+        self.tick_pause(now, fx);
         Reply::Recorded
     }
 
@@ -33,6 +49,7 @@ impl Registry {
             return Reply::Unchanged;
         }
         log(fx, "protection-resumed", None, why);
+        fx.push(Effect::SavePause(None));
         Reply::Recorded
     }
 
@@ -55,4 +72,9 @@ impl Registry {
         self.cancel_suspend("canceled by the user", fx);
         Reply::Recorded
     }
+}
+
+/// How long a pause lasts, for the event log.
+fn until_text(until: Option<Timestamp>) -> String {
+    until.map_or_else(|| "until resumed".to_owned(), |at| format!("until {at}"))
 }

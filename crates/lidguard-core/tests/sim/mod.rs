@@ -26,6 +26,18 @@ pub(crate) fn key(id: &str) -> SessionKey {
     SessionKey::new(Provider::Claude, id, "")
 }
 
+/// Fires every deadline of `reg` up to `end` exactly when it is due, moving `now` along, and
+/// leaves `now` at `end`; returns the effects on the way.
+pub(crate) fn tick_until(reg: &mut Registry, now: &mut Timestamp, end: Timestamp) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    while let Some(deadline) = reg.next_deadline().filter(|d| *d <= end) {
+        *now = (*now).max(deadline);
+        effects.extend(reg.apply(Input::Tick, *now).effects);
+    }
+    *now = end;
+    effects
+}
+
 pub(crate) struct Sim {
     pub(crate) reg: Registry,
     pub(crate) now: Timestamp,
@@ -142,14 +154,8 @@ impl Sim {
             .now
             .checked_add(SignedDuration::from_secs(secs))
             .unwrap();
-        while let Some(deadline) = self.reg.next_deadline() {
-            if deadline > end {
-                break;
-            }
-            self.now = self.now.max(deadline);
-            self.apply(Input::Tick);
-        }
-        self.now = end;
+        let fired = tick_until(&mut self.reg, &mut self.now, end);
+        self.effects.extend(fired);
     }
 
     pub(crate) fn start(&mut self, id: &str) {

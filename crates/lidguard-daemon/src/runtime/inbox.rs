@@ -13,11 +13,6 @@ use super::outbound::Attempt;
 use crate::remote::News;
 use crate::watch::FsChange;
 
-/// How often the lid and displays are read while sessions exist or a suspend is pending, when
-/// one of them has no change signal ([`crate::machine_watch`]); with signals they are read only
-/// when they change, and when a decision needs them.
-pub(super) const MACHINE_FALLBACK_POLL: Duration = Duration::from_secs(15);
-
 /// The sending ends, handed to the parts that report.
 pub(super) struct Senders {
     pub(super) internal: Sender<Input>,
@@ -84,7 +79,7 @@ pub(super) fn open() -> (Senders, Inbox) {
         machine_changes: machine_rx,
         sleeps: sleeps_rx,
         transcript_poll: every(crate::watch::TRANSCRIPT_POLL),
-        machine_poll: every(MACHINE_FALLBACK_POLL),
+        machine_poll: every(crate::machine_watch::FALLBACK_POLL),
         temperature_poll: every(temperature),
     };
     (senders, inbox)

@@ -68,12 +68,6 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         tracing::debug!(watched, "the OS's sleep announcements");
     }
     let watch = MachineWatch::start(&roots, protection.power(), to.machine).await;
-    tracing::info!(
-        lid = watch.lid_signalled,
-        displays = watch.displays_signalled,
-        "lid and display changes signalled (else polled every {} s while needed)",
-        inbox::MACHINE_FALLBACK_POLL.as_secs()
-    );
     let mut rt = Runtime {
         registry: Registry::new(settings),
         places,
@@ -91,6 +85,10 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     rt.publisher.hub.restore(rt.records.stream_lines());
     let restored = rt.records.recover_sessions();
     rt.phone.restored(&restored);
+    // The user's pause first: sessions it covers are not held even for a moment.
+    if let Some(pause) = rt.records.recover_pause() {
+        rt.apply(Input::RestorePause(pause)).await;
+    }
     rt.apply(Input::Restore(restored)).await;
 
     let (jobs_tx, mut jobs) = mpsc::channel::<Job>(256);
@@ -193,7 +191,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     Ok(())
 }
 
-/// The settings file, or the defaults and why it is unusable.
+/// The registry and the parts that carry out its effects.
 struct Runtime {
     registry: Registry,
     places: Places,
@@ -292,7 +290,8 @@ impl Runtime {
             } => {
                 let reply = self.apply(input).await;
                 let held = status::protection(&self.registry, &self.protection);
-                requests::hand_answer(&reply, &done, unchanged, held)
+                // A pause is kept for the next daemon: said done once it is on disk.
+                (self.records).acknowledged(requests::hand_answer(&reply, &done, unchanged, held))
             }
         }
     }
@@ -402,6 +401,7 @@ impl Runtime {
                     self.phone.session_gone(&key);
                     out.write(records::delete_session(&key));
                 }
+                Effect::SavePause(pause) => out.write(records::save_pause(pause)),
                 Effect::Log(event) => out.log(&event),
                 Effect::Exit => self.life.idle_exit(self.publisher.hub.followers()),
                 Effect::PlaySound {

@@ -4,6 +4,7 @@
 
 use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision};
+use lidguard_core::protection::Pause;
 use lidguard_core::registry::LogEvent;
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_ipc::Places;
@@ -18,6 +19,9 @@ pub const WEBHOOK_ATTEMPT: &str = "webhook-attempt";
 
 /// The name the event log uses for hook events (`lidguard hook-events` reads them).
 pub const HOOK_EVENT: &str = "hook-event";
+
+/// Where the user's pause is kept among the daemon's state.
+const PAUSE_KEY: &str = "pause";
 
 /// How long database writes wait, gathered, after the request that caused them: a hook gets
 /// its answer without waiting for the disk (nor for the CPU it shares with the daemon), and a
@@ -134,6 +138,17 @@ impl Records {
         kept
     }
 
+    /// The pause the last daemon kept, if one was in force.
+    pub(super) fn recover_pause(&self) -> Option<Pause> {
+        let json = self.store.as_ref()?.daemon_state(PAUSE_KEY);
+        let json = json
+            .inspect_err(|e| tracing::error!(error = %e, "cannot read the kept pause"))
+            .ok()??;
+        serde_json::from_str(&json)
+            .inspect_err(|e| tracing::warn!(error = %e, "unreadable kept pause"))
+            .ok()
+    }
+
     /// Queues a database write. Writes are carried out together, in one transaction, after the
     /// request that caused them has its answer (a hook waits for the answer, not the disk).
     pub(super) fn write(&mut self, write: StoreWrite) {
@@ -235,6 +250,14 @@ pub(super) fn save_session(session: &Session) -> StoreWrite {
         provider_name: key.provider_name.clone(),
         data_json: serde_json::to_string(session).unwrap_or_default(),
         updated_at: Timestamp::now(),
+    }
+}
+
+/// The user's pause as kept (`None`: none in force).
+pub(super) fn save_pause(pause: Option<Pause>) -> StoreWrite {
+    StoreWrite::DaemonState {
+        key: PAUSE_KEY,
+        data_json: pause.and_then(|p| serde_json::to_string(&p).ok()),
     }
 }
 

@@ -77,18 +77,9 @@ pub(crate) fn setup(places: &Places) -> anyhow::Result<Setup> {
     })
 }
 
-/// `hook-install` or `hook-remove`.
+/// `hook-install` or `hook-remove`, saying why an agent was skipped only when `show_skipped`
+/// (`setup` lists the agents it found instead).
 pub(crate) fn apply(
-    places: &Places,
-    args: &HookConfigArgs,
-    remove: bool,
-) -> anyhow::Result<ExitCode> {
-    apply_to(places, args, remove, true)
-}
-
-/// [`apply`], saying why an agent was skipped only when `show_skipped` (`setup` lists the
-/// agents it found instead).
-pub(crate) fn apply_to(
     places: &Places,
     args: &HookConfigArgs,
     remove: bool,

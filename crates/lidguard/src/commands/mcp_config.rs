@@ -41,17 +41,8 @@ pub(crate) fn targets(
     )
 }
 
-/// `mcp-install` or `mcp-remove`.
+/// `mcp-install` or `mcp-remove`, saying why an agent was skipped only when `show_skipped`.
 pub(crate) fn apply(
-    places: &Places,
-    args: &McpConfigArgs,
-    remove: bool,
-) -> anyhow::Result<ExitCode> {
-    apply_to(places, args, remove, true)
-}
-
-/// [`apply`], saying why an agent was skipped only when `show_skipped`.
-pub(crate) fn apply_to(
     places: &Places,
     args: &McpConfigArgs,
     remove: bool,

@@ -38,7 +38,7 @@ use lidguard_ipc::Places;
 
 use crate::cli::{Cli, Command};
 use crate::{help, logging};
-use mcp_config::ProviderAction;
+use mcp_config::ProviderAction as Act;
 
 /// Opens the database for reading, after asking a running daemon to write what it gathered
 /// (it writes a few milliseconds after each hook; a ping makes it write now). Never starts one.
@@ -143,12 +143,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Events(args) => events::run(&places, &args),
         Command::LiveStatus(args) => live_status::run(&places, live_status::colour_on(args.color)),
         Command::Tray => tray::run(&places),
-        Command::HookInstall(args) => hook_config::apply(&places, &args, false),
+        Command::HookInstall(args) => hook_config::apply(&places, &args, false, true),
         Command::HookRemove(args) => {
             if args.trust_codex_hooks {
                 anyhow::bail!("--trust-codex-hooks goes with hook-install");
             }
-            hook_config::apply(&places, &args, true)
+            hook_config::apply(&places, &args, true, true)
         }
         Command::HookStatus(args) => {
             hook_config::status(&places, args.provider.as_deref(), args.json)
@@ -173,34 +173,22 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LinuxPermission(args) => permission::run(&args),
         Command::MacosPermission(args) => macos_permission::run(&places, &args),
         Command::PowerRestore(args) => power_restore(&places, args.wait_for_daemon),
-        Command::WslHookInstall(args) => wsl::hooks(&places, &args, ProviderAction::Install),
-        Command::WslHookStatus(args) => wsl::hooks(&places, &args, ProviderAction::Status),
-        Command::WslHookRemove(args) => wsl::hooks(&places, &args, ProviderAction::Remove),
-        Command::WslMcpInstall(args) => wsl::mcp(&places, &args, ProviderAction::Install),
-        Command::WslMcpStatus(args) => wsl::mcp(&places, &args, ProviderAction::Status),
-        Command::WslMcpRemove(args) => wsl::mcp(&places, &args, ProviderAction::Remove),
-        Command::WslProviderMcpInstall(args) => {
-            wsl::provider_mcp(&places, &args, ProviderAction::Install)
-        }
-        Command::WslProviderMcpStatus(args) => {
-            wsl::provider_mcp(&places, &args, ProviderAction::Status)
-        }
-        Command::WslProviderMcpRemove(args) => {
-            wsl::provider_mcp(&places, &args, ProviderAction::Remove)
-        }
+        Command::WslHookInstall(args) => wsl::hooks(&places, &args, Act::Install),
+        Command::WslHookStatus(args) => wsl::hooks(&places, &args, Act::Status),
+        Command::WslHookRemove(args) => wsl::hooks(&places, &args, Act::Remove),
+        Command::WslMcpInstall(args) => wsl::mcp(&places, &args, Act::Install),
+        Command::WslMcpStatus(args) => wsl::mcp(&places, &args, Act::Status),
+        Command::WslMcpRemove(args) => wsl::mcp(&places, &args, Act::Remove),
+        Command::WslProviderMcpInstall(args) => wsl::provider_mcp(&places, &args, Act::Install),
+        Command::WslProviderMcpStatus(args) => wsl::provider_mcp(&places, &args, Act::Status),
+        Command::WslProviderMcpRemove(args) => wsl::provider_mcp(&places, &args, Act::Remove),
         Command::WslSnippet { agent, distro } => wsl::snippet(&places, agent, distro.as_deref()),
-        Command::McpInstall(args) => mcp_config::apply(&places, &args, false),
-        Command::McpRemove(args) => mcp_config::apply(&places, &args, true),
+        Command::McpInstall(args) => mcp_config::apply(&places, &args, false, true),
+        Command::McpRemove(args) => mcp_config::apply(&places, &args, true, true),
         Command::McpStatus(args) => mcp_config::status(&args),
-        Command::ProviderMcpInstall(args) => {
-            mcp_config::provider(&places, &args, ProviderAction::Install)
-        }
-        Command::ProviderMcpStatus(args) => {
-            mcp_config::provider(&places, &args, ProviderAction::Status)
-        }
-        Command::ProviderMcpRemove(args) => {
-            mcp_config::provider(&places, &args, ProviderAction::Remove)
-        }
+        Command::ProviderMcpInstall(args) => mcp_config::provider(&places, &args, Act::Install),
+        Command::ProviderMcpStatus(args) => mcp_config::provider(&places, &args, Act::Status),
+        Command::ProviderMcpRemove(args) => mcp_config::provider(&places, &args, Act::Remove),
         Command::McpServer => mcp::serve_control(places),
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::Run(args) => run::run(&places, args),

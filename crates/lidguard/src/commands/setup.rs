@@ -57,7 +57,7 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
     }
-    hook_config::apply_to(places, &hooks_args(), false, false)?;
+    hook_config::apply(places, &hooks_args(), false, false)?;
     #[cfg(target_os = "linux")]
     if tray {
         let entry = super::autostart::install()?;
@@ -67,7 +67,7 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         ))?;
     }
     if args.mcp {
-        mcp_config::apply_to(places, &mcp_args(), false, false)?;
+        mcp_config::apply(places, &mcp_args(), false, false)?;
     }
     if args.hook_new_agents {
         NewAgents::now_present()?.save(places)?;
@@ -107,7 +107,10 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
             unit.display()
         ))?;
     }
-    output::line("stop the daemon (it puts back the power policy it changed), then delete:")?;
+    output::line(
+        "stop a running tray and the daemon (it puts back the power policy it changed), then \
+         delete:",
+    )?;
     for d in &dirs {
         output::line(&format!(
             "  {} (settings, state, logs, backups)",
@@ -120,8 +123,8 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     }
     // The reverse of setup's order: a file holding both (Gemini's, Qwen's settings.json) is
     // then each time exactly what the later edit found, and comes back byte for byte.
-    mcp_config::apply_to(places, &mcp_args(), true, false)?;
-    hook_config::apply_to(places, &hooks_args(), true, false)?;
+    mcp_config::apply(places, &mcp_args(), true, false)?;
+    hook_config::apply(places, &hooks_args(), true, false)?;
     #[cfg(target_os = "linux")]
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
@@ -129,9 +132,13 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     #[cfg(target_os = "linux")]
     if let Some(entry) = super::autostart::remove()? {
         output::line(&format!(
-            "removed {} (a tray still running quits from its menu)",
+            "removed {} (the tray's login entry)",
             entry.display()
         ))?;
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(line) = super::tray::stop(places)? {
+        output::line(&line)?;
     }
     if let Some(line) = stop_daemon(places)? {
         output::line(&line)?;

@@ -59,6 +59,7 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
 
     use self::view::View;
 
+    let _only_tray = only_tray(places)?;
     let (tx, wakes) = mpsc::channel();
     let mut follower = Follower::default();
     follower.connect(places, &tx, true);
@@ -108,6 +109,55 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
     }
     tray.close();
     Ok(ExitCode::SUCCESS)
+}
+
+/// One tray per user (a login entry and a hand-started one would show two icons): the lock is
+/// held while the tray runs, with its pid in the file for `uninstall`.
+#[cfg(target_os = "linux")]
+fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
+    places.ensure_runtime_dir()?;
+    let path = places.tray_lock_file();
+    lidguard_daemon::InstanceLock::acquire(&path).map_err(|_| {
+        let pid = std::fs::read_to_string(&path).unwrap_or_default();
+        anyhow::anyhow!(
+            "lidguard's tray already runs (pid {}): use its icon, or choose Quit there first",
+            pid.trim()
+        )
+    })
+}
+
+/// Stops the user's running tray, if one runs (`uninstall`); says so.
+#[cfg(target_os = "linux")]
+pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
+    use rustix::process::{Pid, Signal, kill_process};
+
+    let path = places.tray_lock_file();
+    if !path.exists() || lidguard_daemon::InstanceLock::acquire(&path).is_ok() {
+        // No tray holds the lock (the one just taken is let go at once).
+        let _ = std::fs::remove_file(&path);
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)?;
+    let pid = text.trim().parse::<i32>().ok().and_then(Pid::from_raw);
+    let Some(pid) = pid else {
+        anyhow::bail!("a tray runs but {} names no process", path.display());
+    };
+    kill_process(pid, Signal::TERM)?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while lidguard_daemon::InstanceLock::acquire(&path).is_err() {
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "the tray (pid {}) did not quit; quit it from its menu",
+                pid.as_raw_nonzero()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(Some(format!(
+        "stopped the tray (pid {})",
+        pid.as_raw_nonzero()
+    )))
 }
 
 /// The stream followed and the last status read.
