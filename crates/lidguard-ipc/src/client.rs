@@ -70,19 +70,80 @@ pub fn request_at(
     request: &Request,
     deadline: Instant,
 ) -> Result<Response, ClientError> {
-    use std::io::{BufRead, BufReader, Write};
-
-    let socket = socket.to_owned();
     let timeout = deadline.saturating_duration_since(Instant::now());
-    let io_err = |source: io::Error| classify(&socket, source, timeout);
-    let mut stream = connect_by(&socket, deadline).map_err(io_err)?;
+    let stream = connect_by(socket, deadline).map_err(|e| classify(socket, e, timeout))?;
+    exchange(stream, socket, b"", request, deadline)
+}
+
+/// [`request_by`] through a relay's TCP port (`lidguard container --tcp`, where no socket
+/// crosses into the container's VM): `address` is `host:port`; the relay's `secret` goes first,
+/// on a line of its own, and a relay given another one answers nothing.
+pub fn request_tcp(
+    address: &str,
+    secret: &str,
+    request: &Request,
+    deadline: Instant,
+) -> Result<Response, ClientError> {
+    use std::net::ToSocketAddrs;
+
+    let label = Path::new(address);
+    let timeout = deadline.saturating_duration_since(Instant::now());
+    let io_err = |e| classify(label, e, timeout);
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "the name has no address");
+    for addr in address.to_socket_addrs().map_err(io_err)? {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match std::net::TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1))) {
+            Ok(stream) => {
+                let secret = format!("{secret}\n");
+                return exchange(stream, label, secret.as_bytes(), request, deadline);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(io_err(last))
+}
+
+/// A connection a request goes over: a Unix socket or a relay's TCP port.
+trait Conn: io::Read + io::Write {
+    fn timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()>;
+}
+
+#[cfg(unix)]
+impl Conn for std::os::unix::net::UnixStream {
+    fn timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(read)?;
+        self.set_write_timeout(write)
+    }
+}
+
+impl Conn for std::net::TcpStream {
+    fn timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(read)?;
+        self.set_write_timeout(write)
+    }
+}
+
+/// Writes `preamble` and `request` on `stream` and reads the answer (and the promised second
+/// one), all by `deadline` but the second.
+fn exchange(
+    mut stream: impl Conn,
+    socket: &Path,
+    preamble: &[u8],
+    request: &Request,
+    deadline: Instant,
+) -> Result<Response, ClientError> {
+    use std::io::{BufRead, BufReader};
+
+    let timeout = deadline.saturating_duration_since(Instant::now());
+    let io_err = |source: io::Error| classify(socket, source, timeout);
     let left = || {
         deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(1))
     };
-    stream.set_write_timeout(Some(left())).map_err(io_err)?;
-    let line = request_line(request)?;
+    stream.timeouts(None, Some(left())).map_err(io_err)?;
+    let mut line = preamble.to_vec();
+    line.extend(request_line(request)?);
     // A daemon that refuses us (another user's, say) answers and closes without reading: the
     // write then fails, but its explanation is waiting to be read.
     let written = stream.write_all(&line);
@@ -92,10 +153,10 @@ pub fn request_at(
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
         )
     {
-        return Err(classify(&socket, written.unwrap_err(), timeout));
+        return Err(classify(socket, written.unwrap_err(), timeout));
     }
-    stream.set_read_timeout(Some(left())).map_err(io_err)?;
-    let mut reader = BufReader::new(&stream);
+    stream.timeouts(Some(left()), None).map_err(io_err)?;
+    let mut reader = BufReader::new(stream);
     let mut answer = String::new();
     let read = reader.read_line(&mut answer);
     if answer.is_empty() {
@@ -112,13 +173,13 @@ pub fn request_at(
     };
     // Ask before sleep: the daemon promised a second answer by `until`.
     let left = until.duration_since(jiff::Timestamp::now()).unsigned_abs() + WAIT_GRACE;
-    stream
-        .set_read_timeout(Some(left))
-        .map_err(|e| classify(&socket, e, left))?;
+    (reader.get_ref())
+        .timeouts(Some(left), None)
+        .map_err(|e| classify(socket, e, left))?;
     answer.clear();
     reader
         .read_line(&mut answer)
-        .map_err(|e| classify(&socket, e, left))?;
+        .map_err(|e| classify(socket, e, left))?;
     if answer.is_empty() {
         return Err(ClientError::Protocol(
             "the daemon closed the connection before the promised second answer".into(),
@@ -183,7 +244,6 @@ fn connect_by(socket: &Path, deadline: Instant) -> io::Result<std::os::unix::net
 }
 
 /// How long past its promised time a second answer is still awaited.
-#[cfg(unix)]
 const WAIT_GRACE: Duration = Duration::from_secs(8);
 
 /// [`request`] with one deadline, over the daemon's named pipe (Windows). A pipe opened as a
@@ -262,10 +322,6 @@ fn open_pipe(path: &Path, deadline: Instant) -> io::Result<std::fs::File> {
         }
     }
 }
-
-/// How long past its promised time a second answer is still awaited.
-#[cfg(windows)]
-const WAIT_GRACE: Duration = Duration::from_secs(8);
 
 /// Sends `request` (builds for other platforms have no daemon transport).
 #[cfg(not(any(unix, windows)))]

@@ -803,6 +803,21 @@ pub(crate) struct ContainerArgs {
         value_name = "ENGINE RUN ARGS"
     )]
     pub(crate) engine_args: Vec<String>,
+    /// Reach the relay over TCP instead of a bind-mounted socket, for a container in a VM no
+    /// socket crosses (Docker Desktop): HOST is how the container names this machine
+    /// (`host.docker.internal`). lidguard then adds `-e LIDGUARD_RELAY=tcp://HOST:PORT -e
+    /// LIDGUARD_RELAY_SECRET`, the secret passed through the engine's environment, never its
+    /// command line.
+    #[arg(long, value_name = "HOST")]
+    pub(crate) tcp: Option<String>,
+    /// Where the TCP relay listens (a free port when 0); only with --tcp.
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        default_value = "127.0.0.1:0",
+        requires = "tcp"
+    )]
+    pub(crate) tcp_listen: std::net::SocketAddr,
 }
 
 #[derive(Debug, Args)]

@@ -211,8 +211,12 @@ fn relays() -> (Vec<std::path::PathBuf>, bool) {
     (found.into_iter().map(|(_, path)| path).collect(), true)
 }
 
-/// The variable that names a relay socket explicitly (a container's bind-mounted one).
+/// The variable that names a relay explicitly: a container's bind-mounted socket, or
+/// `tcp://HOST:PORT` ([`RELAY_SECRET_ENV`] then holds the relay's secret).
 pub const RELAY_ENV: &str = "LIDGUARD_RELAY";
+
+/// The secret a TCP relay wants first on each connection.
+pub const RELAY_SECRET_ENV: &str = "LIDGUARD_RELAY_SECRET";
 
 /// Where `lidguard ssh` has sshd put a connection's relay on the remote host:
 /// `<dir>/<prefix><user>-<connection>.sock`.
@@ -220,13 +224,19 @@ pub const SSH_RELAY_DIR: &str = "/tmp";
 /// See [`SSH_RELAY_DIR`].
 pub const SSH_RELAY_PREFIX: &str = "lidguard-relay-";
 
-/// The request through the first relay that answers, if there is one. A socket nobody listens
-/// on any more (its ssh connection ended) is removed, so the next event does not try it again.
+/// The request through the first relay that answers, if there is one: a TCP relay named in
+/// [`RELAY_ENV`], else the sockets of [`relays`]. A socket nobody listens on any more (its ssh
+/// connection ended) is removed, so the next event does not try it again.
 #[cfg(unix)]
 fn ask_relay(
     request: &Request,
     deadline: Instant,
 ) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
+    let named = lidguard_files::environment::text(RELAY_ENV);
+    if let Some(address) = named.as_deref().and_then(|v| v.strip_prefix("tcp://")) {
+        let secret = lidguard_files::environment::text(RELAY_SECRET_ENV).unwrap_or_default();
+        return Some(client::request_tcp(address, &secret, request, deadline));
+    }
     let (paths, shared) = relays();
     let mut last = None;
     for path in paths {

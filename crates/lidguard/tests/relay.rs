@@ -140,11 +140,16 @@ impl Drop for Sshd {
 
 /// The `ssh` client `lidguard ssh` (pid `parent`) started.
 fn ssh_client(parent: u32) -> Option<u32> {
+    child_named(parent, "ssh")
+}
+
+/// The child of `parent` running the program `name`.
+fn child_named(parent: u32, name: &str) -> Option<u32> {
     let children =
         std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
     children.split_whitespace().find_map(|pid| {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        (comm.trim() == "ssh").then(|| pid.parse().ok())?
+        (comm.trim() == name).then(|| pid.parse().ok())?
     })
 }
 
@@ -409,6 +414,19 @@ impl Drop for Image {
 
 #[test]
 fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() {
+    container_session_lasts_as_long_as_the_container(false);
+}
+
+/// The same through a TCP relay (`--tcp`, as for Docker Desktop): the container reaches it on
+/// the host's loopback (`--network host` stands for Docker Desktop's `host.docker.internal`),
+/// the secret is in the engine's environment but never on its command line, and a connection
+/// without the secret gets no answer and starts nothing.
+#[test]
+fn a_claude_hook_in_a_podman_container_over_a_tcp_relay_with_its_secret() {
+    container_session_lasts_as_long_as_the_container(true);
+}
+
+fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     let Some(hook) = std::env::var_os(STATIC_HOOK_ENV) else {
         eprintln!("skipping the container test: {STATIC_HOOK_ENV} names no static lidguard-hook");
         return;
@@ -427,30 +445,33 @@ fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() 
     };
     let home = Home::with_bus(logind.address());
     let image = Image::build(Path::new(&hook));
-    let name = format!("lidguard-relay-test-{}", std::process::id());
+    let name = format!("lidguard-relay-test-{}-{tcp}", std::process::id());
     let script = claude_prompt_then_wait("/bin/lidguard-hook");
+    let mut args = vec!["container"];
+    args.extend(if tcp {
+        ["--tcp", "127.0.0.1"].as_slice()
+    } else {
+        &[]
+    });
+    args.extend(["podman", "run", "--rm", "--runtime", "runc", "--network"]);
+    args.push(if tcp { "host" } else { "none" });
+    args.extend([
+        "--ulimit",
+        "nofile=1024:1024",
+        "--ulimit",
+        "nproc=1024:1024",
+    ]);
+    args.extend([
+        "--name",
+        &name,
+        &image.0,
+        "/bin/busybox",
+        "sh",
+        "-c",
+        &script,
+    ]);
     let run = home
-        .cmd(&[
-            "container",
-            "podman",
-            "run",
-            "--rm",
-            "--runtime",
-            "runc",
-            "--network",
-            "none",
-            "--ulimit",
-            "nofile=1024:1024",
-            "--ulimit",
-            "nproc=1024:1024",
-            "--name",
-            &name,
-            &image.0,
-            "/bin/busybox",
-            "sh",
-            "-c",
-            &script,
-        ])
+        .cmd(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -466,6 +487,9 @@ fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() 
     assert!(session["watchedPid"].is_null(), "{session}");
     assert!(session["transcriptPath"].is_null(), "{session}");
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    if tcp {
+        tcp_relay_keeps_its_secret(&home, run.id(), &prefix);
+    }
 
     // The container stops: its relay's lease ends, and with it the session.
     let stop = Command::new("podman")
@@ -487,8 +511,53 @@ fn a_claude_hook_in_a_podman_container_holds_logind_until_the_container_stops() 
     let out = run.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hook-exit 0"), "{stdout}");
-    eprintln!("the container's session ended {ended_in:?} after podman kill");
+    eprintln!("the container's session ended {ended_in:?} after podman kill (tcp: {tcp})");
     drop(serial);
+}
+
+/// The engine `lidguard container` (pid `parent`) runs has the secret in its environment and
+/// not on its command line; the relay's port answers nothing without the secret.
+fn tcp_relay_keeps_its_secret(home: &Home, parent: u32, prefix: &str) {
+    let engine = child_named(parent, "podman").expect("podman runs");
+    let cmdline = std::fs::read(format!("/proc/{engine}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    let environ = std::fs::read(format!("/proc/{engine}/environ")).unwrap();
+    let environ = String::from_utf8_lossy(&environ).into_owned();
+    let secret = environ
+        .split('\0')
+        .find_map(|v| v.strip_prefix("LIDGUARD_RELAY_SECRET="))
+        .expect("the secret is in the engine's environment");
+    assert_eq!(secret.len(), 64, "{secret}");
+    assert!(!cmdline.contains(secret), "{cmdline}");
+    assert!(cmdline.contains(" -e LIDGUARD_RELAY_SECRET "), "{cmdline}");
+    let port = cmdline
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("LIDGUARD_RELAY=tcp://127.0.0.1:"))
+        .expect("the relay's address on the command line");
+
+    // With the secret the relay reads the request (and refuses a ping); without, nothing.
+    let ping = r#"{"v":1,"command":"ping"}"#;
+    for (first, answers) in [("not-the-secret", false), ("", false), (secret, true)] {
+        let mut guest = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        guest
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        guest
+            .write_all(format!("{first}\n{ping}\n").as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        let read = BufReader::new(&guest).read_line(&mut answer).unwrap();
+        assert_eq!(read > 0, answers, "{first:?}: {answer:?}");
+        if answers {
+            assert!(
+                answer.contains("a relay carries hook events only"),
+                "{answer}"
+            );
+        }
+    }
+    let sessions = home.status()["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(sessions[0]["via"].as_str().unwrap().starts_with(prefix));
 }
 
 /// `lidguard ssh --install` puts the static hook and Claude's entries on the remote account

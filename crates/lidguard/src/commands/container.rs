@@ -2,20 +2,24 @@
 //! engine (Podman, Docker) running a container with a relay to this machine's daemon
 //! bind-mounted at [`CONTAINER_SOCKET`] and named in `LIDGUARD_RELAY`, so an agent in the
 //! container (with the static `lidguard-hook` and lidguard's entries there) keeps this machine
-//! awake. The relay's lease is the engine's `run` in the foreground: when the container stops,
-//! its sessions end.
+//! awake. With `--tcp HOST`, for a container in a VM no socket crosses (Docker Desktop), the
+//! relay is a TCP port instead, named `tcp://HOST:PORT`, whose secret goes with it. The relay's
+//! lease is the engine's `run` in the foreground: when the container stops, its sessions end.
 
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
+use lidguard::hook::{RELAY_ENV, RELAY_SECRET_ENV};
 use lidguard_ipc::Places;
 
 use super::relay::{Place, Relay, exit_code};
+use crate::cli::ContainerArgs;
 
 /// Where the relay is in the container.
 pub(crate) const CONTAINER_SOCKET: &str = "/run/lidguard-relay.sock";
 
-pub(crate) fn run(places: &Places, args: &[String]) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(places: &Places, container: &ContainerArgs) -> anyhow::Result<ExitCode> {
+    let args = &container.engine_args;
     let usage = "give the engine and its `run` command: \
                  `lidguard container podman run [OPTIONS…] IMAGE [COMMAND…]`";
     let Some((engine, rest)) = args.split_first() else {
@@ -50,16 +54,28 @@ pub(crate) fn run(places: &Places, args: &[String]) -> anyhow::Result<ExitCode> 
             via: format!("a container ({engine_name})"),
         },
     };
-    let relay = Relay::open(places, &id, place)?;
-    let mount = format!("{}:{CONTAINER_SOCKET}", relay.socket.display());
-    let status = Command::new(engine)
-        .args(before)
-        .args([
-            "-v",
-            &mount,
-            "-e",
-            &format!("{}={CONTAINER_SOCKET}", lidguard::hook::RELAY_ENV),
-        ])
+    let mut engine_run = Command::new(engine);
+    engine_run.args(before);
+    let relay = match &container.tcp {
+        None => {
+            let (relay, socket) = Relay::open(places, &id, place)?;
+            let mount = format!("{}:{CONTAINER_SOCKET}", socket.display());
+            let named = format!("{RELAY_ENV}={CONTAINER_SOCKET}");
+            engine_run.args(["-v", &mount, "-e", &named]);
+            relay
+        }
+        Some(host) => {
+            let (relay, address, secret) =
+                Relay::open_tcp(places, &id, place, container.tcp_listen)?;
+            let named = format!("{RELAY_ENV}=tcp://{host}:{}", address.port());
+            // `-e NAME` alone: the engine takes the value from its own environment, which
+            // other users cannot read (a command line they can).
+            engine_run.args(["-e", &named, "-e", RELAY_SECRET_ENV]);
+            engine_run.env(RELAY_SECRET_ENV, secret);
+            relay
+        }
+    };
+    let status = engine_run
         .args(after)
         .status()
         .with_context(|| format!("cannot run {engine}"));

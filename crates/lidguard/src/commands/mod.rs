@@ -132,7 +132,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         #[cfg(unix)]
         Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
         #[cfg(unix)]
-        Command::Container(args) => container::run(&places, &args.engine_args),
+        Command::Container(args) => container::run(&places, &args),
         #[cfg(not(unix))]
         Command::Ssh(_) | Command::Container(_) => anyhow::bail!(
             "the relay needs Unix sockets on this side: run it from Linux, macOS or WSL"

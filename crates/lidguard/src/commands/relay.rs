@@ -35,10 +35,9 @@ const GUEST_READ: Duration = Duration::from_secs(5);
 /// How often a relay whose daemon went away tries to take its lease on a new one.
 const LEASE_RETRY: Duration = Duration::from_millis(500);
 
-/// An open relay: its socket (removed on drop) and its lease.
+/// An open relay: its lease, and its socket (removed on drop) if it has one.
 pub(crate) struct Relay {
-    /// The socket the other side reaches.
-    pub(crate) socket: PathBuf,
+    socket: Option<PathBuf>,
     _lease: Lease,
 }
 
@@ -50,40 +49,116 @@ pub(crate) struct Place {
 }
 
 impl Relay {
-    /// Starts the daemon if need be, takes the lease on relay `id` for `place` and serves its
-    /// socket.
-    pub(crate) fn open(places: &Places, id: &str, place: Place) -> anyhow::Result<Relay> {
+    /// Starts the daemon if need be, takes the lease on relay `id` for `place` and serves a
+    /// socket in the runtime directory, which it returns.
+    pub(crate) fn open(
+        places: &Places,
+        id: &str,
+        place: Place,
+    ) -> anyhow::Result<(Relay, PathBuf)> {
         places.ensure_runtime_dir()?;
         let lease = Lease::take(places, id, &place.key)?;
         let socket = places.runtime_dir.join(format!("relay-{id}.sock"));
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket)
             .with_context(|| format!("cannot create the relay socket {}", socket.display()))?;
-        let daemon = places.socket();
-        let place = Arc::new(place);
-        let guests = Arc::new(AtomicUsize::new(0));
-        std::thread::spawn(move || {
-            for guest in listener.incoming().flatten() {
-                if guests.fetch_add(1, Ordering::SeqCst) >= MAX_GUESTS {
-                    guests.fetch_sub(1, Ordering::SeqCst);
-                    refuse(guest, "too many relayed requests at once");
-                    continue;
-                }
-                let (daemon, place, guests) =
-                    (daemon.clone(), Arc::clone(&place), Arc::clone(&guests));
-                std::thread::spawn(move || {
-                    if let Err(e) = serve_guest(guest, &daemon, &place) {
-                        tracing::debug!(error = %e, "relayed request failed");
-                    }
-                    guests.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
+        serve(places, place, None, move || {
+            listener.accept().map(|(s, _)| s)
         });
-        Ok(Relay {
-            socket,
+        let relay = Relay {
+            socket: Some(socket.clone()),
             _lease: lease,
-        })
+        };
+        Ok((relay, socket))
     }
+
+    /// [`Relay::open`] on a TCP port of `bind` (port 0: any free one), for a container in a VM
+    /// no socket crosses (Docker Desktop); returns the address and the new secret, which must
+    /// be the first line of every connection.
+    pub(crate) fn open_tcp(
+        places: &Places,
+        id: &str,
+        place: Place,
+        bind: std::net::SocketAddr,
+    ) -> anyhow::Result<(Relay, std::net::SocketAddr, String)> {
+        let lease = Lease::take(places, id, &place.key)?;
+        let listener = std::net::TcpListener::bind(bind)
+            .with_context(|| format!("cannot listen for the relay on {bind}"))?;
+        let address = listener.local_addr()?;
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no random secret: {e}"))?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let digest = secret_digest(secret.as_bytes());
+        serve(places, place, Some(digest), move || {
+            listener.accept().map(|(s, _)| s)
+        });
+        let relay = Relay {
+            socket: None,
+            _lease: lease,
+        };
+        Ok((relay, address, secret))
+    }
+}
+
+/// A guest's connection: a Unix socket or a TCP one.
+trait Guest: Read + Write + Send + Sized + 'static {
+    fn again(&self) -> std::io::Result<Self>;
+    fn read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()>;
+    fn close_write(&self);
+}
+
+/// Both kinds of stream have these as inherent methods of the same names.
+macro_rules! guest {
+    ($($stream:ty),*) => {$(
+        impl Guest for $stream {
+            fn again(&self) -> std::io::Result<Self> {
+                self.try_clone()
+            }
+            fn read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
+                self.set_read_timeout(timeout)
+            }
+            fn close_write(&self) {
+                let _ = self.shutdown(std::net::Shutdown::Write);
+            }
+        }
+    )*};
+}
+guest!(UnixStream, std::net::TcpStream);
+
+/// Serves the guests `accept` hands over, each on a thread of its own, at most [`MAX_GUESTS`]
+/// at once; with `secret` (its digest), a guest's first line must be the secret.
+fn serve<G: Guest>(
+    places: &Places,
+    place: Place,
+    secret: Option<[u8; 32]>,
+    mut accept: impl FnMut() -> std::io::Result<G> + Send + 'static,
+) {
+    let daemon = places.socket();
+    let place = Arc::new(place);
+    let guests = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        while let Ok(guest) = accept() {
+            if guests.fetch_add(1, Ordering::SeqCst) >= MAX_GUESTS {
+                guests.fetch_sub(1, Ordering::SeqCst);
+                refuse(guest, "too many relayed requests at once");
+                continue;
+            }
+            let (daemon, place, guests) = (daemon.clone(), Arc::clone(&place), Arc::clone(&guests));
+            std::thread::spawn(move || {
+                if let Err(e) = serve_guest(guest, &daemon, &place, secret) {
+                    tracing::debug!(error = %e, "relayed request failed");
+                }
+                guests.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+}
+
+/// The secret's digest: compared instead of the secret, so the time a comparison takes says
+/// nothing about how much of a wrong secret was right.
+fn secret_digest(secret: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(secret).into()
 }
 
 /// A relay's lease on the daemon: held by a thread that takes it again on a new daemon when
@@ -162,7 +237,9 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> std::process::ExitC
 impl Drop for Relay {
     fn drop(&mut self) {
         // The lease goes after this, with the fields: no guest arrives on a relay let go.
-        let _ = std::fs::remove_file(&self.socket);
+        if let Some(socket) = &self.socket {
+            let _ = std::fs::remove_file(socket);
+        }
     }
 }
 
@@ -195,7 +272,7 @@ fn line(request: &Request) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn refuse(mut guest: UnixStream, why: &str) {
+fn refuse(mut guest: impl Write, why: &str) {
     if let Ok(mut bytes) = serde_json::to_vec(&Response::error(why)) {
         bytes.push(b'\n');
         let _ = guest.write_all(&bytes);
@@ -203,10 +280,24 @@ fn refuse(mut guest: UnixStream, why: &str) {
 }
 
 /// One relayed request: checked and rewritten here, then passed to the daemon, whose answer
-/// (and, for ask before sleep, its second answer) goes back as it is.
-fn serve_guest(guest: UnixStream, daemon: &Path, place: &Place) -> anyhow::Result<()> {
-    guest.set_read_timeout(Some(GUEST_READ))?;
-    let mut reader = BufReader::new(guest.try_clone()?);
+/// (and, for ask before sleep, its second answer) goes back as it is. A guest of a TCP relay
+/// without the secret gets no answer at all.
+fn serve_guest(
+    guest: impl Guest,
+    daemon: &Path,
+    place: &Place,
+    secret: Option<[u8; 32]>,
+) -> anyhow::Result<()> {
+    guest.read_timeout(Some(GUEST_READ))?;
+    let mut reader = BufReader::new(guest.again()?);
+    if let Some(secret) = secret {
+        let mut given = Vec::new();
+        (&mut reader).take(256).read_until(b'\n', &mut given)?;
+        if secret_digest(given.strip_suffix(b"\n").unwrap_or(&given)) != secret {
+            tracing::warn!(place = %place.key, "refused a relay connection without the secret");
+            return Ok(());
+        }
+    }
     let mut first = Vec::new();
     (&mut reader)
         .take(MAX_REQUEST_BYTES as u64 + 1)
@@ -219,7 +310,7 @@ fn serve_guest(guest: UnixStream, daemon: &Path, place: &Place) -> anyhow::Resul
             return Ok(());
         }
     };
-    guest.set_read_timeout(None)?;
+    guest.read_timeout(None)?;
     let mut to_daemon = UnixStream::connect(daemon)?;
     to_daemon.write_all(&line(&request)?)?;
     // What the hook sends afterwards (nothing, or its close while it waits for a second
@@ -231,7 +322,7 @@ fn serve_guest(guest: UnixStream, daemon: &Path, place: &Place) -> anyhow::Resul
     });
     let mut downstream = guest;
     std::io::copy(&mut to_daemon, &mut downstream)?;
-    let _ = downstream.shutdown(std::net::Shutdown::Write);
+    downstream.close_write();
     Ok(())
 }
 

@@ -34,9 +34,9 @@ pub(crate) fn run(places: &Places, ssh_args: &[String]) -> anyhow::Result<ExitCo
     };
 
     let forward = remote_socket(&user, &relay);
-    let relay = Relay::open(places, &relay, place)?;
+    let (relay, socket) = Relay::open(places, &relay, place)?;
 
-    let forward = format!("{forward}:{}", relay.socket.display());
+    let forward = format!("{forward}:{}", socket.display());
     let status = Command::new("ssh")
         .args(["-o", "ExitOnForwardFailure=yes"])
         .args(["-R", &forward])
