@@ -43,6 +43,21 @@ pub(crate) fn targets(
     Ok(out)
 }
 
+/// An agent left out of an edit: a JSON row with `json`, else a line when `shown`.
+pub(crate) fn skipped(
+    p: Provider,
+    reason: &str,
+    (json, shown): (bool, bool),
+    rows: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
+    if json {
+        rows.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
+    } else if shown {
+        output::line(&format!("{}: {reason}", p.display_name()))?;
+    }
+    Ok(())
+}
+
 /// Prints what an edit did: `label` names the agent, `what` the entries (`lidguard's hooks`).
 pub(crate) fn print(
     label: &str,

@@ -58,11 +58,8 @@ pub(crate) fn apply(
     for (p, location, skipped) in targets(args.agent.get(), command)? {
         let label = p.display_name();
         if let Some(reason) = skipped {
-            if args.json {
-                json.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
-            } else if show_skipped {
-                output::line(&format!("{label}: {reason}"))?;
-            }
+            let shown = (args.json, show_skipped);
+            config_edit::skipped(p, &reason, shown, &mut json)?;
             continue;
         }
         if remove {
