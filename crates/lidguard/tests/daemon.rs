@@ -248,12 +248,7 @@ fn a_restarted_daemon_resumes_sessions_whose_process_lives_and_drops_the_rest() 
 
     home.ok(&["start", "--provider", "copilot", "--session", "new"]);
     assert_ne!(home.daemon_pid().unwrap(), first);
-    let ids: Vec<String> = home.status()["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["sessionId"].as_str().unwrap().to_owned())
-        .collect();
+    let ids = home.session_ids();
     assert_eq!(
         ids,
         ["watched", "new"],

@@ -618,14 +618,6 @@ fn acknowledged_starts_and_stops_survive_kill_9_at_random_moments() {
         }
         home.daemon_pid().expect("the daemon started")
     };
-    let ids = |home: &Home| -> Vec<String> {
-        home.status()["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["sessionId"].as_str().unwrap().to_owned())
-            .collect()
-    };
     // xorshift: reproducible moments without a random-number crate.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move || {
@@ -701,7 +693,7 @@ fn acknowledged_starts_and_stops_survive_kill_9_at_random_moments() {
         };
         assert!(eventually(WAIT, gone), "trial {trial}");
         ensure_daemon();
-        let now = ids(&home);
+        let now = home.session_ids();
         let there = now.contains(&id);
         if answered {
             acknowledged += 1;

@@ -1,7 +1,8 @@
 //! `lidguard run -- CMD`: the command's exit code and output pass through untouched, signals sent
 //! to lidguard reach it, and it is a session while it runs.
 
-use std::process::Stdio;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::util::{Home, eventually, signal};
@@ -42,15 +43,6 @@ fn exit_code_and_output_pass_through() {
     assert_eq!(refused.status.code(), Some(126));
 }
 
-fn session_ids(home: &Home) -> Vec<String> {
-    home.status()["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["sessionId"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn signals_reach_the_command_and_the_session_ends_with_it() {
     let home = Home::new();
@@ -72,20 +64,21 @@ fn signals_reach_the_command_and_the_session_ends_with_it() {
             .unwrap();
         assert!(
             eventually(Duration::from_secs(10), || ready.exists()
-                && session_ids(&home)
+                && home
+                    .session_ids()
                     .iter()
                     .any(|id| id.starts_with("run:long job:"))),
             "the command is a session while it runs: {:?}",
-            session_ids(&home)
+            home.session_ids()
         );
         // Not in a terminal's foreground: even SIGINT is passed on.
         signal(run.id(), sig);
         let status = run.wait().unwrap();
         assert_eq!(status.code(), Some(code), "{sig:?}");
         assert!(
-            eventually(Duration::from_secs(10), || session_ids(&home).is_empty()),
+            eventually(Duration::from_secs(10), || home.session_ids().is_empty()),
             "the session ended with the command: {:?}",
-            session_ids(&home)
+            home.session_ids()
         );
     }
 }
@@ -121,26 +114,34 @@ fn the_session_is_taken_before_the_command_starts() {
 
 /// A command that leaves work running in the background (`cmd &`, a shell that exits early) is
 /// covered until its last process ends; `--command-only` ends with the command.
+/// `lidguard run` of a shell script that exits with `code` and leaves work in the background
+/// until the returned file exists; also returns the script.
+fn leaving_background_work(home: &Home, code: u8, stderr: Stdio) -> (Child, PathBuf, String) {
+    let release = home.path().join("release");
+    let script = format!(
+        "(while [ ! -e '{}' ]; do sleep 0.05; done) >/dev/null 2>&1 & exit {code}",
+        release.display()
+    );
+    let run = home
+        .cmd(&["run", "--reason", "bg", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    (run, release, script)
+}
+
 #[test]
 fn background_work_the_command_leaves_is_waited_for() {
     let home = Home::new();
-    let release = home.path().join("release");
-    let script = format!(
-        "(while [ ! -e '{}' ]; do sleep 0.05; done) >/dev/null 2>&1 & exit 4",
-        release.display()
-    );
-    let mut run = home
-        .cmd(&["run", "--reason", "bg", "--", "sh", "-c", &script])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut run, release, script) = leaving_background_work(&home, 4, Stdio::piped());
     assert!(
-        eventually(Duration::from_secs(10), || session_ids(&home)
+        eventually(Duration::from_secs(10), || home
+            .session_ids()
             .iter()
             .any(|id| id.starts_with("run:bg:"))),
         "{:?}",
-        session_ids(&home)
+        home.session_ids()
     );
     // The shell exited at once; lidguard waits for what it left running.
     std::thread::sleep(Duration::from_millis(1500));
@@ -148,7 +149,7 @@ fn background_work_the_command_leaves_is_waited_for() {
         run.try_wait().unwrap().is_none(),
         "run returned with work left"
     );
-    assert_eq!(session_ids(&home).len(), 1);
+    assert_eq!(home.session_ids().len(), 1);
     std::fs::write(&release, "").unwrap();
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(4), "the command's own exit code");
@@ -158,7 +159,9 @@ fn background_work_the_command_leaves_is_waited_for() {
         stderr.contains("sh exited (4); its session lasts until the processes it left running in the background exit"),
         "{stderr}"
     );
-    assert!(eventually(Duration::from_secs(10), || session_ids(&home).is_empty()));
+    assert!(eventually(Duration::from_secs(10), || home
+        .session_ids()
+        .is_empty()));
 
     // --command-only: the session ends with the shell, the background loop still runs.
     std::fs::remove_file(&release).unwrap();
@@ -170,7 +173,9 @@ fn background_work_the_command_leaves_is_waited_for() {
         .status()
         .unwrap();
     assert_eq!(out.code(), Some(4));
-    assert!(eventually(Duration::from_secs(10), || session_ids(&home).is_empty()));
+    assert!(eventually(Duration::from_secs(10), || home
+        .session_ids()
+        .is_empty()));
     std::fs::write(&release, "").unwrap();
 }
 
@@ -178,22 +183,16 @@ fn background_work_the_command_leaves_is_waited_for() {
 #[test]
 fn a_signal_stops_waiting_for_background_work() {
     let home = Home::new();
-    let release = home.path().join("release");
-    let script = format!(
-        "(while [ ! -e '{}' ]; do sleep 0.05; done) >/dev/null 2>&1 & exit 0",
-        release.display()
-    );
-    let mut run = home
-        .cmd(&["run", "--reason", "bg", "--", "sh", "-c", &script])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(eventually(Duration::from_secs(10), || !session_ids(&home).is_empty()));
+    let (mut run, release, _) = leaving_background_work(&home, 0, Stdio::null());
+    assert!(eventually(Duration::from_secs(10), || !home
+        .session_ids()
+        .is_empty()));
     std::thread::sleep(Duration::from_millis(500));
     signal(run.id(), rustix::process::Signal::TERM);
     assert_eq!(run.wait().unwrap().code(), Some(0));
-    assert!(eventually(Duration::from_secs(10), || session_ids(&home).is_empty()));
+    assert!(eventually(Duration::from_secs(10), || home
+        .session_ids()
+        .is_empty()));
     std::fs::write(&release, "").unwrap();
 }
 

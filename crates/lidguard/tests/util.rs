@@ -169,6 +169,16 @@ impl Home {
         serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
     }
 
+    /// The ids of the sessions in `status --json`, in its order.
+    #[track_caller]
+    pub(crate) fn session_ids(&self) -> Vec<String> {
+        let status = self.status();
+        let sessions = status["sessions"].as_array().unwrap().iter();
+        sessions
+            .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     /// One session of `status --json`, by id.
     #[track_caller]
     pub(crate) fn session(&self, id: &str) -> Option<Value> {

@@ -15,6 +15,14 @@ use jsonc_parser::cst::{CstInputValue, CstObject};
 use crate::install::HookCommand;
 use crate::install::engine::{self, Handler, Layout, Spec};
 
+/// The subcommand that marks lidguard's entries.
+pub const SUBCOMMAND: &str = "claude-hook";
+
+/// Claude's `settings.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec::named("Claude Code settings", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .warnings(warnings);
+
 /// The events lidguard needs (what the captures showed fires and the dialect acts on).
 pub const REQUIRED_EVENTS: &[&str] = &[
     "UserPromptSubmit",
@@ -33,14 +41,6 @@ pub const REQUIRED_EVENTS: &[&str] = &[
     "Notification",
     "SessionEnd",
 ];
-
-/// The subcommand that marks lidguard's entries.
-pub const SUBCOMMAND: &str = "claude-hook";
-
-/// Claude's `settings.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec::named("Claude Code settings", SUBCOMMAND, REQUIRED_EVENTS)
-    .handlers(Layout::Nested, handler, conflicts)
-    .warnings(warnings);
 
 fn handler(cmd: &HookCommand, _event: &str, timeout: u32) -> Handler {
     vec![

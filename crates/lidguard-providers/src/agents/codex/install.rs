@@ -13,6 +13,15 @@ use crate::install::duplicates::DuplicateKeys;
 use crate::install::engine::{self, Handler, Layout, Spec};
 use crate::install::{HookCommand, HookShell};
 
+/// The subcommand that marks lidguard's entries.
+pub const SUBCOMMAND: &str = "codex-hook";
+
+/// Codex's `hooks.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec::named("Codex hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .root_keys(&["description", "hooks"])
+    .duplicates(DuplicateKeys::FileIgnored);
+
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
     "UserPromptSubmit",
@@ -25,15 +34,6 @@ pub const REQUIRED_EVENTS: &[&str] = &[
     "SubagentStart",
     "SubagentStop",
 ];
-
-/// The subcommand that marks lidguard's entries.
-pub const SUBCOMMAND: &str = "codex-hook";
-
-/// Codex's `hooks.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec::named("Codex hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
-    .handlers(Layout::Nested, handler, conflicts)
-    .root_keys(&["description", "hooks"])
-    .duplicates(DuplicateKeys::FileIgnored);
 
 /// The longest timeout Codex accepts for `SessionEnd` and `Interrupt` hooks: it clamps larger
 /// ones to this and warns on every start (seen with codex-cli 0.171.0; the docs give "default 1,

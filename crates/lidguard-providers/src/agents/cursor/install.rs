@@ -14,6 +14,14 @@ use jsonc_parser::cst::CstInputValue;
 use crate::install::HookCommand;
 use crate::install::engine::{Handler, Layout, Spec};
 
+/// The subcommand that marks lidguard's entries.
+pub const SUBCOMMAND: &str = "cursor-hook";
+
+/// Cursor's `hooks.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec::named("Cursor hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Flat, handler, conflicts)
+    .envelope(1, "is not 1, the hooks file version Cursor documents");
+
 /// The events lidguard needs.
 pub const REQUIRED_EVENTS: &[&str] = &[
     "sessionStart",
@@ -31,14 +39,6 @@ pub const REQUIRED_EVENTS: &[&str] = &[
     "subagentStop",
     "stop",
 ];
-
-/// The subcommand that marks lidguard's entries.
-pub const SUBCOMMAND: &str = "cursor-hook";
-
-/// Cursor's `hooks.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec::named("Cursor hooks.json", SUBCOMMAND, REQUIRED_EVENTS)
-    .handlers(Layout::Flat, handler, conflicts)
-    .envelope(1, "is not 1, the hooks file version Cursor documents");
 
 fn handler(cmd: &HookCommand, event: &str, timeout: u32) -> Handler {
     let mut h = vec![

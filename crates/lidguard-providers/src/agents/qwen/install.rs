@@ -12,6 +12,14 @@ use jsonc_parser::cst::{CstInputValue, CstObject};
 use crate::install::engine::{self, Handler, Layout, Spec};
 use crate::install::{HookCommand, HookShell};
 
+/// The subcommand that marks lidguard's entries.
+pub const SUBCOMMAND: &str = "qwen-hook";
+
+/// Qwen's `settings.json` for the JSON engine.
+pub(crate) static SPEC: Spec = Spec::named("Qwen Code settings", SUBCOMMAND, REQUIRED_EVENTS)
+    .handlers(Layout::Nested, handler, conflicts)
+    .warnings(warnings);
+
 /// The events lidguard needs (Qwen Code 0.24.4 `HookEventName`, those the dialect acts on).
 pub const REQUIRED_EVENTS: &[&str] = &[
     "UserPromptSubmit",
@@ -39,14 +47,6 @@ pub const CAPTURED_EVENTS: &[&str] = &[
     "SessionEnd",
     "PostToolUseFailure",
 ];
-
-/// The subcommand that marks lidguard's entries.
-pub const SUBCOMMAND: &str = "qwen-hook";
-
-/// Qwen's `settings.json` for the JSON engine.
-pub(crate) static SPEC: Spec = Spec::named("Qwen Code settings", SUBCOMMAND, REQUIRED_EVENTS)
-    .handlers(Layout::Nested, handler, conflicts)
-    .warnings(warnings);
 
 /// A command handler in shell form (Qwen has no exec form): the timeout in seconds, and
 /// PowerShell named on Windows.
