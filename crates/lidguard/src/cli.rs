@@ -810,6 +810,18 @@ pub(crate) struct ContainerArgs {
     /// command line.
     #[arg(long, value_name = "HOST")]
     pub(crate) tcp: Option<String>,
+    /// Watch the container named NAME instead of running one, for a tool that starts it
+    /// itself (a devcontainer's `initializeCommand`): the relay's socket goes in a folder the
+    /// container bind-mounts, and its lease lasts until that container stops. Returns at once;
+    /// the watch goes on in the background. ENGINE RUN ARGS are then the engine and its global
+    /// options (`podman --runtime runc`).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["tcp", "devcontainer"])]
+    pub(crate) watch: Option<String>,
+    /// Print what a `devcontainer.json` needs so the container named NAME keeps this machine
+    /// awake while its agents work: the watch as `initializeCommand`, the name, the mount and
+    /// the environment. ENGINE RUN ARGS are then the engine and its global options.
+    #[arg(long, value_name = "NAME", conflicts_with = "tcp")]
+    pub(crate) devcontainer: Option<String>,
     /// Where the TCP relay listens (a free port when 0); only with --tcp.
     #[arg(
         long,

@@ -359,7 +359,21 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
     let _ = again.wait();
     let mut back = sshd.lidguard_ssh(&home, "sleep 600");
     std::thread::sleep(lidguard_daemon::RELAY_GRACE + Duration::from_secs(2));
-    let kept = relayed(&home).expect("the session ended though its connection came back");
+    let Some(kept) = relayed(&home) else {
+        // Said in full: the third connection's fate and what the daemon logged.
+        let ended = back.try_wait().unwrap();
+        let mut said = String::new();
+        if ended.is_some() {
+            let stderr = back.stderr.as_mut().unwrap();
+            std::io::Read::read_to_string(stderr, &mut said).unwrap();
+        }
+        let events = home.ok(&["events", "--since", "all"]);
+        panic!(
+            "the session ended though its connection came back: third lidguard ssh {ended:?} \
+             {said}\nevents:\n{events}\nsshd log:\n{}",
+            std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
+        );
+    };
     assert_eq!(kept["sessionId"], PLACE_R1);
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
     let ssh = ssh_client(back.id()).expect("the ssh client of the third lidguard ssh");
@@ -426,10 +440,17 @@ fn a_claude_hook_in_a_podman_container_over_a_tcp_relay_with_its_secret() {
     container_session_lasts_as_long_as_the_container(true);
 }
 
-fn container_session_lasts_as_long_as_the_container(tcp: bool) {
+/// What a container test needs: the test lock, a private logind, a home on it and the image
+/// with the static hook; `None` (said) without the static hook.
+fn container_test() -> Option<(
+    std::sync::MutexGuard<'static, ()>,
+    lidguard_testbus::PrivateLogind,
+    Home,
+    Image,
+)> {
     let Some(hook) = std::env::var_os(STATIC_HOOK_ENV) else {
         eprintln!("skipping the container test: {STATIC_HOOK_ENV} names no static lidguard-hook");
-        return;
+        return None;
     };
     // Asked for by name, so whatever is missing is a failure.
     assert!(
@@ -440,11 +461,16 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
         assert!(Path::new(tool).exists(), "{tool} is missing (see .ci/run)");
     }
     let serial = lidguard_testbus::serial();
-    let Some(logind) = lidguard_testbus::logind_or_skip() else {
-        return;
-    };
+    let logind = lidguard_testbus::logind_or_skip()?;
     let home = Home::with_bus(logind.address());
     let image = Image::build(Path::new(&hook));
+    Some((serial, logind, home, image))
+}
+
+fn container_session_lasts_as_long_as_the_container(tcp: bool) {
+    let Some((serial, logind, home, image)) = container_test() else {
+        return;
+    };
     let name = format!("lidguard-relay-test-{}-{tcp}", std::process::id());
     let script = claude_prompt_then_wait("/bin/lidguard-hook");
     let mut args = vec!["container"];
@@ -492,18 +518,7 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     }
 
     // The container stops: its relay's lease ends, and with it the session.
-    let stop = Command::new("podman")
-        .args(["kill", &name])
-        .output()
-        .unwrap();
-    assert!(stop.status.success(), "podman kill: {stop:?}");
-    let started = std::time::Instant::now();
-    assert!(
-        eventually(Duration::from_secs(10), || relayed(&home, &prefix)
-            .is_none()),
-        "the container's session outlived the container"
-    );
-    let ended_in = started.elapsed();
+    let ended_in = kill_ends_its_session(&home, &name, &prefix);
     assert_eq!(
         logind.wait_block_inhibited(Duration::from_secs(5), str::is_empty),
         ""
@@ -513,6 +528,22 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     assert!(stdout.contains("hook-exit 0"), "{stdout}");
     eprintln!("the container's session ended {ended_in:?} after podman kill (tcp: {tcp})");
     drop(serial);
+}
+
+/// `podman kill` of container `name`: the session that came from it (`via` starting with
+/// `prefix`) ends within 10 s; returns how long it took.
+fn kill_ends_its_session(home: &Home, name: &str, prefix: &str) -> Duration {
+    let stop = Command::new("podman")
+        .args(["kill", name])
+        .output()
+        .unwrap();
+    assert!(stop.status.success(), "podman kill: {stop:?}");
+    let started = std::time::Instant::now();
+    assert!(
+        eventually(Duration::from_secs(10), || relayed(home, prefix).is_none()),
+        "the session of container {name} outlived it"
+    );
+    started.elapsed()
 }
 
 /// The engine `lidguard container` (pid `parent`) runs has the secret in its environment and
@@ -558,6 +589,84 @@ fn tcp_relay_keeps_its_secret(home: &Home, parent: u32, prefix: &str) {
     let sessions = home.status()["sessions"].as_array().unwrap().clone();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(sessions[0]["via"].as_str().unwrap().starts_with(prefix));
+}
+
+/// A container another tool starts (a devcontainer): `--devcontainer` prints the config, its
+/// `initializeCommand` (`--watch`) returns at once with the relay's folder ready, the
+/// container created detached with the printed name, mount and environment reaches the daemon,
+/// and its session ends once the container stops, as does the watch (its socket goes).
+#[test]
+fn a_devcontainer_is_watched_by_name_until_it_stops() {
+    let Some((serial, logind, home, image)) = container_test() else {
+        return;
+    };
+    let name = format!("lidguard-watch-test-{}", std::process::id());
+    let engine = ["podman", "--runtime", "runc"];
+    let mut args = vec!["container", "--devcontainer", &name];
+    args.extend(engine);
+    let config: serde_json::Value = serde_json::from_str(&home.ok(&args)).unwrap();
+    let init: Vec<&str> = config["initializeCommand"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(init[0].ends_with("lidguard"), "{config}");
+    assert_eq!(init[1..4], ["container", "--watch", &name], "{config}");
+    assert_eq!(init[4..], engine, "{config}");
+    assert_eq!(config["runArgs"], serde_json::json!(["--name", name]));
+    let mount = config["mounts"][0].as_str().unwrap();
+    let relay = config["containerEnv"]["LIDGUARD_RELAY"].as_str().unwrap();
+    assert_eq!(relay, "/run/lidguard/relay.sock");
+
+    // The tool runs initializeCommand, then creates and starts the container detached.
+    let said = home.ok(&init[1..]);
+    assert!(
+        said.contains(&format!("watching container {name}")),
+        "{said}"
+    );
+    let source = mount
+        .strip_prefix("source=")
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    let socket = Path::new(source).join("relay.sock");
+    assert!(socket.exists(), "{said}");
+    let again = home.ok(&init[1..]);
+    assert!(again.contains("already watched"), "{again}");
+    let script = claude_prompt_then_wait("/bin/lidguard-hook");
+    let run = Command::new("podman")
+        .args(["--runtime", "runc", "run", "-d", "--network", "none"])
+        .args([
+            "--ulimit",
+            "nofile=1024:1024",
+            "--ulimit",
+            "nproc=1024:1024",
+        ])
+        .args(["--name", &name, "--mount", mount, "-e"])
+        .arg(format!("LIDGUARD_RELAY={relay}"))
+        .args([&image.0, "/bin/busybox", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "podman run -d: {run:?}");
+    let prefix = format!("container {name} (podman)");
+    assert!(
+        eventually(Duration::from_secs(60), || relayed(&home, &prefix)
+            .is_some()),
+        "no session from the watched container: {:?}",
+        home.status()
+    );
+    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+
+    let ended_in = kill_ends_its_session(&home, &name, &prefix);
+    eprintln!("the watched container's session ended {ended_in:?} after podman kill");
+    assert!(
+        eventually(Duration::from_secs(5), || !socket.exists()),
+        "the watch goes"
+    );
+    let _ = Command::new("podman").args(["rm", "-f", &name]).output();
+    drop(serial);
 }
 
 /// `lidguard ssh --install` puts the static hook and Claude's entries on the remote account

@@ -20,6 +20,12 @@ pub(crate) const CONTAINER_SOCKET: &str = "/run/lidguard-relay.sock";
 
 pub(crate) fn run(places: &Places, container: &ContainerArgs) -> anyhow::Result<ExitCode> {
     let args = &container.engine_args;
+    if let Some(name) = &container.watch {
+        return super::container_watch::watch(places, name, args);
+    }
+    if let Some(name) = &container.devcontainer {
+        return super::container_watch::devcontainer(places, name, args);
+    }
     let usage = "give the engine and its `run` command: \
                  `lidguard container podman run [OPTIONS…] IMAGE [COMMAND…]`";
     let Some((engine, rest)) = args.split_first() else {

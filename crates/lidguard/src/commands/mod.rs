@@ -5,6 +5,8 @@ mod autostart;
 mod config_edit;
 #[cfg(unix)]
 mod container;
+#[cfg(unix)]
+mod container_watch;
 mod doctor;
 mod events;
 mod hand;

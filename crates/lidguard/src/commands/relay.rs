@@ -57,19 +57,30 @@ impl Relay {
         place: Place,
     ) -> anyhow::Result<(Relay, PathBuf)> {
         places.ensure_runtime_dir()?;
-        let lease = Lease::take(places, id, &place.key)?;
         let socket = places.runtime_dir.join(format!("relay-{id}.sock"));
-        let _ = std::fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket)
+        let relay = Relay::open_at(places, id, place, &socket)?;
+        Ok((relay, socket))
+    }
+
+    /// [`Relay::open`] with its socket at `socket` (in a folder of lidguard's that a container
+    /// has bind-mounted).
+    pub(crate) fn open_at(
+        places: &Places,
+        id: &str,
+        place: Place,
+        socket: &Path,
+    ) -> anyhow::Result<Relay> {
+        let lease = Lease::take(places, id, &place.key)?;
+        let _ = std::fs::remove_file(socket);
+        let listener = UnixListener::bind(socket)
             .with_context(|| format!("cannot create the relay socket {}", socket.display()))?;
         serve(places, place, None, move || {
             listener.accept().map(|(s, _)| s)
         });
-        let relay = Relay {
-            socket: Some(socket.clone()),
+        Ok(Relay {
+            socket: Some(socket.to_owned()),
             _lease: lease,
-        };
-        Ok((relay, socket))
+        })
     }
 
     /// [`Relay::open`] on a TCP port of `bind` (port 0: any free one), for a container in a VM
