@@ -142,8 +142,7 @@ fn exchange(
             .max(Duration::from_millis(1))
     };
     stream.timeouts(None, Some(left())).map_err(io_err)?;
-    let mut line = preamble.to_vec();
-    line.extend(request_line(request)?);
+    let line = request_line(preamble, request)?;
     // A daemon that refuses us (another user's, say) answers and closes without reading: the
     // write then fails, but its explanation is waiting to be read.
     let written = stream.write_all(&line);
@@ -189,15 +188,17 @@ fn exchange(
         .map_err(|e| ClientError::Protocol(format!("{e}: {}", answer.trim())))
 }
 
-/// `request` as the line a client writes: the versioned envelope, then a newline.
-fn request_line(request: &Request) -> Result<Vec<u8>, ClientError> {
+/// `request` as the line a client writes, after `preamble` (a TCP relay's secret): the
+/// versioned envelope, then a newline. Written in place, so a large payload is not copied again.
+fn request_line(preamble: &[u8], request: &Request) -> Result<Vec<u8>, ClientError> {
     use crate::protocol::{PROTOCOL_VERSION, RequestEnvelope};
     let envelope = RequestEnvelope {
         v: PROTOCOL_VERSION,
         request: request.clone(),
     };
-    let mut line =
-        serde_json::to_vec(&envelope).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    let mut line = preamble.to_vec();
+    serde_json::to_writer(&mut line, &envelope)
+        .map_err(|e| ClientError::Protocol(e.to_string()))?;
     line.push(b'\n');
     Ok(line)
 }
@@ -260,7 +261,7 @@ pub fn request_by(
 
     let pipe = places.socket();
     let timeout = deadline.saturating_duration_since(Instant::now());
-    let line = request_line(request)?;
+    let line = request_line(b"", request)?;
     let (tx, rx) = mpsc::channel::<io::Result<String>>();
     let path = pipe.clone();
     std::thread::spawn(move || {
@@ -388,7 +389,7 @@ pub fn follow(
     let socket = places.socket();
     let deadline = Instant::now() + timeout;
     let io_err = |source: io::Error| classify(&socket, source, timeout);
-    let line = request_line(request)?;
+    let line = request_line(b"", request)?;
     #[cfg(unix)]
     let (mut writer, mut reader) = {
         let stream = connect_by(&socket, deadline).map_err(io_err)?;

@@ -170,12 +170,13 @@ fn handle(
 /// `/tmp` is read only under an ssh session (`SSH_CONNECTION`, which sshd sets and tmux or
 /// screen started from it pass on): a local agent's event never pays for the listing. The flag
 /// says whether the paths are the shared place's, where a dead socket may be removed.
+/// `named` is [`RELAY_ENV`]'s value.
 #[cfg(unix)]
-fn relays() -> (Vec<std::path::PathBuf>, bool) {
+fn relays(named: Option<std::ffi::OsString>) -> (Vec<std::path::PathBuf>, bool) {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     // A socket named by the user's own environment is theirs, whoever owns it inside a
     // container (Docker runs as root there; the socket is the laptop user's).
-    if let Some(path) = lidguard_files::environment::var(RELAY_ENV).filter(|v| !v.is_empty()) {
+    if let Some(path) = named.filter(|v| !v.is_empty()) {
         let path = std::path::PathBuf::from(path);
         let socket = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_socket());
         return (if socket { vec![path] } else { Vec::new() }, false);
@@ -232,12 +233,15 @@ fn ask_relay(
     request: &Request,
     deadline: Instant,
 ) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
-    let named = lidguard_files::environment::text(RELAY_ENV);
-    if let Some(address) = named.as_deref().and_then(|v| v.strip_prefix("tcp://")) {
+    let named = lidguard_files::environment::var(RELAY_ENV);
+    if let Some(address) = named
+        .as_ref()
+        .and_then(|v| v.to_str()?.strip_prefix("tcp://"))
+    {
         let secret = lidguard_files::environment::text(RELAY_SECRET_ENV).unwrap_or_default();
         return Some(client::request_tcp(address, &secret, request, deadline));
     }
-    let (paths, shared) = relays();
+    let (paths, shared) = relays(named);
     let mut last = None;
     for path in paths {
         match client::request_at(&path, request, deadline) {

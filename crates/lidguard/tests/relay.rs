@@ -502,14 +502,7 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let prefix = format!("container {name} (podman)");
-    assert!(
-        eventually(Duration::from_secs(60), || relayed(&home, &prefix)
-            .is_some()),
-        "no session from the container: {:?}",
-        home.status()
-    );
-    let session = relayed(&home, &prefix).unwrap();
+    let (prefix, session) = container_session(&home, &name);
     assert!(session["watchedPid"].is_null(), "{session}");
     assert!(session["transcriptPath"].is_null(), "{session}");
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
@@ -528,6 +521,21 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     assert!(stdout.contains("hook-exit 0"), "{stdout}");
     eprintln!("the container's session ended {ended_in:?} after podman kill (tcp: {tcp})");
     drop(serial);
+}
+
+/// The session that came from container `name` (within 60 s), and the start of its `via`.
+fn container_session(home: &Home, name: &str) -> (String, serde_json::Value) {
+    let prefix = format!("container {name} (podman)");
+    let mut session = None;
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            session = relayed(home, &prefix);
+            session.is_some()
+        }),
+        "no session from container {name}: {:?}",
+        home.status()
+    );
+    (prefix, session.unwrap())
 }
 
 /// `podman kill` of container `name`: the session that came from it (`via` starting with
@@ -650,13 +658,7 @@ fn a_devcontainer_is_watched_by_name_until_it_stops() {
         .output()
         .unwrap();
     assert!(run.status.success(), "podman run -d: {run:?}");
-    let prefix = format!("container {name} (podman)");
-    assert!(
-        eventually(Duration::from_secs(60), || relayed(&home, &prefix)
-            .is_some()),
-        "no session from the watched container: {:?}",
-        home.status()
-    );
+    let (prefix, _) = container_session(&home, &name);
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
 
     let ended_in = kill_ends_its_session(&home, &name, &prefix);
