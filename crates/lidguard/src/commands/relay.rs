@@ -148,7 +148,17 @@ fn serve<G: Guest>(
     let place = Arc::new(place);
     let guests = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
-        while let Ok(guest) = accept() {
+        loop {
+            // One failed accept (a guest that hung up first, a moment out of descriptors)
+            // must not end the relay: the next guest is served.
+            let guest = match accept() {
+                Ok(guest) => guest,
+                Err(e) => {
+                    tracing::debug!(error = %e, "a relay guest could not be accepted");
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
             if guests.fetch_add(1, Ordering::SeqCst) >= MAX_GUESTS {
                 guests.fetch_sub(1, Ordering::SeqCst);
                 refuse(guest, "too many relayed requests at once");
