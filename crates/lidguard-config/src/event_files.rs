@@ -12,135 +12,116 @@ use crate::file::{self, Direction, Options, Outcome, Planned};
 use crate::receipts::{self, Receipt};
 use crate::{ConfigError, read_optional};
 
-/// The receipt tag of a hooks directory lidguard created.
-fn dir_tag(a: &Agent) -> String {
-    format!("{}-dir", a.provider.as_str())
+/// lidguard's hook files for agent `a`, one per event of `files`, in `dir`, each running `cmd`.
+pub struct EventDir<'a> {
+    /// The agent.
+    pub a: &'a Agent,
+    /// Its events and how each file is written.
+    pub files: &'a EventFiles,
+    /// The hooks directory.
+    pub dir: &'a Path,
+    /// The command the files run.
+    pub cmd: &'a HookCommand,
 }
 
-/// Writes lidguard's file for every event into `dir`. A file of someone else's by one of
-/// those names stops the install before anything is written.
-pub fn install(
-    places: &Places,
-    a: &Agent,
-    files: &EventFiles,
-    dir: &Path,
-    cmd: &HookCommand,
-    options: Options,
-) -> Result<Vec<Outcome>, ConfigError> {
-    for event in files.events {
-        let path = dir.join(event);
-        let existing = read_optional(&path)?;
-        files
-            .install(existing.as_deref(), cmd, a.hook_command, event)
-            .map_err(|source| ConfigError::Refused { file: path, source })?;
+impl EventDir<'_> {
+    /// The receipt tag of a hooks directory lidguard created.
+    fn dir_tag(&self) -> String {
+        format!("{}-dir", self.a.provider.as_str())
     }
-    let created_dir = !dir.exists();
-    let outcomes = each_file(
-        places,
-        a,
-        files,
-        dir,
-        Direction::Install,
-        options,
-        |existing, event| {
+
+    /// Writes lidguard's file for every event. A file of someone else's by one of those names
+    /// stops the install before anything is written.
+    pub fn install(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
+        let Self { a, files, dir, cmd } = *self;
+        for event in files.events {
+            let path = dir.join(event);
+            let existing = read_optional(&path)?;
+            files
+                .install(existing.as_deref(), cmd, a.hook_command, event)
+                .map_err(|source| ConfigError::Refused { file: path, source })?;
+        }
+        let created_dir = !dir.exists();
+        let outcomes = self.each_file(places, Direction::Install, options, |existing, event| {
             let ours = existing.is_some_and(|t| files.is_ours(t, cmd, a.hook_command));
             Ok(Planned {
                 change: files.install(existing, cmd, a.hook_command, event)?,
                 // A file of lidguard's was all there was: without it, no file.
                 without_ours: ours.then_some(None),
             })
-        },
-    )?;
-    if created_dir && !options.dry_run {
-        let receipt = Receipt {
-            file: dir.to_owned(),
-            before: None,
-            after: String::new(),
-            // The folder is this receipt's `file`; remove takes it away when empty.
-            created_dirs: Vec::new(),
-        };
-        receipts::save(places, &dir_tag(a), &receipt).map_err(|source| ConfigError::Io {
-            action: "record what lidguard created in",
-            path: dir.to_owned(),
-            source,
         })?;
+        if created_dir && !options.dry_run {
+            let receipt = Receipt {
+                file: dir.to_owned(),
+                before: None,
+                after: String::new(),
+                // The folder is this receipt's `file`; remove takes it away when empty.
+                created_dirs: Vec::new(),
+            };
+            receipts::save(places, &self.dir_tag(), &receipt).map_err(|source| {
+                ConfigError::Io {
+                    action: "record what lidguard created in",
+                    path: dir.to_owned(),
+                    source,
+                }
+            })?;
+        }
+        Ok(outcomes)
     }
-    Ok(outcomes)
-}
 
-/// Takes lidguard's files out of `dir` (anyone else's stay), then the directory when lidguard
-/// created it and it is empty.
-pub fn remove(
-    places: &Places,
-    a: &Agent,
-    files: &EventFiles,
-    dir: &Path,
-    cmd: &HookCommand,
-    options: Options,
-) -> Result<Vec<Outcome>, ConfigError> {
-    let outcomes = each_file(
-        places,
-        a,
-        files,
-        dir,
-        Direction::Remove,
-        options,
-        |existing, _| {
+    /// Takes lidguard's files out (anyone else's stay), then the directory when lidguard
+    /// created it and it is empty.
+    pub fn remove(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
+        let Self { a, files, dir, cmd } = *self;
+        let outcomes = self.each_file(places, Direction::Remove, options, |existing, _| {
             Ok(Planned::change(match existing {
                 None => Change::Unchanged,
                 Some(text) => files.remove(text, cmd, a.hook_command),
             }))
-        },
-    )?;
-    let tag = dir_tag(a);
-    if !options.dry_run && receipts::load(places, &tag, dir).is_some() {
-        // Not empty: someone else's files are in it, and it stays (with the receipt).
-        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-            receipts::drop(places, &tag, dir);
+        })?;
+        let tag = self.dir_tag();
+        if !options.dry_run && receipts::load(places, &tag, dir).is_some() {
+            // Not empty: someone else's files are in it, and it stays (with the receipt).
+            if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                receipts::drop(places, &tag, dir);
+            }
         }
+        Ok(outcomes)
     }
-    Ok(outcomes)
-}
 
-/// Edits the file of every event in `dir` with `plan(existing text, event)`.
-fn each_file(
-    places: &Places,
-    a: &Agent,
-    files: &EventFiles,
-    dir: &Path,
-    direction: Direction,
-    options: Options,
-    plan: impl Fn(Option<&str>, &str) -> Result<Planned, lidguard_providers::install::InstallError>,
-) -> Result<Vec<Outcome>, ConfigError> {
-    files
-        .events
-        .iter()
-        .map(|event| {
-            file::apply(
-                places,
-                a.provider.as_str(),
-                &dir.join(event),
-                direction,
-                options,
-                |existing, _| plan(existing, event),
-            )
-        })
-        .collect()
-}
+    /// Edits the file of every event with `plan(existing text, event)`.
+    fn each_file(
+        &self,
+        places: &Places,
+        direction: Direction,
+        options: Options,
+        plan: impl Fn(Option<&str>, &str) -> Result<Planned, lidguard_providers::install::InstallError>,
+    ) -> Result<Vec<Outcome>, ConfigError> {
+        self.files
+            .events
+            .iter()
+            .map(|event| {
+                file::apply(
+                    places,
+                    self.a.provider.as_str(),
+                    &self.dir.join(event),
+                    direction,
+                    options,
+                    |existing, _| plan(existing, event),
+                )
+            })
+            .collect()
+    }
 
-/// Compares the directory's files with what install writes.
-pub fn status(
-    a: &Agent,
-    files: &EventFiles,
-    dir: &Path,
-    cmd: &HookCommand,
-) -> Result<HookStatus, ConfigError> {
-    files
-        .status(&read_dir(dir)?, cmd, a.hook_command)
-        .map_err(|source| ConfigError::Refused {
-            file: dir.to_owned(),
-            source,
-        })
+    /// Compares the directory's files with what install writes.
+    pub fn status(&self) -> Result<HookStatus, ConfigError> {
+        self.files
+            .status(&read_dir(self.dir)?, self.cmd, self.a.hook_command)
+            .map_err(|source| ConfigError::Refused {
+                file: self.dir.to_owned(),
+                source,
+            })
+    }
 }
 
 /// The text files directly in `dir` by name (none when it does not exist).

@@ -72,7 +72,13 @@ pub fn install(
 ) -> Result<Installed, ConfigError> {
     let a = entry(p)?;
     if let Some(files) = a.hooks.event_files() {
-        let outcomes = event_files::install(places, a, files, &location.file, &setup.cmd, options)?;
+        let dir = event_files::EventDir {
+            a,
+            files,
+            dir: &location.file,
+            cmd: &setup.cmd,
+        };
+        let outcomes = dir.install(places, options)?;
         return Ok(Installed {
             outcomes,
             trust: None,
@@ -118,7 +124,13 @@ pub fn remove(
 ) -> Result<Vec<Outcome>, ConfigError> {
     let a = entry(p)?;
     if let Some(files) = a.hooks.event_files() {
-        return event_files::remove(places, a, files, &location.file, cmd, options);
+        let dir = event_files::EventDir {
+            a,
+            files,
+            dir: &location.file,
+            cmd,
+        };
+        return dir.remove(places, options);
     }
     // The trust records name the entries by their place in the hook file: taken away first,
     // while the entries are still there to name them.
@@ -383,7 +395,13 @@ fn fill_status(
     let (existing, status) = match a.hooks.event_files() {
         Some(files) => (
             None,
-            event_files::status(a, files, &location.file, &setup.cmd)?,
+            event_files::EventDir {
+                a,
+                files,
+                dir: &location.file,
+                cmd: &setup.cmd,
+            }
+            .status()?,
         ),
         None => {
             let existing = read_optional(&location.file)?;

@@ -174,29 +174,21 @@ mod transport_tests {
 
     #[test]
     fn the_first_answer_settles_failures_wait_for_the_others() {
-        let mut both = Transports::new(2);
-        assert_eq!(both.report(AskOutcome::WebhookFailed("500".into())), None);
-        assert_eq!(
-            both.report(AskOutcome::Answered("go".into())),
-            Some(AskOutcome::Answered("go".into()))
-        );
-        // Asked on one, failed on the other: unanswered is expired, not a failure.
-        let mut both = Transports::new(2);
-        assert_eq!(both.report(AskOutcome::PollFailed("x".into())), None);
-        assert_eq!(both.report(AskOutcome::Expired), Some(AskOutcome::Expired));
-        let mut both = Transports::new(2);
-        assert_eq!(both.report(AskOutcome::Expired), None);
-        assert_eq!(
-            both.report(AskOutcome::WebhookFailed("y".into())),
-            Some(AskOutcome::Expired)
-        );
-        // Failed everywhere: the first failure.
-        let mut both = Transports::new(2);
-        assert_eq!(both.report(AskOutcome::WebhookFailed("a".into())), None);
-        assert_eq!(
-            both.report(AskOutcome::WebhookFailed("b".into())),
-            Some(AskOutcome::WebhookFailed("a".into()))
-        );
+        use AskOutcome::{Answered, Expired, PollFailed, WebhookFailed};
+        let failed = |why: &str| WebhookFailed(why.into());
+        // (the first report, the second, what the two come to)
+        for (first, second, settled) in [
+            (failed("500"), Answered("go".into()), Answered("go".into())),
+            // Asked on one, failed on the other: unanswered is expired, not a failure.
+            (PollFailed("x".into()), Expired, Expired),
+            (Expired, failed("y"), Expired),
+            // Failed everywhere: the first failure.
+            (failed("a"), failed("b"), failed("a")),
+        ] {
+            let mut both = Transports::new(2);
+            assert_eq!(both.report(first), None);
+            assert_eq!(both.report(second), Some(settled));
+        }
         // "Sleep now" from either ends it at once.
         let mut both = Transports::new(2);
         assert_eq!(

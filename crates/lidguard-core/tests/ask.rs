@@ -67,12 +67,7 @@ fn the_question_goes_out_after_the_delay_with_the_session_and_the_hook_waits() {
     let asked_at = stopped_at.checked_add(secs(10)).unwrap();
     assert_eq!(*deadline, asked_at.checked_add(secs(180)).unwrap());
     assert_eq!(*latest, deadline.checked_add(secs(300)).unwrap().min(waits));
-    assert_eq!(p.event_type, Some(EventType::StopFollowUp));
-    assert_eq!(p.reason, "AwaitingReply");
-    assert_eq!(p.user_interface_culture, "en");
-    assert_eq!(p.provider.as_deref(), Some("Claude"));
-    assert_eq!(p.session_identifier.as_deref(), Some("s1"));
-    assert_eq!(p.end_reason.as_deref(), Some("Stop"));
+    sim::assert_about_s1(p, EventType::StopFollowUp, "AwaitingReply");
     assert_eq!(p.reply_wait_seconds, Some(180));
     assert_eq!(p.reply_deadline_utc, Some(*deadline));
     assert_eq!(p.ended_at_utc, Some(stopped_at));

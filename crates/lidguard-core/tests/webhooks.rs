@@ -25,6 +25,14 @@ fn new_sim(machine: Machine) -> sim::Sim {
     sim::Sim::with(settings, machine)
 }
 
+/// Claude's session `s1` has just ended normally with the lid closed.
+fn ended_with_the_lid_closed() -> sim::Sim {
+    let mut sim = new_sim(CLOSED);
+    sim.start("s1");
+    sim.stop("s1", StopKind::ProviderEnd);
+    sim
+}
+
 trait Suspends {
     fn suspends(&self) -> usize;
 }
@@ -48,12 +56,7 @@ fn a_normal_end_with_the_lid_closed_announces_the_suspend_with_the_session() {
     assert_eq!(hooks.len(), 1);
     let (id, p) = &hooks[0];
     assert!(id.is_some(), "the suspend waits for it");
-    assert_eq!(p.event_type, Some(EventType::PreSuspend));
-    assert_eq!(p.reason, "Completed");
-    assert_eq!(p.user_interface_culture, "en");
-    assert_eq!(p.provider.as_deref(), Some("Claude"));
-    assert_eq!(p.session_identifier.as_deref(), Some("s1"));
-    assert_eq!(p.end_reason.as_deref(), Some("Stop"));
+    sim::assert_about_s1(p, EventType::PreSuspend, "Completed");
     assert_eq!(p.working_directory.as_deref(), Some("/home/u/proj"));
     assert!(p.transcript_path.is_some());
     assert_eq!(p.active_session_count, Some(0));
@@ -65,9 +68,7 @@ fn a_normal_end_with_the_lid_closed_announces_the_suspend_with_the_session() {
 
 #[test]
 fn an_unanswered_pre_suspend_webhook_does_not_block_the_suspend() {
-    let mut sim = new_sim(CLOSED);
-    sim.start("s1");
-    sim.stop("s1", StopKind::ProviderEnd);
+    let mut sim = ended_with_the_lid_closed();
     sim.advance(10);
     assert_eq!(sim.webhooks().len(), 1);
     sim.advance(5);
@@ -153,9 +154,7 @@ fn interrupts_manual_stops_removals_and_cancel_paths_send_nothing_at_the_end() {
 
 #[test]
 fn a_suspend_canceled_before_its_announcement_becomes_post_session_end() {
-    let mut sim = new_sim(CLOSED);
-    sim.start("s1");
-    sim.stop("s1", StopKind::ProviderEnd);
+    let mut sim = ended_with_the_lid_closed();
     sim.advance(3);
     sim.start("s2"); // new work cancels the suspend
     let hooks = sim.webhooks();
@@ -164,9 +163,7 @@ fn a_suspend_canceled_before_its_announcement_becomes_post_session_end() {
     assert_eq!(hooks[0].1.session_identifier.as_deref(), Some("s1"));
 
     // Canceled after PreSuspend was attempted: nothing more.
-    let mut sim = new_sim(CLOSED);
-    sim.start("s1");
-    sim.stop("s1", StopKind::ProviderEnd);
+    let mut sim = ended_with_the_lid_closed();
     sim.advance(10);
     sim.start("s2");
     assert_eq!(sim.webhooks().len(), 1, "only the PreSuspend");

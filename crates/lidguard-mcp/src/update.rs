@@ -186,6 +186,11 @@ mod tests {
         Err("no hook program in unit tests".into())
     }
 
+    /// Applies the fields of `value` on Linux, where the hook program is never found.
+    fn on_linux(places: &Places, value: Value) -> Result<Update, String> {
+        apply(places, &object(value), Os::Linux, no_hooks())
+    }
+
     fn object(value: Value) -> JsonObject {
         match value {
             Value::Object(map) => map,
@@ -198,13 +203,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let places = Places::under(dir.path());
         let path = places.settings_file();
-        let err = apply(
+        let err = on_linux(
             &places,
-            &object(
-                json!({"suspendMode": "hibernate", "closedLidPermissionRequestDecision": "allow"}),
-            ),
-            Os::Linux,
-            no_hooks(),
+            json!({"suspendMode": "hibernate", "closedLidPermissionRequestDecision": "allow"}),
         )
         .unwrap_err();
         assert!(
@@ -220,12 +221,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let places = Places::under(dir.path());
         let path = places.settings_file();
-        let update = apply(
-            &places,
-            &object(json!({"suspendMode": "Hibernate", "sessionTimeoutMinutes": 30, "preventDisplaySleep": true})),
-            Os::Linux,
-            no_hooks(),
-        )
+        let update = on_linux(&places, json!({"suspendMode": "Hibernate", "sessionTimeoutMinutes": 30, "preventDisplaySleep": true}))
         .unwrap();
         let names: Vec<&str> = update.changes.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 3, "{names:?}");
@@ -235,25 +231,17 @@ mod tests {
         assert_eq!(saved, update.updated);
 
         let before = std::fs::read(&path).unwrap();
-        let err = apply(
+        let err = on_linux(
             &places,
-            &object(json!({"suspendMode": "sleep", "sessionTimeoutMinutes": 0})),
-            Os::Linux,
-            no_hooks(),
+            json!({"suspendMode": "sleep", "sessionTimeoutMinutes": 0}),
         )
         .unwrap_err();
         assert!(err.contains("sessionTimeoutMinutes"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
 
-        let err = apply(
-            &places,
-            &object(json!({"suspendMode": ["sleep"]})),
-            Os::Linux,
-            no_hooks(),
-        )
-        .unwrap_err();
+        let err = on_linux(&places, json!({"suspendMode": ["sleep"]})).unwrap_err();
         assert!(err.contains("expects one of"), "{err}");
-        let err = apply(&places, &object(json!({"bogus": 1})), Os::Linux, no_hooks()).unwrap_err();
+        let err = on_linux(&places, json!({"bogus": 1})).unwrap_err();
         assert!(err.contains("unknown setting `bogus`"), "{err}");
     }
 

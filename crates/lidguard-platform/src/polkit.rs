@@ -624,21 +624,23 @@ mod tests {
         assert_eq!(names(dir.path()), vec![RULE_FILE.to_owned()]);
     }
 
+    /// The file there is not lidguard's: status says so, and install and remove refuse it.
+    fn assert_left_alone_as_foreign(dir: &Path, user: &str) {
+        assert_eq!(status(dir), RuleState::Foreign);
+        assert!(matches!(
+            install(dir, user),
+            Err(PolkitError::ForeignFile { .. })
+        ));
+        assert!(matches!(remove(dir), Err(PolkitError::ForeignFile { .. })));
+    }
+
     #[test]
     fn one_marker_is_not_enough() {
         for marker in MARKERS {
             let dir = tempfile::tempdir().unwrap();
             let text = format!("{marker}\n{FOREIGN}");
             fs::write(rule_path(dir.path()), &text).unwrap();
-            assert_eq!(status(dir.path()), RuleState::Foreign);
-            assert!(matches!(
-                install(dir.path(), "alice"),
-                Err(PolkitError::ForeignFile { .. })
-            ));
-            assert!(matches!(
-                remove(dir.path()),
-                Err(PolkitError::ForeignFile { .. })
-            ));
+            assert_left_alone_as_foreign(dir.path(), "alice");
             assert_eq!(on_disk(dir.path()), text);
         }
     }
@@ -650,15 +652,7 @@ mod tests {
         let target = dir.path().join("target.txt");
         fs::write(&target, rule_text("alice")).unwrap();
         std::os::unix::fs::symlink(&target, rule_path(dir.path())).unwrap();
-        assert_eq!(status(dir.path()), RuleState::Foreign);
-        assert!(matches!(
-            install(dir.path(), "bob"),
-            Err(PolkitError::ForeignFile { .. })
-        ));
-        assert!(matches!(
-            remove(dir.path()),
-            Err(PolkitError::ForeignFile { .. })
-        ));
+        assert_left_alone_as_foreign(dir.path(), "bob");
         assert_eq!(fs::read_to_string(&target).unwrap(), rule_text("alice"));
         assert!(rule_path(dir.path()).is_symlink());
     }
@@ -667,15 +661,7 @@ mod tests {
     fn a_directory_of_that_name_is_foreign() {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(rule_path(dir.path())).unwrap();
-        assert_eq!(status(dir.path()), RuleState::Foreign);
-        assert!(matches!(
-            install(dir.path(), "alice"),
-            Err(PolkitError::ForeignFile { .. })
-        ));
-        assert!(matches!(
-            remove(dir.path()),
-            Err(PolkitError::ForeignFile { .. })
-        ));
+        assert_left_alone_as_foreign(dir.path(), "alice");
         assert!(rule_path(dir.path()).is_dir());
     }
 

@@ -416,7 +416,29 @@ pub fn play_with(
     data_dirs: &[PathBuf],
     path: Option<&OsStr>,
 ) -> Result<PlayedSound, SoundError> {
-    let result = play_inner(setting_text, volume_percent, timeout, data_dirs, path);
+    // Everything that can fail, so that each outcome is logged once below.
+    let result = (|| -> Result<PlayedSound, SoundError> {
+        let setting = SoundSetting::parse(setting_text)
+            .ok_or_else(|| SoundError::InvalidSetting(setting_text.trim().to_owned()))?;
+        let file = resolve(&setting, data_dirs)?;
+        let player = choose_player(&file, path)?;
+        tracing::debug!(
+            file = %file.display(),
+            player = %player.display(),
+            "playing the suspend sound"
+        );
+        let volume = volume_percent.and_then(|percent| {
+            let clamped = percent.clamp(1, 100);
+            if clamped != percent {
+                tracing::warn!(percent, clamped, "sound volume out of range 1..=100");
+            }
+            VolumeOverride::apply(clamped, path)
+        });
+        let result = run_player(&player, &file, timeout);
+        // Puts the volume back, also when playing failed.
+        drop(volume);
+        result.map(|()| PlayedSound { file, player })
+    })();
     match &result {
         Ok(played) => tracing::info!(
             file = %played.file.display(),
@@ -427,35 +449,6 @@ pub fn play_with(
         Err(error) => tracing::warn!(%error, "suspend sound not played"),
     }
     result
-}
-
-fn play_inner(
-    setting_text: &str,
-    volume_percent: Option<u8>,
-    timeout: Duration,
-    data_dirs: &[PathBuf],
-    path: Option<&OsStr>,
-) -> Result<PlayedSound, SoundError> {
-    let setting = SoundSetting::parse(setting_text)
-        .ok_or_else(|| SoundError::InvalidSetting(setting_text.trim().to_owned()))?;
-    let file = resolve(&setting, data_dirs)?;
-    let player = choose_player(&file, path)?;
-    tracing::debug!(
-        file = %file.display(),
-        player = %player.display(),
-        "playing the suspend sound"
-    );
-    let volume = volume_percent.and_then(|percent| {
-        let clamped = percent.clamp(1, 100);
-        if clamped != percent {
-            tracing::warn!(percent, clamped, "sound volume out of range 1..=100");
-        }
-        VolumeOverride::apply(clamped, path)
-    });
-    let result = run_player(&player, &file, timeout);
-    // Puts the volume back, also when playing failed.
-    drop(volume);
-    result.map(|()| PlayedSound { file, player })
 }
 
 fn run_player(player: &Path, file: &Path, timeout: Duration) -> Result<(), SoundError> {

@@ -35,6 +35,16 @@ pub struct Location {
     pub file: PathBuf,
 }
 
+impl Location {
+    /// `name` in the config directory `root`.
+    pub fn inside(root: PathBuf, name: impl AsRef<Path>) -> Location {
+        Location {
+            file: root.join(name),
+            root,
+        }
+    }
+}
+
 /// The user's home directory: `HOME` (`USERPROFILE` on Windows, where the agents take the
 /// profile directory — Node's `os.homedir()` reads `USERPROFILE` there — and an inherited
 /// `HOME` from a Unix-style shell is not theirs), else what the OS says.

@@ -435,7 +435,7 @@ impl PrivateLogind {
 
 /// Calls `done` every `every` until it returns true (then true) or `timeout` has passed (then
 /// false).
-fn poll(timeout: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub fn poll(timeout: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         if done() {

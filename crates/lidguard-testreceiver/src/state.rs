@@ -258,17 +258,16 @@ mod tests {
         assert_ne!(token, new_poll_token());
     }
 
+    /// A follow-up request of session `s` created at `now`, due at `deadline`.
+    fn created(state: &mut State, now: Timestamp, deadline: Timestamp) -> FollowUp {
+        state.create("Claude".into(), "s".into(), deadline, now, "")
+    }
+
     #[test]
     fn remaining_seconds_round_up_and_never_go_negative() {
         let now = Timestamp::now();
         let mut state = State::default();
-        let row = state.create(
-            "Claude".into(),
-            "s".into(),
-            now + SignedDuration::from_millis(10_500),
-            now,
-            "",
-        );
+        let row = created(&mut state, now, now + SignedDuration::from_millis(10_500));
         let result = ActionResult::from_row(&row, 200, true, false, "", now);
         assert_eq!(result.provider_hook_timeout_remaining_seconds, 311);
         let later = now + SignedDuration::from_secs(400);
@@ -280,13 +279,7 @@ mod tests {
     fn past_deadline_expires_at_creation() {
         let now = Timestamp::now();
         let mut state = State::default();
-        let row = state.create(
-            "Codex".into(),
-            "s".into(),
-            now - SignedDuration::from_secs(1),
-            now,
-            "",
-        );
+        let row = created(&mut state, now, now - SignedDuration::from_secs(1));
         assert_eq!(state.find(&row.id).unwrap().status, FollowUpStatus::Expired);
     }
 }

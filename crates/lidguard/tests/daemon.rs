@@ -121,9 +121,7 @@ fn session_ids_default_to_the_provider_and_working_directory() {
 #[test]
 fn a_missing_provider_fails_clearly_without_a_terminal() {
     let home = Home::new();
-    let out = home.run(&["start", "--session", "x"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["start", "--session", "x"]);
     assert!(err.contains("needs --provider"), "{err}");
     assert!(home.daemon_pid().is_none());
 }
@@ -136,9 +134,7 @@ fn commands_other_than_start_never_launch_the_daemon() {
         &["remove-session", "--all"],
         &["cleanup-orphans"],
     ] {
-        let out = home.run(args);
-        assert!(!out.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = home.fails(args);
         assert!(err.contains("not running"), "{args:?}: {err}");
     }
     assert!(home.daemon_pid().is_none());

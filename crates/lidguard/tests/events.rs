@@ -290,9 +290,7 @@ fn no_daemon_means_no_events_and_bad_since_says_what_to_give() {
     let out = home.ok(&["events"]);
     assert!(out.contains("not running"), "{out}");
     assert!(home.daemon_pid().is_none());
-    let out = home.run(&["events", "--since", "yesterday"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["events", "--since", "yesterday"]);
     assert!(err.contains("10m"), "{err}");
 }
 

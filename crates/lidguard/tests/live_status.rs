@@ -15,15 +15,8 @@ struct Tmux {
 impl Tmux {
     /// Whether tmux runs here; a test skips without it (CI installs it, so there it fails).
     fn available() -> bool {
-        if Command::new("tmux").arg("-V").output().is_ok() {
-            return true;
-        }
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: tmux is not installed");
-        false
+        let present = Command::new("tmux").arg("-V").output().is_ok();
+        crate::util::runs_here((!present).then(|| "tmux is not installed".to_owned()))
     }
 
     /// Runs `command` (a shell line) in a detached 150×40 session.

@@ -197,12 +197,7 @@ fn as_guest(relay: &Path, line: &str) -> serde_json::Value {
 
 #[test]
 fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
-    if let Some(why) = missing() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set, so the relay tests must run: {why}"
-        );
-        eprintln!("skipping the relay test: {why}");
+    if !crate::util::runs_here(missing()) {
         return;
     }
     let serial = lidguard_testbus::serial();

@@ -103,9 +103,7 @@ fn a_corrupt_settings_file_is_reported_and_never_overwritten() {
     let home = Home::new();
     home.write_settings("{ \"sessionTimeoutMinutes\": 5, oops");
     let path = home.places.settings_file();
-    let out = home.run(&["settings", "--suspend-mode", "hibernate"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["settings", "--suspend-mode", "hibernate"]);
     assert!(err.contains(&path.display().to_string()), "{err}");
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
@@ -270,9 +268,7 @@ fn an_unusable_state_directory_degrades_with_a_clear_reason() {
 fn an_unusable_runtime_directory_is_a_clear_error() {
     let home = Home::new();
     std::fs::write(home.path().join("run"), "not a directory").unwrap();
-    let out = home.run(&["start", "--provider", "claude", "--session", "s"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["start", "--provider", "claude", "--session", "s"]);
     assert!(
         err.contains("cannot start the lidguard daemon") || err.contains("run"),
         "{err}"

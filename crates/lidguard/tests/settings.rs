@@ -20,13 +20,11 @@ fn settings_set_print_and_reject_with_clear_messages() {
 
     // Out of range: rejected, named, and nothing saved.
     let before = std::fs::read_to_string(home.places.settings_file()).unwrap();
-    let out = home.run(&[
+    let err = home.fails(&[
         "settings",
         "--post-stop-suspend-sound-volume-override-percent",
         "101",
     ]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("post-stop-suspend-sound-volume-override-percent") && err.contains("100"),
         "{err}"

@@ -403,9 +403,7 @@ fn a_key_written_twice_is_refused_and_status_judges_the_copy_the_agent_reads() {
             .contains("`hooks` appears 2 times (lines 2, 4)")
     );
 
-    let out = home.run(&["hook-install", "--provider", "claude"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["hook-install", "--provider", "claude"]);
     assert!(
         err.contains(&file.display().to_string())
             && err.contains("`hooks` appears 2 times")
@@ -459,9 +457,7 @@ fn a_key_written_twice_is_refused_and_status_judges_the_copy_the_agent_reads() {
 fn a_read_only_config_is_refused_unless_forced() {
     let home = Home::new();
     let file = agent_file(&home, ".claude/settings.json", "{}\n", 0o444);
-    let out = home.run(&["hook-install", "--provider", "claude"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["hook-install", "--provider", "claude"]);
     assert!(
         err.contains(&file.display().to_string())
             && err.contains("read-only")
@@ -485,9 +481,7 @@ fn an_mcp_entry_named_lidguard_that_lidguard_did_not_write_is_not_taken_over() {
     let home = Home::new();
     let original = "{\n  \"mcpServers\": {\n    \"lidguard\": {\"command\": \"node\", \"args\": [\"my-lidguard.js\"], \"env\": {\"TOKEN\": \"t\"}}\n  }\n}\n";
     let file = agent_file(&home, ".claude.json", original, 0o600);
-    let out = home.run(&["mcp-install", "claude"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = home.fails(&["mcp-install", "claude"]);
     assert!(
         err.contains("is not lidguard's") && err.contains("node my-lidguard.js"),
         "{err}"

@@ -149,6 +149,14 @@ impl Home {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Runs a command that must fail; returns stderr.
+    #[track_caller]
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "lidguard {args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
     /// `lidguard start` of Claude session `id` watching the process `pid`.
     #[track_caller]
     pub(crate) fn start_watched(&self, id: &str, pid: &str) -> String {
@@ -261,18 +269,23 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// Whether a test can run here: `missing` says what this machine lacks, if anything. Without
+/// it the test is skipped, saying so; under `CI` (where `.ci/run` installs it) it fails.
+pub(crate) fn runs_here(missing: Option<String>) -> bool {
+    let Some(missing) = missing else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set, so this test must run: {missing} (.ci/run installs it)"
+    );
+    eprintln!("skipped: {missing}");
+    false
+}
+
 /// Polls `f` until it returns true or `timeout` passes.
-pub(crate) fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub(crate) fn eventually(timeout: Duration, f: impl FnMut() -> bool) -> bool {
+    lidguard_testbus::poll(timeout, Duration::from_millis(20), f)
 }
 
 /// A process to watch, killed on drop.

@@ -111,24 +111,21 @@ fn wrong_codes_late_replies_and_mismatched_buttons_are_ignored() {
         })
     ));
     other.id = "p1".into();
-    other.asked = Asked::Permission {
-        tool: "Write".into(),
-        input_digest: Some("sha256:aa".into()),
-        allow_offered: true,
-    };
-    assert!(matches!(
-        book.judge(&other.button("allow")),
-        Judgement::Ignored(Ignored::Mismatched { what: "tool", .. })
-    ));
-    other.asked = Asked::Permission {
-        tool: "Bash".into(),
-        input_digest: Some("sha256:bb".into()),
-        allow_offered: true,
-    };
-    assert!(matches!(
-        book.judge(&other.button("allow")),
-        Judgement::Ignored(Ignored::Mismatched { what: "input", .. })
-    ));
+    for (tool, digest, what) in [
+        ("Write", "sha256:aa", "tool"),
+        ("Bash", "sha256:bb", "input"),
+    ] {
+        other.asked = Asked::Permission {
+            tool: tool.into(),
+            input_digest: Some(digest.into()),
+            allow_offered: true,
+        };
+        let judged = book.judge(&other.button("allow"));
+        assert!(
+            matches!(&judged, Judgement::Ignored(Ignored::Mismatched { what: w, .. }) if *w == what),
+            "{judged:?}"
+        );
+    }
     assert!(book.is_waiting(), "nothing above answered p1");
     // Its wait ends: a reply now is late.
     assert!(book.end("p1"));

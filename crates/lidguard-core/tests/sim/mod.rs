@@ -11,7 +11,7 @@ use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, St
 use lidguard_core::session::{SessionKey, StopKind};
 use lidguard_core::settings::Settings;
 use lidguard_core::suspend::{Machine, SuspendRequest};
-use lidguard_core::webhook::Payload;
+use lidguard_core::webhook::{EventType, Payload};
 
 pub(crate) const CLOSED: Machine = Machine {
     lid: Lid::Closed,
@@ -216,4 +216,15 @@ impl Sim {
     pub(crate) fn take(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
     }
+}
+
+/// Asserts that a webhook `p` of `event` with `reason` is about Claude's session `s1`, ended by
+/// its `Stop`, in English.
+pub(crate) fn assert_about_s1(p: &Payload, event: EventType, reason: &str) {
+    assert_eq!(p.event_type, Some(event));
+    assert_eq!(p.reason, reason);
+    assert_eq!(p.user_interface_culture, "en");
+    assert_eq!(p.provider.as_deref(), Some("Claude"));
+    assert_eq!(p.session_identifier.as_deref(), Some("s1"));
+    assert_eq!(p.end_reason.as_deref(), Some("Stop"));
 }

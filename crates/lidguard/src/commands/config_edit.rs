@@ -43,19 +43,25 @@ pub(crate) fn targets(
     Ok(out)
 }
 
-/// An agent left out of an edit: a JSON row with `json`, else a line when `shown`.
-pub(crate) fn skipped(
-    p: Provider,
-    reason: &str,
+/// The targets to edit. Those skipped are reported (a JSON row, or a line when `shown`) and
+/// left out.
+pub(crate) fn editable(
+    targets: Vec<(Provider, Location, Option<String>)>,
     (json, shown): (bool, bool),
     rows: &mut Vec<serde_json::Value>,
-) -> anyhow::Result<()> {
-    if json {
-        rows.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
-    } else if shown {
-        output::line(&format!("{}: {reason}", p.display_name()))?;
+) -> anyhow::Result<Vec<(Provider, Location)>> {
+    let mut kept = Vec::with_capacity(targets.len());
+    for (p, location, skipped) in targets {
+        match skipped {
+            Some(reason) if json => {
+                rows.push(serde_json::json!({"provider": p.as_str(), "skipped": reason}));
+            }
+            Some(reason) if shown => output::line(&format!("{}: {reason}", p.display_name()))?,
+            Some(_) => {}
+            None => kept.push((p, location)),
+        }
     }
-    Ok(())
+    Ok(kept)
 }
 
 /// Prints what an edit did: `label` names the agent, `what` the entries (`lidguard's hooks`).

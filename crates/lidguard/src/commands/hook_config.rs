@@ -91,13 +91,11 @@ pub(crate) fn apply(
         force: args.force,
     };
     let mut json = Vec::new();
-    for (p, location, skipped) in targets(args.provider.as_deref())? {
+    let shown = (args.json, show_skipped);
+    for (p, location) in
+        config_edit::editable(targets(args.provider.as_deref())?, shown, &mut json)?
+    {
         let label = p.display_name();
-        if let Some(reason) = skipped {
-            let shown = (args.json, show_skipped);
-            config_edit::skipped(p, &reason, shown, &mut json)?;
-            continue;
-        }
         if remove {
             let outcomes = hooks::remove(places, p, &location, &setup.cmd, options)?;
             if args.json {

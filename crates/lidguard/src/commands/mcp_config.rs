@@ -55,13 +55,11 @@ pub(crate) fn apply(
         force: args.force,
     };
     let mut json = Vec::new();
-    for (p, location, skipped) in targets(args.agent.get(), command)? {
+    let shown = (args.json, show_skipped);
+    for (p, location) in
+        config_edit::editable(targets(args.agent.get(), command)?, shown, &mut json)?
+    {
         let label = p.display_name();
-        if let Some(reason) = skipped {
-            let shown = (args.json, show_skipped);
-            config_edit::skipped(p, &reason, shown, &mut json)?;
-            continue;
-        }
         if remove {
             let removed = mcp::remove(places, p, &location, &exe, options)?;
             if args.json {
@@ -174,6 +172,28 @@ pub(crate) enum ProviderAction {
     Remove,
 }
 
+/// The Provider MCP entry the arguments name: `--provider-name` is needed to install (the name
+/// the model's sessions are keyed by) and never empty.
+pub(crate) fn provider_entry(
+    provider_name: Option<&str>,
+    server_name: Option<&str>,
+    action: ProviderAction,
+    command: &str,
+) -> anyhow::Result<ProviderEntry> {
+    let provider_name = match provider_name.map(str::trim) {
+        Some("") => bail!("--provider-name must not be empty"),
+        Some(name) => Some(name.to_owned()),
+        None if action == ProviderAction::Install => bail!(
+            "{command} needs --provider-name (the name the model's sessions are keyed by, e.g. gemini)"
+        ),
+        None => None,
+    };
+    Ok(ProviderEntry {
+        server: server_name.unwrap_or(PROVIDER_SERVER_NAME).to_owned(),
+        provider_name,
+    })
+}
+
 /// `provider-mcp-install` / `provider-mcp-remove` / `provider-mcp-status`.
 pub(crate) fn provider(
     places: &Places,
@@ -182,21 +202,12 @@ pub(crate) fn provider(
 ) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
     let file: &Path = &args.config;
-    let provider_name = match args.provider_name.as_deref().map(str::trim) {
-        Some("") => bail!("--provider-name must not be empty"),
-        Some(name) => Some(name.to_owned()),
-        None if action == ProviderAction::Install => bail!(
-            "provider-mcp-install needs --provider-name (the name the model's sessions are keyed by, e.g. gemini)"
-        ),
-        None => None,
-    };
-    let entry = ProviderEntry {
-        server: args
-            .server_name
-            .clone()
-            .unwrap_or_else(|| PROVIDER_SERVER_NAME.to_owned()),
-        provider_name,
-    };
+    let entry = provider_entry(
+        args.provider_name.as_deref(),
+        args.server_name.as_deref(),
+        action,
+        "provider-mcp-install",
+    )?;
     let label = format!("Provider MCP `{}`", entry.server);
     let options = Options {
         dry_run: args.dry_run,

@@ -10,7 +10,6 @@ use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 use lidguard_providers::agent::Agent;
 use lidguard_providers::install::InstallState;
-use lidguard_providers::install::mcp::PROVIDER_SERVER_NAME;
 
 use super::hook_config::{hook_exe, setup};
 use super::mcp_config::{ProviderAction, exit, server_program};
@@ -251,21 +250,12 @@ pub(crate) fn provider_mcp(
     args: &WslProviderMcpArgs,
     action: ProviderAction,
 ) -> anyhow::Result<ExitCode> {
-    let provider_name = match args.provider_name.as_deref().map(str::trim) {
-        Some("") => bail!("--provider-name must not be empty"),
-        Some(name) => Some(name.to_owned()),
-        None if action == ProviderAction::Install => bail!(
-            "wsl-provider-mcp-install needs --provider-name (the name the model's sessions are keyed by, e.g. gemini)"
-        ),
-        None => None,
-    };
-    let entry = lidguard_config::mcp::ProviderEntry {
-        server: args
-            .server_name
-            .clone()
-            .unwrap_or_else(|| PROVIDER_SERVER_NAME.to_owned()),
-        provider_name,
-    };
+    let entry = super::mcp_config::provider_entry(
+        args.provider_name.as_deref(),
+        args.server_name.as_deref(),
+        action,
+        "wsl-provider-mcp-install",
+    )?;
     let wsl = WslExe::from_env();
     let distro = Distro::new(&wsl, args.distro.as_deref());
     let exe = distro

@@ -86,11 +86,8 @@ fn cloud_session(var: Env<'_>) -> Option<&'static str> {
 /// `settings.json` in `$CLAUDE_CONFIG_DIR`, else `~/.claude`
 /// (<https://docs.anthropic.com/en/docs/claude-code/settings>).
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "CLAUDE_CONFIG_DIR", ".claude")?;
-    Some(Location {
-        file: root.join("settings.json"),
-        root,
-    })
+    config_dir(var, "CLAUDE_CONFIG_DIR", ".claude")
+        .map(|root| Location::inside(root, "settings.json"))
 }
 
 /// User-scope MCP servers: `.claude.json` in the home directory, or in `CLAUDE_CONFIG_DIR`

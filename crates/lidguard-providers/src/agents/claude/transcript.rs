@@ -8,11 +8,11 @@
 //!   background tasks it names (`<task-id>…</task-id>`); their queued copies
 //!   (`queue-operation` records) do not.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::agent::{Env, Question, TranscriptRules};
+use crate::agent::{Env, Question, TranscriptRules, set_dir};
 use crate::transcript::{Discovery, one_of};
 
 /// Claude's interrupt markers (exact texts of a `user` record).
@@ -41,9 +41,8 @@ fn stop(records: &[Value]) -> Option<&'static str> {
 /// A unique `<session id>.jsonl` in a project folder of `$CLAUDE_CONFIG_DIR/projects`
 /// (default `~/.claude/projects`).
 fn discover(session_id: &str, home: &Path, var: Env<'_>) -> Discovery {
-    let root = var("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| home.join(".claude"), PathBuf::from)
+    let root = set_dir(var, "CLAUDE_CONFIG_DIR")
+        .unwrap_or_else(|| home.join(".claude"))
         .join("projects");
     let name = format!("{session_id}.jsonl");
     one_of(

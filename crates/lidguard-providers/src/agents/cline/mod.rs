@@ -67,11 +67,7 @@ fn config_root(var: Env<'_>) -> Option<PathBuf> {
 /// The hooks directory `hooks` in the config directory (the global one Cline searches besides
 /// `~/Documents/Cline/Hooks` and a workspace's `.clinerules/hooks` and `.cline/hooks`).
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_root(var)?;
-    Some(Location {
-        file: root.join("hooks"),
-        root,
-    })
+    config_root(var).map(|root| Location::inside(root, "hooks"))
 }
 
 /// `CLINE_MCP_SETTINGS_PATH`, else `settings/cline_mcp_settings.json` in the data directory

@@ -65,20 +65,12 @@ static MCP: McpFile = McpFile {
 /// `hooks.json` in `$CODEX_HOME`, else `~/.codex` (`docs/config.md` in
 /// <https://github.com/openai/codex>).
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "CODEX_HOME", ".codex")?;
-    Some(Location {
-        file: root.join("hooks.json"),
-        root,
-    })
+    config_dir(var, "CODEX_HOME", ".codex").map(|root| Location::inside(root, "hooks.json"))
 }
 
 /// `config.toml` in the same directory.
 fn mcp_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "CODEX_HOME", ".codex")?;
-    Some(Location {
-        file: root.join("config.toml"),
-        root,
-    })
+    config_dir(var, "CODEX_HOME", ".codex").map(|root| Location::inside(root, "config.toml"))
 }
 
 /// Codex's path for `hooks.json` in its trust records: the config directory with symlinks

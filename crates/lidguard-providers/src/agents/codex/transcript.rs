@@ -7,11 +7,11 @@
 //!   `function_call_output` of the same `call_id` means the agent waits for the user
 //!   (soft-lock) until that output appears.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::agent::{Env, Question, TranscriptRules};
+use crate::agent::{Env, Question, TranscriptRules, set_dir};
 use crate::transcript::{Discovery, one_of, walk};
 
 /// The soft-lock reason while a `request_user_input` call waits for its answer.
@@ -50,9 +50,8 @@ fn question(record: &Value) -> Question {
 /// A unique `rollout-*<session id>.jsonl` under `$CODEX_HOME/sessions` (default
 /// `~/.codex/sessions`, in `YYYY/MM/DD` folders).
 fn discover(session_id: &str, home: &Path, var: Env<'_>) -> Discovery {
-    let root = var("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| home.join(".codex"), PathBuf::from)
+    let root = set_dir(var, "CODEX_HOME")
+        .unwrap_or_else(|| home.join(".codex"))
         .join("sessions");
     let suffix = format!("{session_id}.jsonl");
     let mut files = Vec::new();

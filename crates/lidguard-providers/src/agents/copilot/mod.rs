@@ -53,20 +53,14 @@ static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 /// `hooks/lidguard-copilot-cli.json` in `$COPILOT_HOME`, else `~/.copilot`
 /// (`copilot help environment`, 1.0.102).
 fn hooks_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "COPILOT_HOME", ".copilot")?;
-    Some(Location {
-        file: root.join("hooks").join(install::FILE_NAME),
-        root,
-    })
+    config_dir(var, "COPILOT_HOME", ".copilot")
+        .map(|root| Location::inside(root, Path::new("hooks").join(install::FILE_NAME)))
 }
 
 /// `mcp-config.json` in the same directory (`copilot mcp --help`, 1.0.102).
 fn mcp_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "COPILOT_HOME", ".copilot")?;
-    Some(Location {
-        file: root.join("mcp-config.json"),
-        root,
-    })
+    config_dir(var, "COPILOT_HOME", ".copilot")
+        .map(|root| Location::inside(root, "mcp-config.json"))
 }
 
 /// lidguard's server entry as `copilot mcp add lidguard -- <exe> mcp-server` writes it

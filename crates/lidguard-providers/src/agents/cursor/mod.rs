@@ -30,11 +30,7 @@ static MCP: McpFile = McpFile::json(|var| located(var, "mcp.json"), mcp_entry);
 
 /// `name` in `~/.cursor` (hooks docs: user hooks; MCP docs: global servers).
 fn located(var: Env<'_>, name: &str) -> Option<Location> {
-    let root = home_dir(var)?.join(".cursor");
-    Some(Location {
-        file: root.join(name),
-        root,
-    })
+    Some(Location::inside(home_dir(var)?.join(".cursor"), name))
 }
 
 /// lidguard's server entry: a stdio server with `command` and `args`, as Cursor's MCP docs

@@ -35,13 +35,8 @@ static MCP: McpFile = McpFile::json(settings_location, mcp_entry);
 /// configuration reference's `GEMINI_CLI_HOME`; the user settings file, which holds both
 /// `hooks` and `mcpServers`).
 fn settings_location(var: Env<'_>) -> Option<Location> {
-    let root = set_dir(var, "GEMINI_CLI_HOME")
-        .or_else(|| home_dir(var))?
-        .join(".gemini");
-    Some(Location {
-        file: root.join("settings.json"),
-        root,
-    })
+    let root = set_dir(var, "GEMINI_CLI_HOME").or_else(|| home_dir(var))?;
+    Some(Location::inside(root.join(".gemini"), "settings.json"))
 }
 
 /// lidguard's server entry as `gemini mcp add -s user lidguard <exe> mcp-server` writes it

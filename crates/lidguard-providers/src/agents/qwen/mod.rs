@@ -55,11 +55,7 @@ static MCP: McpFile = McpFile::json(settings_location, mcp_entry);
 /// `settings.json` in `$QWEN_HOME`, else `~/.qwen` (Qwen Code 0.24.4: "Config files remain at
 /// ~/.qwen (or QWEN_HOME if set)"; the user settings file holds `hooks` and `mcpServers`).
 fn settings_location(var: Env<'_>) -> Option<Location> {
-    let root = config_dir(var, "QWEN_HOME", ".qwen")?;
-    Some(Location {
-        file: root.join("settings.json"),
-        root,
-    })
+    config_dir(var, "QWEN_HOME", ".qwen").map(|root| Location::inside(root, "settings.json"))
 }
 
 /// lidguard's server entry in `mcpServers` (Qwen's MCP configuration, Gemini CLI's shape):
