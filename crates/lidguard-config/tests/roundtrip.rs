@@ -605,11 +605,7 @@ fn snapshot(path: &Path) -> Snapshot {
 }
 
 fn mode_of(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path)
-        .unwrap()
-        .permissions()
-        .mode()
-        & 0o7777
+    lidguard_files::private::mode_of(path).unwrap()
 }
 
 /// Lays the file out: at `location.file`, or in a dotfiles folder behind links.

@@ -283,11 +283,7 @@ impl Lid {
     }
 }
 
-impl std::fmt::Display for Lid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+display_as!(Lid, as_str);
 
 /// What lidguard answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

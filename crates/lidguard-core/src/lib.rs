@@ -19,6 +19,17 @@
 //! - [`suspend`]: the closed-lid suspend flow's machine observations, pending suspend and
 //!   OS request.
 
+/// `Display` as the text one of the type's methods gives: `display_as!(Os, name)`.
+macro_rules! display_as {
+    ($type:ty, $text:ident) => {
+        impl std::fmt::Display for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.$text())
+            }
+        }
+    };
+}
+
 pub mod ask;
 pub mod desktop;
 pub mod event;

@@ -2,7 +2,6 @@
 // Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -111,11 +110,7 @@ struct Names {
     aliases: &'static [&'static str],
 }
 
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+display_as!(Provider, as_str);
 
 /// A provider name that is not one of [`Provider::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -253,21 +253,16 @@ fn process_exit_ends_a_session_even_with_pending_work() {
 #[test]
 fn unknown_sessions_are_ignored() {
     let mut sim = Sim::new(Settings::default());
-    let ghost = key("ghost");
-    assert_eq!(
-        sim.apply(Input::Activity {
-            key: ghost.clone(),
-            reason: "x".into()
-        }),
-        Reply::UnknownSession
-    );
-    assert_eq!(
-        sim.apply(Input::SoftLock {
-            key: ghost,
-            reason: "x".into()
-        }),
-        Reply::UnknownSession
-    );
+    let (key, reason) = (key("ghost"), String::from("x"));
+    for input in [
+        Input::Activity {
+            key: key.clone(),
+            reason: reason.clone(),
+        },
+        Input::SoftLock { key, reason },
+    ] {
+        assert_eq!(sim.apply(input), Reply::UnknownSession);
+    }
     assert!(sim.reg.sessions().next().is_none());
     assert!(!sim.held());
 }

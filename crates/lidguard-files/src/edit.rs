@@ -330,7 +330,7 @@ mod tests {
     use std::os::unix::fs::{PermissionsExt, symlink};
 
     fn mode(path: &Path) -> u32 {
-        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+        crate::private::mode_of(path).unwrap()
     }
 
     /// A file `name` holding `text` with `mode`, resolved and read as an edit would.

@@ -165,13 +165,20 @@ pub fn create_if_missing(path: &Path) -> io::Result<()> {
     }
 }
 
+/// The permission bits of `path` itself (a link is not followed).
+#[cfg(unix)]
+pub fn mode_of(path: &Path) -> io::Result<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    Ok(std::fs::symlink_metadata(path)?.permissions().mode() & 0o7777)
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
     fn mode(path: &Path) -> u32 {
-        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+        mode_of(path).unwrap()
     }
 
     #[test]

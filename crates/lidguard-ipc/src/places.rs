@@ -49,15 +49,7 @@ impl Places {
         if cfg!(windows) {
             return Places::windows(&var);
         }
-        let user_home = var("HOME")
-            .map(PathBuf::from)
-            .or_else(std::env::home_dir)
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "cannot find the home directory (HOME is unset)",
-                )
-            })?;
+        let user_home = home_in(&var, "HOME", "the home directory")?;
         let xdg = |name: &str, fallback: &str| {
             var(name)
                 .map(PathBuf::from)
@@ -95,17 +87,7 @@ impl Places {
     /// Windows: the roaming and local application data folders (`%APPDATA%`,
     /// `%LOCALAPPDATA%`), else their defaults under the user's profile.
     fn windows(var: &impl Fn(&str) -> Option<std::ffi::OsString>) -> io::Result<Places> {
-        let profile = || {
-            var("USERPROFILE")
-                .map(PathBuf::from)
-                .or_else(std::env::home_dir)
-                .ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::NotFound,
-                        "cannot find the user profile (USERPROFILE is unset)",
-                    )
-                })
-        };
+        let profile = || home_in(var, "USERPROFILE", "the user profile");
         let folder = |name: &str, fallback: &str| -> io::Result<PathBuf> {
             match var(name).map(PathBuf::from).filter(|p| p.is_absolute()) {
                 Some(dir) => Ok(dir),
@@ -250,6 +232,23 @@ fn pipe_name(runtime_dir: &Path) -> String {
     let digest = Sha256::digest(runtime_dir.to_string_lossy().to_lowercase().as_bytes());
     let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
     format!(r"\\.\pipe\lidguard-{hex}")
+}
+
+/// The user's home (`what`) from variable `name`, else the system's record of it.
+fn home_in(
+    var: &impl Fn(&str) -> Option<std::ffi::OsString>,
+    name: &str,
+    what: &str,
+) -> io::Result<PathBuf> {
+    var(name)
+        .map(PathBuf::from)
+        .or_else(std::env::home_dir)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("cannot find {what} ({name} is unset)"),
+            )
+        })
 }
 
 /// Whether `dir` exists as something the user cannot use as their runtime directory: a link,
@@ -400,19 +399,15 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let places = Places::under(tmp.path());
-        places.ensure_runtime_dir().unwrap();
-        let mode = std::fs::metadata(&places.runtime_dir)
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o700);
+        let ensured_mode = || {
+            places.ensure_runtime_dir().unwrap();
+            let meta = std::fs::metadata(&places.runtime_dir).unwrap();
+            meta.permissions().mode() & 0o777
+        };
+        assert_eq!(ensured_mode(), 0o700);
+        // A directory opened up by someone is made private again.
         std::fs::set_permissions(&places.runtime_dir, std::fs::Permissions::from_mode(0o755))
             .unwrap();
-        places.ensure_runtime_dir().unwrap();
-        let mode = std::fs::metadata(&places.runtime_dir)
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(ensured_mode(), 0o700);
     }
 }

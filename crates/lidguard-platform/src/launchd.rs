@@ -111,23 +111,22 @@ mod tests {
     /// Python's `plistlib` (a real property-list parser) reads it back as meant.
     #[test]
     fn plistlib_reads_it() {
-        let Ok(python) = which_python() else {
-            assert!(std::env::var_os("CI").is_none(), "python3 is missing");
+        let Some(python) = python() else {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("agent.plist");
         std::fs::write(&file, agent_plist(Path::new("/opt/<x>/lidguard"))).unwrap();
-        let out = std::process::Command::new(python)
-            .args([
-                "-c",
-                "import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], 'rb'))))",
-            ])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let out = crate::test_support::stdout_of(
+            std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], 'rb'))))",
+                ])
+                .arg(&file),
+            "python3's plistlib",
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
             parsed,
             serde_json::json!({
@@ -139,12 +138,12 @@ mod tests {
         );
     }
 
-    fn which_python() -> Result<PathBuf, ()> {
-        std::env::var_os("PATH")
+    fn python() -> Option<PathBuf> {
+        let found = std::env::var_os("PATH")
             .iter()
             .flat_map(std::env::split_paths)
             .map(|dir| dir.join("python3"))
-            .find(|p| p.is_file())
-            .ok_or(())
+            .find(|p| p.is_file());
+        crate::test_support::program(found, "python3")
     }
 }

@@ -37,6 +37,8 @@ pub mod sound;
 pub mod sources;
 pub mod sudoers;
 pub mod tail;
+#[cfg(test)]
+mod test_support;
 #[cfg(target_os = "linux")]
 pub mod uevents;
 mod units;

@@ -502,8 +502,7 @@ mod tests {
 
     #[cfg(unix)]
     fn mode_of(path: &Path) -> u32 {
-        use std::os::unix::fs::PermissionsExt;
-        fs::metadata(path).unwrap().permissions().mode() & 0o7777
+        lidguard_files::private::mode_of(path).unwrap()
     }
 
     #[test]
@@ -950,19 +949,13 @@ process.exit(failures === 0 ? 0 : 1);
                  {}{SCRIPT_TAIL}",
                 rule_text(user)
             );
-            let output = std::process::Command::new("node")
-                .arg("-e")
-                .arg(&script)
-                .env("LIDGUARD_USER", user)
-                .env("LIDGUARD_ACTIONS", ACTIONS.join(","))
-                .output()
-                .expect("node must be installed to run this test");
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert!(
-                output.status.success(),
-                "user {user:?}: node failed ({}):\n{stderr}\n{stdout}",
-                output.status
+            let stdout = crate::test_support::stdout_of(
+                std::process::Command::new("node")
+                    .arg("-e")
+                    .arg(&script)
+                    .env("LIDGUARD_USER", user)
+                    .env("LIDGUARD_ACTIONS", ACTIONS.join(",")),
+                &format!("node (user {user:?}; node must be installed to run this test)"),
             );
             // 6 users × (the actions + 8 others).
             let checked = format!("checked {}", 6 * (ACTIONS.len() + 8));

@@ -288,12 +288,17 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
         let none = |_: &str| None;
+        // An empty file at `path`, with its folders.
+        let touched = |path: PathBuf| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "").unwrap();
+            path
+        };
         let day = h.join(".codex/sessions/2026/11/30");
-        std::fs::create_dir_all(&day).unwrap();
-        std::fs::write(day.join("rollout-2026-11-30T00-00-00-abc.jsonl"), "").unwrap();
+        let rollout = touched(day.join("rollout-2026-11-30T00-00-00-abc.jsonl"));
         assert_eq!(
             discover(Provider::Codex, "abc", h, &none),
-            Discovery::Found(day.join("rollout-2026-11-30T00-00-00-abc.jsonl"))
+            Discovery::Found(rollout)
         );
         std::fs::write(day.join("rollout-2026-11-30T01-00-00-abc.jsonl"), "").unwrap();
         assert_eq!(
@@ -310,26 +315,22 @@ mod tests {
         );
 
         let elsewhere = h.join("claude-config");
-        let project = elsewhere.join("projects/-home-u-proj");
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::write(project.join("s1.jsonl"), "").unwrap();
+        let s1 = touched(elsewhere.join("projects/-home-u-proj/s1.jsonl"));
         let var =
             |name: &str| (name == "CLAUDE_CONFIG_DIR").then(|| elsewhere.clone().into_os_string());
         assert_eq!(
             discover(Provider::Claude, "s1", h, &var),
-            Discovery::Found(project.join("s1.jsonl"))
+            Discovery::Found(s1)
         );
         assert_eq!(
             discover(Provider::Claude, "s1", h, &none),
             Discovery::NotFound
         );
 
-        let state = h.join(".copilot/session-state/p1");
-        std::fs::create_dir_all(&state).unwrap();
-        std::fs::write(state.join("events.jsonl"), "").unwrap();
+        let events = touched(h.join(".copilot/session-state/p1/events.jsonl"));
         assert_eq!(
             discover(Provider::Copilot, "p1", h, &none),
-            Discovery::Found(state.join("events.jsonl"))
+            Discovery::Found(events)
         );
     }
 

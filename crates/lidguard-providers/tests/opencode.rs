@@ -92,23 +92,12 @@ fn only_idle_and_execution_succeeded_can_continue() {
     let sid = json!({"sessionID": "ses_1"});
     let active = json!({"stopHookActive": true, "lastAssistantMessage": "done"});
     // session.status idle also ends the turn, but the plugin never continues after it.
-    let evs = events(
-        "session.status",
-        &bus(
-            "session.status",
-            &json!({"sessionID": "ses_1", "status": {"type": "idle"}}),
-            &active,
-        ),
-    );
-    assert_eq!(stop_of(&evs), Some((false, false)));
-    let evs = events(
-        "session.status",
-        &bus(
-            "session.status",
-            &json!({"sessionID": "ses_1", "status": {"type": "busy"}}),
-            &active,
-        ),
-    );
+    let status = |kind: &str| {
+        let status = json!({"sessionID": "ses_1", "status": {"type": kind}});
+        events("session.status", &bus("session.status", &status, &active))
+    };
+    assert_eq!(stop_of(&status("idle")), Some((false, false)));
+    let evs = status("busy");
     assert!(matches!(evs[0].kind, EventKind::Telemetry));
     for ending in [
         "session.error",

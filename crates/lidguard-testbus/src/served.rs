@@ -1,6 +1,6 @@
 //! A zbus connection serving stand-in objects on a thread of its own until dropped.
 
-/// Builds the connection: its name and the objects it serves.
+/// Builds the connection: the objects it serves.
 pub(crate) type Build = Box<
     dyn FnOnce(zbus::connection::Builder<'static>) -> zbus::connection::Builder<'static> + Send,
 >;
@@ -13,9 +13,14 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// Connects to the bus at `address` and serves what `build` adds; returns once the
-    /// connection is up (its names owned). `what` names the stand-in in errors.
-    pub(crate) fn start(address: &str, what: &'static str, build: Build) -> Result<Served, String> {
+    /// Connects to the bus at `address` as `name` and serves what `build` adds; returns once
+    /// the connection is up (its name owned). `what` names the stand-in in errors.
+    pub(crate) fn start(
+        address: &str,
+        what: &'static str,
+        name: &'static str,
+        build: Build,
+    ) -> Result<Served, String> {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready, is_ready) = std::sync::mpsc::channel::<Result<(), String>>();
         let address = address.to_owned();
@@ -31,7 +36,8 @@ impl Served {
                 }
             };
             rt.block_on(async move {
-                let builder = build(zbus::connection::Builder::address(address.as_str()));
+                let builder = zbus::connection::Builder::address(address.as_str());
+                let builder = build(builder.name(name));
                 let connection = builder.build().await;
                 match connection {
                     Ok(connection) => {

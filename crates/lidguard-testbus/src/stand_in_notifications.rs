@@ -89,11 +89,8 @@ impl NotificationService {
         let served = Served::start(
             address,
             "the notification service stand-in",
-            Box::new(move |builder| {
-                builder
-                    .name("org.freedesktop.Notifications")
-                    .serve_at("/org/freedesktop/Notifications", service)
-            }),
+            "org.freedesktop.Notifications",
+            Box::new(move |builder| builder.serve_at("/org/freedesktop/Notifications", service)),
         )?;
         Ok(NotificationService {
             inbox,

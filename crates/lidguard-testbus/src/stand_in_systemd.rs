@@ -92,9 +92,9 @@ impl StandInSystemd {
         let served = Served::start(
             address,
             "the systemd stand-in",
+            "org.freedesktop.systemd1",
             Box::new(move |builder| {
                 builder
-                    .name("org.freedesktop.systemd1")
                     .serve_at("/org/freedesktop/systemd1", manager)
                     .serve_at("/org/freedesktop/systemd1/unit/suspend_2etarget", Unit)
                     .serve_at("/org/freedesktop/systemd1/unit/hibernate_2etarget", Unit)

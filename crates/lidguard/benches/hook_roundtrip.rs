@@ -36,23 +36,9 @@ const PROMPT: &str = r#"{"session_id":"bench-session","transcript_path":null,"cw
 const POST_TOOL_USE: &str = r#"{"session_id":"bench-session","transcript_path":null,"cwd":"/tmp","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cargo test --workspace","description":"Run the tests"},"tool_response":{"stdout":"test result: ok. 25 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.40s","stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false},"tool_use_id":"toolu_01bench","duration_ms":1400}"#;
 
 fn main() {
-    let mut runs = 1000usize;
-    let mut seconds = 10u64;
-    let mut cold_runs = 20usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs),
-            "--seconds" => seconds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seconds),
-            "--cold" => {
-                cold_runs = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(cold_runs)
-            }
-            _ => {} // cargo passes `--bench`
-        }
-    }
+    let runs = args::flag("--runs", 1000usize);
+    let seconds = args::flag("--seconds", 10u64);
+    let cold_runs = args::flag("--cold", 20usize);
     for (name, path) in [("lidguard", BIN), ("lidguard-hook", HOOK_BIN)] {
         let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
         println!("{name}: {:.1} MB ({path})", size as f64 / 1e6);
@@ -367,3 +353,6 @@ impl std::fmt::Display for Stats {
         )
     }
 }
+
+#[path = "common/args.rs"]
+mod args;

@@ -25,16 +25,8 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_lidguard");
 
 fn main() {
-    let mut seconds = 60u64;
-    let mut sessions = 50usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--seconds" => seconds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seconds),
-            "--sessions" => sessions = args.next().and_then(|v| v.parse().ok()).unwrap_or(sessions),
-            _ => {} // cargo passes `--bench`
-        }
-    }
+    let seconds = args::flag("--seconds", 60u64);
+    let sessions = args::flag("--sessions", 50usize);
     for one_folder in [true, false] {
         let layout = if one_folder {
             "all transcripts in one folder"
@@ -326,3 +318,6 @@ fn clock_ticks_per_second() -> f64 {
     // Linux's USER_HZ is 100 on every architecture lidguard runs on.
     100.0
 }
+
+#[path = "common/args.rs"]
+mod args;

@@ -347,22 +347,38 @@ pub(crate) struct HookEventsArgs {
     pub(crate) json: bool,
 }
 
+/// How a config edit is made.
+#[derive(Debug, Default, Args)]
+pub(crate) struct EditFlags {
+    /// Print the file and the diff that would be applied, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
+    /// that lidguard did not write (its other keys stay; remove puts it back).
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+impl EditFlags {
+    pub(crate) fn options(&self) -> lidguard_config::Options {
+        lidguard_config::Options {
+            dry_run: self.dry_run,
+            force: self.force,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct HookConfigArgs {
     /// The agent, or `all` (the agents whose config directory exists).
     #[arg(long, value_name = "PROVIDER", value_parser = agent_or_all())]
     pub(crate) provider: Option<String>,
-    /// Print the file and the diff that would be applied, and change nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
+    #[command(flatten)]
+    pub(crate) edit: EditFlags,
     /// Codex only, install only: also record lidguard's hooks as trusted in Codex's
     /// config.toml, as trusting them in Codex's /hooks would (review the diff with --dry-run).
     #[arg(long)]
     pub(crate) trust_codex_hooks: bool,
-    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
-    /// that lidguard did not write (its other keys stay; remove puts it back).
-    #[arg(long)]
-    pub(crate) force: bool,
     /// Print what was done (or, with --dry-run, would be) as JSON: one object per agent.
     #[arg(long)]
     pub(crate) json: bool,
@@ -720,13 +736,8 @@ impl AgentArg {
 pub(crate) struct McpConfigArgs {
     #[command(flatten)]
     pub(crate) agent: AgentArg,
-    /// Print the file and the diff that would be applied, and change nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
-    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
-    /// that lidguard did not write (its other keys stay; remove puts it back).
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) edit: EditFlags,
     /// Print what was done (or, with --dry-run, would be) as JSON: one object per agent.
     #[arg(long)]
     pub(crate) json: bool,
@@ -752,13 +763,8 @@ pub(crate) struct ProviderMcpArgs {
     /// The entry's name under `mcpServers` (default `lidguard-provider`).
     #[arg(long, value_name = "NAME")]
     pub(crate) server_name: Option<String>,
-    /// Install/remove: print the file and the diff that would be applied, and change nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
-    /// Edit a read-only file (it stays read-only), or take over an entry of lidguard's name
-    /// that lidguard did not write (its other keys stay; remove puts it back).
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) edit: EditFlags,
     /// Status: print JSON.
     #[arg(long)]
     pub(crate) json: bool,

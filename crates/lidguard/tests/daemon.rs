@@ -385,12 +385,7 @@ fn without_a_power_backend_start_and_status_check_say_so() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["protection"]["held"], false);
     assert_eq!(json["protection"]["wanted"], true);
-    assert!(
-        json["protection"]["unavailableReason"]
-            .as_str()
-            .unwrap()
-            .contains("D-Bus")
-    );
+    assert!(crate::util::text(&json["protection"]["unavailableReason"]).contains("D-Bus"));
     let check = home.run(&["status", "--check"]);
     assert_eq!(check.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&check.stderr).contains("nothing is held"));

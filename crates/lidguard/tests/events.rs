@@ -175,22 +175,17 @@ fn decisions_daemon_events_and_what_the_agent_was_told() {
     // Each observation comes before its consequences: the prompt starts the session; the
     // soft-lock (nobody is working any more) schedules a suspend, the turn's end replaces it,
     // and opening the lid cancels it.
-    assert!(
-        first("prompt-submitted") < first("session-started"),
-        "{kinds:?}"
-    );
-    assert!(
-        first("session-softlock-recorded") < first("suspend-scheduled"),
-        "{kinds:?}"
-    );
-    assert!(
-        first("turn-stopped") < last("suspend-scheduled"),
-        "{kinds:?}"
-    );
-    assert!(
-        last("suspend-scheduled") < last("suspend-canceled"),
-        "{kinds:?}"
-    );
+    for (before, after) in [
+        (first("prompt-submitted"), first("session-started")),
+        (
+            first("session-softlock-recorded"),
+            first("suspend-scheduled"),
+        ),
+        (first("turn-stopped"), last("suspend-scheduled")),
+        (last("suspend-scheduled"), last("suspend-canceled")),
+    ] {
+        assert!(before < after, "{kinds:?}");
+    }
 
     let requests: Vec<&Value> = events
         .iter()

@@ -246,13 +246,8 @@ fn all_covers_only_agents_that_are_there_and_receipts_show_in_status() {
     assert!(child.wait().unwrap().success());
     let out = with_agents(&home, &["hook-status", "--provider", "copilot", "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let observed = status[0]["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["event"] == "userPromptSubmitted")
-        .unwrap()
-        .clone();
+    let observed =
+        crate::util::row_where(&status[0]["evidence"], "event", "userPromptSubmitted").clone();
     assert_eq!(observed["observed"], true, "{status}");
 
     let out = with_agents(&home, &["hook-remove", "--provider", "all"]);
@@ -583,12 +578,7 @@ fn copilot_status_reports_conflicting_hooks_in_other_files_and_the_repository() 
         .map(|f| f["summary"].as_str().unwrap())
         .collect();
     assert_eq!(summaries, ["./keep-going.sh", "./approve.sh"], "{report}");
-    assert!(
-        foreign[1]["file"]
-            .as_str()
-            .unwrap()
-            .ends_with(".github/hooks/team.json")
-    );
+    assert!(crate::util::text(&foreign[1]["file"]).ends_with(".github/hooks/team.json"));
     let warnings = report["warnings"].to_string();
     assert!(warnings.contains("broken.json not checked"), "{warnings}");
 
@@ -1309,12 +1299,7 @@ fn installers_report_as_json_for_scripts() {
     assert_eq!(dry[0]["outcomes"][0]["action"], "wouldChange", "{dry}");
     assert!(!home.path().join("claude/settings.json").exists());
     let done = json(&["hook-install", "--provider", "all", "--json"]);
-    let claude = done
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["provider"] == "claude")
-        .unwrap();
+    let claude = crate::util::row_where(&done, "provider", "claude");
     assert_eq!(claude["outcomes"][0]["action"], "written");
     assert!(
         done.as_array()

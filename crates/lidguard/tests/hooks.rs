@@ -268,9 +268,7 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
     );
     assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "deny");
     assert!(
-        v["hookSpecificOutput"]["decision"]["message"]
-            .as_str()
-            .unwrap()
+        crate::util::text(&v["hookSpecificOutput"]["decision"]["message"])
             .contains("lid is closed")
     );
     let (_, out, _) = hook(&home, &["codex-hook"], codex, &env);
@@ -354,9 +352,7 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(
-        v["hookSpecificOutput"]["permissionDecisionReason"]
-            .as_str()
-            .unwrap()
+        crate::util::text(&v["hookSpecificOutput"]["permissionDecisionReason"])
             .contains("lid is closed")
     );
     // Claude elicitations are cancelled.
@@ -446,12 +442,7 @@ fn concurrent_hook_streams_lose_no_event() {
     });
     let receipts: serde_json::Value =
         serde_json::from_str(&home.ok(&["hook-events", "--receipts", "--json"])).unwrap();
-    let post = receipts
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["event"] == "PostToolUse")
-        .unwrap();
+    let post = crate::util::row_where(&receipts, "event", "PostToolUse");
     assert_eq!(post["count"], 200);
     assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
 }

@@ -461,12 +461,7 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], false);
-    let power = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["area"] == "power")
-        .unwrap();
+    let power = crate::util::row_where(&v["checks"], "area", "power");
     assert_eq!(power["ok"], false, "{power}");
     assert!(
         power["detail"].as_str().unwrap().contains("D-Bus"),

@@ -268,9 +268,7 @@ fn remote_permission_decisions_are_bound_to_their_request() {
     assert_eq!(decided["authority"]["decision"], "allow");
     assert_eq!(decided["authority"]["provenance"]["value"], "remote");
     assert!(
-        decided["authority"]["provenance"]["reason"]
-            .as_str()
-            .unwrap()
+        crate::util::text(&decided["authority"]["provenance"]["reason"])
             .starts_with("answered allow on the phone at ")
     );
     // Every request to ntfy carried the token.

@@ -150,10 +150,7 @@ fn the_sound_plays_before_the_suspend_request_is_recorded() {
     assert_eq!(entry["reason"], "Completed");
     assert_eq!(entry["succeeded"], false);
     assert!(
-        entry["error"]
-            .as_str()
-            .unwrap()
-            .contains("no power backend"),
+        crate::util::text(&entry["error"]).contains("no power backend"),
         "{entry}"
     );
 }

@@ -114,10 +114,7 @@ fn a_corrupt_settings_file_is_reported_and_never_overwritten() {
     home.ok(&["start", "--provider", "claude", "--session", "s"]);
     let status = home.status();
     assert!(
-        status["settingsError"]
-            .as_str()
-            .unwrap()
-            .contains("settings.json"),
+        crate::util::text(&status["settingsError"]).contains("settings.json"),
         "{status}"
     );
     assert_eq!(status["settings"]["sessionTimeoutMinutes"], 12);
@@ -156,10 +153,7 @@ fn a_corrupt_database_is_moved_aside_kept_and_named_and_a_new_one_is_used() {
     );
     let moved = &status["store"]["movedAside"];
     assert!(
-        moved["reason"]
-            .as_str()
-            .unwrap()
-            .contains("SQLite's header"),
+        crate::util::text(&moved["reason"]).contains("SQLite's header"),
         "{status}"
     );
     let kept = moved_aside(&home);
@@ -242,10 +236,7 @@ fn a_locked_database_degrades_without_hanging() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     let status = home.status();
     assert!(
-        status["store"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("locked"),
+        crate::util::text(&status["store"]["error"]).contains("locked"),
         "{status}"
     );
     assert_eq!(status["sessions"][0]["state"], "active");

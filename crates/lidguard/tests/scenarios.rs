@@ -65,10 +65,7 @@ fn claude_background_shell_keeps_the_session_until_its_notice_and_the_next_stop(
     assert_state(&home, "active", None, true);
     let s = only_session(&home).unwrap();
     assert!(
-        s["pendingProviderWorkReason"]
-            .as_str()
-            .unwrap()
-            .contains("background"),
+        crate::util::text(&s["pendingProviderWorkReason"]).contains("background"),
         "{s}"
     );
     // The completion notice arrives as a prompt: it finishes the work, it is no new session.

@@ -29,10 +29,7 @@ fn settings_set_print_and_reject_with_clear_messages() {
         err.contains("post-stop-suspend-sound-volume-override-percent") && err.contains("100"),
         "{err}"
     );
-    assert_eq!(
-        std::fs::read_to_string(home.places.settings_file()).unwrap(),
-        before
-    );
+    assert_unchanged(&home, &before);
 
     // Several flags are all-or-nothing.
     let out = home.run(&[
@@ -43,10 +40,7 @@ fn settings_set_print_and_reject_with_clear_messages() {
         "0",
     ]);
     assert!(!out.status.success());
-    assert_eq!(
-        std::fs::read_to_string(home.places.settings_file()).unwrap(),
-        before
-    );
+    assert_unchanged(&home, &before);
 
     // Windows-only settings say so.
     let out = home.run(&[
@@ -292,10 +286,7 @@ fn settings_and_status_show_whether_ask_before_sleep_is_on() {
         let out = home.run(&["settings", flag, value]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(says), "{flag}: {err}");
-        assert_eq!(
-            std::fs::read_to_string(home.places.settings_file()).unwrap(),
-            before
-        );
+        assert_unchanged(&home, &before);
     }
     // Turning ask before sleep off goes through, as does setting both values in one command.
     home.ok(&[
@@ -326,10 +317,7 @@ fn settings_and_status_show_whether_ask_before_sleep_is_on() {
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     let status = home.status();
     assert!(
-        status["askBeforeSleep"]
-            .as_str()
-            .unwrap()
-            .starts_with("configuration error"),
+        crate::util::text(&status["askBeforeSleep"]).starts_with("configuration error"),
         "{status}"
     );
     assert!(
@@ -415,4 +403,13 @@ fn completions_man_page_and_the_reference_spellings() {
     let bad = home.run(&["current-temperature", "hot"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown temperature mode"));
+}
+
+/// The settings file still holds `before`.
+#[track_caller]
+fn assert_unchanged(home: &Home, before: &str) {
+    assert_eq!(
+        std::fs::read_to_string(home.places.settings_file()).unwrap(),
+        before
+    );
 }

@@ -10,11 +10,7 @@ use serde_json::{Value, json};
 use crate::util::{BIN, Home, assert_ok};
 
 fn mode(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path)
-        .unwrap()
-        .permissions()
-        .mode()
-        & 0o7777
+    lidguard_files::private::mode_of(path).unwrap()
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -397,9 +393,7 @@ fn a_key_written_twice_is_refused_and_status_judges_the_copy_the_agent_reads() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report[0]["state"], "missing", "{report}");
     assert!(
-        report[0]["warnings"][0]
-            .as_str()
-            .unwrap()
+        crate::util::text(&report[0]["warnings"][0])
             .contains("`hooks` appears 2 times (lines 2, 4)")
     );
 

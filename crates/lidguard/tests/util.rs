@@ -283,6 +283,21 @@ pub(crate) fn runs_here(missing: Option<String>) -> bool {
     false
 }
 
+/// The JSON string `v`.
+#[track_caller]
+pub(crate) fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+/// The first row of the JSON array `rows` whose `key` is `value`.
+#[track_caller]
+pub(crate) fn row_where<'a>(rows: &'a Value, key: &str, value: &str) -> &'a Value {
+    let found = rows
+        .as_array()
+        .and_then(|r| r.iter().find(|row| row[key] == value));
+    found.unwrap_or_else(|| panic!("no row with {key} {value:?} in {rows}"))
+}
+
 /// Polls `f` until it returns true or `timeout` passes.
 pub(crate) fn eventually(timeout: Duration, f: impl FnMut() -> bool) -> bool {
     lidguard_testbus::poll(timeout, Duration::from_millis(20), f)

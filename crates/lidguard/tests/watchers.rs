@@ -96,9 +96,7 @@ fn codex_transcript_interrupts_and_pending_questions() {
     );
     start(&home, "codex", "c1", &t);
     assert!(
-        home.session("c1").unwrap()["transcriptMonitor"]
-            .as_str()
-            .unwrap()
+        crate::util::text(&home.session("c1").unwrap()["transcriptMonitor"])
             .starts_with("following ")
     );
 

@@ -1,7 +1,7 @@
 //! What a user-settable field is: its names, help, category, kind of value and limits, and
 //! its accessors; the entries themselves are in the table (`table.rs`).
 
-use std::fmt::{self, Display};
+use std::fmt::Display;
 
 use super::error::SettingsError;
 use super::{Os, Settings};
@@ -83,11 +83,7 @@ impl Category {
     }
 }
 
-impl Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
+display_as!(Category, label);
 
 /// What kind of value a field takes, and its limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,11 +52,7 @@ impl FollowUpIssue {
     }
 }
 
-impl Display for FollowUpIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.description())
-    }
-}
+display_as!(FollowUpIssue, description);
 
 /// Whether ask-before-sleep ("closed-lid stop follow-up") is in effect.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

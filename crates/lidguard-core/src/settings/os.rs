@@ -1,7 +1,5 @@
 //! The operating system settings are read for.
 
-use std::fmt::{self, Display};
-
 /// The operating system the settings are interpreted for. Passed in, never detected here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Os {
@@ -35,8 +33,4 @@ impl Os {
     }
 }
 
-impl Display for Os {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+display_as!(Os, name);

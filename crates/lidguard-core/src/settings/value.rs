@@ -48,11 +48,7 @@ impl SystemSound {
     }
 }
 
-impl Display for SystemSound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+display_as!(SystemSound, name);
 
 /// What a sound setting asks for.
 ///

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 
-use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable, SuspendError};
+use super::{
+    BoxFuture, HeldProtection, PolicyHold, PowerControl, PowerError, PowerUnavailable, SuspendError,
+};
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
 use crate::pmset::{self, Setting};
@@ -26,7 +28,7 @@ pub(super) struct MacPower {
     hibernate: Arc<dyn Setting<u32>>,
     backups: Option<Arc<dyn PolicyBackups>>,
     /// The `SleepDisabled` change, shared by every guard that wants it.
-    lid_hold: super::SharedChange<SleepHold>,
+    lid_hold: super::SharedChange<PolicyHold>,
 }
 
 pub(super) async fn connect(
@@ -189,7 +191,7 @@ fn pmset_sleepnow() -> Result<(), PolicyError> {
 }
 
 impl MacPower {
-    fn sleep_hold(&self) -> Result<Arc<SleepHold>, PowerError> {
+    fn sleep_hold(&self) -> Result<Arc<PolicyHold>, PowerError> {
         self.lid_hold
             .get_or_make(|| {
                 let Some(backups) = self.backups.clone() else {
@@ -204,10 +206,10 @@ impl MacPower {
                     previous = saved,
                     "sleep disabled for the closed lid; the user's value is backed up"
                 );
-                Ok(SleepHold {
-                    setting: self.setting.clone(),
-                    backups,
-                })
+                let setting = self.setting.clone();
+                Ok(PolicyHold::new("SleepDisabled", move || {
+                    sleep_disabled::restore(setting.as_ref(), backups.as_ref())
+                }))
             })
             .map_err(|e| PowerError::Refused {
                 backend: BACKEND.to_owned(),
@@ -221,36 +223,11 @@ impl MacPower {
 struct MacHeld {
     inhibits: Vec<Inhibit>,
     _assertions: Vec<Assertion>,
-    _lid: Option<Arc<SleepHold>>,
+    _lid: Option<Arc<PolicyHold>>,
 }
 
 impl HeldProtection for MacHeld {
     fn inhibits(&self) -> Vec<Inhibit> {
         self.inhibits.clone()
-    }
-}
-
-/// `SleepDisabled` changed; dropping the last reference puts the user's value back.
-struct SleepHold {
-    setting: Arc<dyn Setting<bool>>,
-    backups: Arc<dyn PolicyBackups>,
-}
-
-impl std::fmt::Debug for SleepHold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SleepHold")
-    }
-}
-
-impl Drop for SleepHold {
-    fn drop(&mut self) {
-        match sleep_disabled::restore(self.setting.as_ref(), self.backups.as_ref()) {
-            Ok(restored) => tracing::info!(?restored, "SleepDisabled restored"),
-            Err(e) => tracing::error!(
-                error = %e,
-                "cannot restore SleepDisabled; it stays backed up and the next lidguard command \
-                 tries again"
-            ),
-        }
     }
 }

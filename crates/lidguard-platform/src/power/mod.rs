@@ -283,6 +283,55 @@ pub async fn logind_lid_closed() -> Option<bool> {
     imp::logind_lid_closed().await
 }
 
+/// A policy change in place (macOS `SleepDisabled`, the Windows lid-close action): dropping it
+/// (the last [`SharedChange`] reference) puts the user's value back and logs what came back.
+#[cfg_attr(
+    not(any(windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Windows and macOS backends")
+)]
+struct PolicyHold {
+    /// What is changed, for the log.
+    what: &'static str,
+    /// Puts it back; says what came back.
+    restore: Box<dyn Fn() -> Result<String, crate::policy::PolicyError> + Send + Sync>,
+}
+
+#[cfg_attr(
+    not(any(windows, target_os = "macos")),
+    allow(dead_code, reason = "used by the Windows and macOS backends")
+)]
+impl PolicyHold {
+    fn new<R: std::fmt::Debug>(
+        what: &'static str,
+        restore: impl Fn() -> Result<R, crate::policy::PolicyError> + Send + Sync + 'static,
+    ) -> PolicyHold {
+        PolicyHold {
+            what,
+            restore: Box::new(move || restore().map(|restored| format!("{restored:?}"))),
+        }
+    }
+}
+
+impl std::fmt::Debug for PolicyHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PolicyHold({})", self.what)
+    }
+}
+
+impl Drop for PolicyHold {
+    fn drop(&mut self) {
+        match (self.restore)() {
+            Ok(restored) => tracing::info!(what = self.what, %restored, "the user's value is back"),
+            Err(e) => tracing::error!(
+                what = self.what,
+                error = %e,
+                "cannot put the user's value back; it stays backed up and the next lidguard \
+                 command tries again"
+            ),
+        }
+    }
+}
+
 /// One OS policy change (the Windows lid-close action, macOS's `SleepDisabled`) shared by every
 /// guard that wants it: the daemon takes a new plan before it drops the old, so the change stays
 /// in place across the swap, and the last guard's drop undoes it.

@@ -41,7 +41,9 @@ use windows_sys::Win32::System::Threading::{
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{DEVICE_NOTIFY_CALLBACK, PBT_POWERSETTINGCHANGE};
 
-use super::{BoxFuture, HeldProtection, PowerControl, PowerError, PowerUnavailable, SuspendError};
+use super::{
+    BoxFuture, HeldProtection, PolicyHold, PowerControl, PowerError, PowerUnavailable, SuspendError,
+};
 use crate::lid_action::{self, LidActionPolicy, PolicyBackups};
 use crate::policy::PolicyError;
 use crate::roots::Roots;
@@ -65,7 +67,7 @@ pub(super) struct WindowsPower {
     lid_policy_error: String,
     backups: Option<Arc<dyn PolicyBackups>>,
     /// The lid-action change, shared by every guard that wants it.
-    lid_hold: super::SharedChange<LidHold>,
+    lid_hold: super::SharedChange<PolicyHold>,
 }
 
 pub(super) async fn connect(
@@ -255,7 +257,7 @@ impl WindowsPower {
         }
     }
 
-    fn lid_hold(&self) -> Result<Arc<LidHold>, PowerError> {
+    fn lid_hold(&self) -> Result<Arc<PolicyHold>, PowerError> {
         self.lid_hold
             .get_or_make(|| {
                 let Some(policy) = self.lid_policy.clone() else {
@@ -271,7 +273,9 @@ impl WindowsPower {
                 };
                 let saved = lid_action::change(policy.as_ref(), backups.as_ref())?;
                 tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
-                Ok(LidHold { policy, backups })
+                Ok(PolicyHold::new("the lid-close action", move || {
+                    lid_action::restore(policy.as_ref(), backups.as_ref())
+                }))
             })
             .map_err(|e| PowerError::Refused {
                 backend: BACKEND.to_owned(),
@@ -293,7 +297,7 @@ fn backend_error(what: &str, message: String) -> PowerError {
 struct WindowsHeld {
     inhibits: Vec<Inhibit>,
     _keep: Option<KeepHold>,
-    _lid: Option<Arc<LidHold>>,
+    _lid: Option<Arc<PolicyHold>>,
 }
 
 impl HeldProtection for WindowsHeld {
@@ -413,30 +417,6 @@ impl Drop for ThreadState {
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-        }
-    }
-}
-
-/// The lid-close action set to "do nothing"; the user's values come back when the last guard
-/// sharing it drops (release, daemon exit).
-struct LidHold {
-    policy: Arc<dyn LidActionPolicy>,
-    backups: Arc<dyn PolicyBackups>,
-}
-
-impl std::fmt::Debug for LidHold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LidHold")
-    }
-}
-
-impl Drop for LidHold {
-    fn drop(&mut self) {
-        match lid_action::restore(self.policy.as_ref(), self.backups.as_ref()) {
-            Ok(restored) => tracing::info!(?restored, "lid-close action restored"),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot restore the lid-close action; the next lidguard command tries again")
-            }
         }
     }
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use lidguard_config::hooks::{self, Report, Setup, Trust};
-use lidguard_config::{Location, Options, agents, managed};
+use lidguard_config::{Location, agents, managed};
 use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
@@ -86,10 +86,7 @@ pub(crate) fn apply(
     show_skipped: bool,
 ) -> anyhow::Result<ExitCode> {
     let setup = setup(places)?;
-    let options = Options {
-        dry_run: args.dry_run,
-        force: args.force,
-    };
+    let options = args.edit.options();
     let mut json = Vec::new();
     let shown = (args.json, show_skipped);
     for (p, location) in

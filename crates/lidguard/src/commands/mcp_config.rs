@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use lidguard_config::mcp::{self, ProviderEntry, Removed, Report};
-use lidguard_config::{Location, Options, agents, managed};
+use lidguard_config::{Location, agents, managed};
 use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 use lidguard_providers::install::mcp::PROVIDER_SERVER_NAME;
@@ -50,10 +50,7 @@ pub(crate) fn apply(
 ) -> anyhow::Result<ExitCode> {
     let exe = server_program()?;
     let command = if remove { "mcp-remove" } else { "mcp-install" };
-    let options = Options {
-        dry_run: args.dry_run,
-        force: args.force,
-    };
+    let options = args.edit.options();
     let mut json = Vec::new();
     let shown = (args.json, show_skipped);
     for (p, location) in
@@ -209,10 +206,7 @@ pub(crate) fn provider(
         "provider-mcp-install",
     )?;
     let label = format!("Provider MCP `{}`", entry.server);
-    let options = Options {
-        dry_run: args.dry_run,
-        force: args.force,
-    };
+    let options = args.edit.options();
     match action {
         ProviderAction::Status => {
             let report = mcp::provider_status(file, &entry, &exe);

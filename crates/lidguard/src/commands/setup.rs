@@ -16,7 +16,7 @@ use lidguard_config::{Action, Options, Outcome, hooks};
 
 use super::session::REQUEST_TIMEOUT;
 use super::{daemon_running, doctor, hook_config, mcp_config};
-use crate::cli::{AgentArg, HookConfigArgs, McpConfigArgs, SetupArgs};
+use crate::cli::{AgentArg, EditFlags, HookConfigArgs, McpConfigArgs, SetupArgs};
 use crate::{output, prompt};
 
 /// `setup`: hooks (and, with `--mcp`, the MCP server) for every agent found here, then the
@@ -320,10 +320,7 @@ pub(crate) fn hook_new_agents(places: &Places) {
         if skipped.is_some() || state.known.iter().any(|k| k == p.as_str()) {
             continue;
         }
-        let options = Options {
-            dry_run: false,
-            force: false,
-        };
+        let options = Options::default();
         match hooks::install(places, p, &location, &setup, options, true) {
             Ok(_) => tracing::info!(
                 agent = p.as_str(),
@@ -349,10 +346,9 @@ pub(crate) fn hook_new_agents(places: &Places) {
 fn hooks_args() -> HookConfigArgs {
     HookConfigArgs {
         provider: Some("all".to_owned()),
-        dry_run: false,
+        edit: EditFlags::default(),
         // Setup says so in its plan: Codex runs only hooks the user trusted.
         trust_codex_hooks: true,
-        force: false,
         json: false,
     }
 }
@@ -361,8 +357,7 @@ fn hooks_args() -> HookConfigArgs {
 fn mcp_args() -> McpConfigArgs {
     McpConfigArgs {
         agent: AgentArg::all(),
-        dry_run: false,
-        force: false,
+        edit: EditFlags::default(),
         json: false,
     }
 }

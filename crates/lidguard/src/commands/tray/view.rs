@@ -227,16 +227,17 @@ mod tests {
         }
     }
 
+    #[track_caller]
+    fn assert_headline_says(view: &View, text: &str) {
+        assert!(view.headline.contains(text), "{}", view.headline);
+    }
+
     #[test]
     fn a_failed_protection_outranks_everything_and_needs_the_user() {
         let view = View::of(Some(&status(false, true)), None, Timestamp::UNIX_EPOCH);
         assert_eq!(view.mood, Mood::Unavailable);
         assert!(view.mood.needs_attention());
-        assert!(
-            view.headline.contains("logind refused"),
-            "{}",
-            view.headline
-        );
+        assert_headline_says(&view, "logind refused");
     }
 
     #[test]
@@ -246,11 +247,7 @@ mod tests {
         let view = View::of(Some(&s), None, Timestamp::UNIX_EPOCH);
         assert_eq!(view.mood, Mood::Protecting);
         assert!(view.mood.active());
-        assert!(
-            view.headline.contains("closing the lid may sleep"),
-            "{}",
-            view.headline
-        );
+        assert_headline_says(&view, "closing the lid may sleep");
     }
 
     #[test]
