@@ -165,6 +165,34 @@ pub fn is_internal_output_technology(technology: i32) -> bool {
     )
 }
 
+/// Why there is no temperature to read.
+#[derive(Debug, thiserror::Error)]
+pub enum NoThermal {
+    /// macOS keeps its sensors from users.
+    #[error(
+        "macOS has no temperature reading a user may take without root (only the private SMC \
+         and HID sensor interfaces, or powermetrics as root)"
+    )]
+    MacOs,
+    /// No zone file could be read in this folder.
+    #[error("no readable thermal zone ({}/thermal_zone*/temp)", .0.display())]
+    NoZone(std::path::PathBuf),
+    /// Neither of WMI's thermal classes gave a reading.
+    #[error(
+        "WMI reports no readable thermal zone (ThermalZoneInformation: {perf}; \
+         MSAcpi_ThermalZoneTemperature: {acpi})"
+    )]
+    Wmi {
+        /// Why `Win32_PerfFormattedData_Counters_ThermalZoneInformation` gave none.
+        perf: String,
+        /// Why `MSAcpi_ThermalZoneTemperature` gave none.
+        acpi: String,
+    },
+    /// The thread that queried WMI panicked.
+    #[error("the WMI query panicked")]
+    WmiPanicked,
+}
+
 /// The thermal zones in millidegrees Celsius, or why there are none:
 /// - Linux (and relocated roots): every readable `<sys>/class/thermal/thermal_zone*/temp`, as the
 ///   kernel reports them; unreadable or non-numeric files are skipped;
@@ -173,18 +201,14 @@ pub fn is_internal_output_technology(technology: i32) -> bool {
 ///
 /// Combine with [`lidguard_core::suspend::aggregate_temperature`], which also drops values not
 /// above zero.
-pub fn thermal_readings(roots: &Roots) -> Result<Vec<i64>, String> {
+pub fn thermal_readings(roots: &Roots) -> Result<Vec<i64>, NoThermal> {
     #[cfg(windows)]
     if !roots.overridden {
         return crate::windows::thermal::zones();
     }
     #[cfg(target_os = "macos")]
     if !roots.overridden {
-        return Err(
-            "macOS has no temperature reading a user may take without root (only the \
-                    private SMC and HID sensor interfaces, or powermetrics as root)"
-                .to_owned(),
-        );
+        return Err(NoThermal::MacOs);
     }
     let dir = roots.sys_root.join("class").join("thermal");
     let zones: Vec<i64> = entries(&dir)
@@ -194,10 +218,7 @@ pub fn thermal_readings(roots: &Roots) -> Result<Vec<i64>, String> {
         .filter_map(|text| text.trim().parse::<i64>().ok())
         .collect();
     if zones.is_empty() {
-        Err(format!(
-            "no readable thermal zone ({}/thermal_zone*/temp)",
-            dir.display()
-        ))
+        Err(NoThermal::NoZone(dir))
     } else {
         Ok(zones)
     }

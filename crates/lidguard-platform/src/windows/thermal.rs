@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use wmi::WMIConnection;
 
+use crate::sources::NoThermal;
 use crate::units::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
 
 const PERF_QUERY: &str =
@@ -28,29 +29,25 @@ struct AcpiZone {
 
 /// Every thermal zone WMI reports, in millidegrees Celsius; an error saying why when none can be
 /// read.
-pub(crate) fn zones() -> Result<Vec<i64>, String> {
+pub(crate) fn zones() -> Result<Vec<i64>, NoThermal> {
     // A WMI connection belongs to the thread that made it (COM): query on a thread of its own.
     std::thread::spawn(query)
         .join()
-        .map_err(|_| "the WMI query panicked".to_owned())?
+        .map_err(|_| NoThermal::WmiPanicked)?
 }
 
-fn query() -> Result<Vec<i64>, String> {
+fn query() -> Result<Vec<i64>, NoThermal> {
     let perf = WMIConnection::new().and_then(|c| c.raw_query::<PerfZone>(PERF_QUERY));
-    let perf_error = match readings(perf, |z| kelvin_to_millidegrees(z.temperature)) {
+    let perf = match readings(perf, |z| kelvin_to_millidegrees(z.temperature)) {
         Ok(zones) => return Ok(zones),
         Err(e) => e,
     };
     let acpi = WMIConnection::with_namespace_path("ROOT\\WMI")
         .and_then(|c| c.raw_query::<AcpiZone>(ACPI_QUERY));
-    let acpi_error = match readings(acpi, |z| decikelvin_to_millidegrees(z.current_temperature)) {
-        Ok(zones) => return Ok(zones),
-        Err(e) => e,
-    };
-    Err(format!(
-        "WMI reports no readable thermal zone (ThermalZoneInformation: {perf_error}; \
-         MSAcpi_ThermalZoneTemperature: {acpi_error})"
-    ))
+    match readings(acpi, |z| decikelvin_to_millidegrees(z.current_temperature)) {
+        Ok(zones) => Ok(zones),
+        Err(acpi) => Err(NoThermal::Wmi { perf, acpi }),
+    }
 }
 
 /// The zones' temperatures in millidegrees; why there are none otherwise.

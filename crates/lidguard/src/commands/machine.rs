@@ -62,7 +62,7 @@ pub(crate) fn temperature(
             "temperatureCelsius": celsius,
             "mode": mode,
             "zones": zones,
-            "unavailableReason": readings.as_ref().err(),
+            "unavailableReason": readings.as_ref().err().map(ToString::to_string),
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
