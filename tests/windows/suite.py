@@ -55,6 +55,10 @@ class Env:
 
     def daemon_unix_pids(self):
         """The Unix pids of this home's daemon (Wine runs each Windows process as one)."""
+        return self.unix_pids(b"run-server")
+
+    def unix_pids(self, command):
+        """The Unix pids of this home's lidguard processes running `command`."""
         pids = []
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
@@ -64,7 +68,7 @@ class Env:
                 environ = (proc / "environ").read_bytes()
             except OSError:
                 continue
-            if b"run-server" in cmdline and self.env["LIDGUARD_HOME"].encode() in environ:
+            if command in cmdline and self.env["LIDGUARD_HOME"].encode() in environ:
                 pids.append(int(proc.name))
         return pids
 
@@ -126,9 +130,10 @@ def daemon_over_the_named_pipe():
           "resume over the pipe", out.stdout + out.stderr)
     check(e.wait_until(lambda: e.status()["protection"]["held"], "held", seconds=5),
           "the power request is held again after resume")
-    out = e.run("tray")
-    check(out.returncode != 0 and b"Linux-only" in out.stderr,
-          "`tray` says it is Linux-only here, exit 1", out.stderr)
+    without_desktop = {k: v for k, v in e.env.items() if k != "DISPLAY"}
+    out = run_exe(wine, e.exe / "lidguard.exe", ["tray"], without_desktop)
+    check(out.returncode == 1 and b"The tray needs a desktop with a notification area" in out.stderr,
+          "`tray` without a desktop says what it needs, exit 1", out.stderr)
     e.run("stop", "--provider", "custom", "--session", "pause-1")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
     # daemon-stop: a Shutdown request over the pipe; the command returns once the lock is free.
@@ -207,6 +212,66 @@ def event_stream_over_the_pipe():
         follower.wait()
     check(e.wait_until(lambda: not e.daemon_unix_pids(), "exit"),
           "the follower gone, the postponed idle exit happens")
+
+
+# The tray icon's colours (the same disc as on Linux): idle, and agents working.
+IDLE = "#9E9E9E"
+PROTECTING = "#2E7D32"
+
+
+def screen_colours(display):
+    """How many pixels of each colour the X screen shows."""
+    shot = subprocess.run(["xwd", "-root", "-silent", "-display", display],
+                          stdout=subprocess.PIPE, check=True).stdout
+    histogram = subprocess.run(["convert", "xwd:-", "-format", "%c", "histogram:info:-"],
+                               input=shot, stdout=subprocess.PIPE, check=True).stdout.decode()
+    counts = {}
+    for line in histogram.splitlines():
+        count, _, rest = line.strip().partition(":")
+        colour = next((w for w in rest.split() if w.startswith("#")), None)
+        if colour and count.isdigit():
+            counts[colour[:7].upper()] = int(count)
+    return counts
+
+
+def tray_in_a_wine_desktop():
+    print("the tray icon in a Wine desktop on Xvfb")
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1024x768x24"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    display = ":" + xvfb.stdout.readline().decode().strip()
+    e = Env("tray", DISPLAY=display)
+    e.run("settings", "--server-runtime-cleanup-delay-minutes", "0")
+    desktop = subprocess.Popen(
+        [wine, "explorer", "/desktop=lidguard,1000x700", str(e.exe / "lidguard.exe"), "tray"],
+        env=e.env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # The tray starts the daemon and shows its idle disc.
+        check(e.wait_until(lambda: screen_colours(display).get(IDLE, 0) > 100, "idle", seconds=60),
+              "the icon is in the notification area, grey while nothing works",
+              screen_colours(display))
+        out = e.run("tray")
+        check(out.returncode == 1 and b"lidguard's tray already runs (pid " in out.stderr,
+              "a second tray is refused while the first runs", out.stderr)
+        e.run("start", "--provider", "claude", "--session", "t1")
+        def green():
+            colours = screen_colours(display)
+            return colours.get(PROTECTING, 0) > 100 and colours.get(IDLE, 0) < 100
+        check(e.wait_until(green, "green"),
+              "an agent session turns it green, its grey gone (the tray follows the event stream)",
+              screen_colours(display))
+        shot = work / "wine-tray.png"
+        subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
+                       shell=True, check=True)
+        print(f"  (screenshot: {shot})")
+        e.run("stop", "--provider", "claude", "--session", "t1")
+        check(e.wait_until(lambda: screen_colours(display).get(PROTECTING, 0) == 0, "grey"),
+              "its end turns it back", screen_colours(display))
+    finally:
+        for pid in e.unix_pids(b"tray"):
+            os.kill(pid, 9)
+        desktop.kill()
+        e.run("daemon-stop")
+        xvfb.kill()
 
 
 def write_lid_action(sys_root: Path, ac: int, dc: int):
@@ -370,6 +435,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     daemon_over_the_named_pipe()
+    tray_in_a_wine_desktop()
     doctor_checks_what_wine_can_answer()
     event_stream_over_the_pipe()
     lid_action_backup_and_restore()

@@ -23,6 +23,7 @@ pub mod launchd;
 pub mod lid_action;
 #[cfg(target_os = "macos")]
 mod macos;
+mod no_thermal;
 pub mod notify;
 pub mod pmset;
 pub mod policy;

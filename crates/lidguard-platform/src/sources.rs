@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::power::PowerControl;
 
+pub use crate::no_thermal::NoThermal;
 pub use crate::roots::{PROC_ROOT_ENV, Roots, SYS_ROOT_ENV};
 pub use crate::units::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
 
@@ -163,34 +164,6 @@ pub fn is_internal_output_technology(technology: i32) -> bool {
         technology,
         LVDS | DISPLAYPORT_EMBEDDED | UDI_EMBEDDED | INTERNAL
     )
-}
-
-/// Why there is no temperature to read.
-#[derive(Debug, thiserror::Error)]
-pub enum NoThermal {
-    /// macOS keeps its sensors from users.
-    #[error(
-        "macOS has no temperature reading a user may take without root (only the private SMC \
-         and HID sensor interfaces, or powermetrics as root)"
-    )]
-    MacOs,
-    /// No zone file could be read in this folder.
-    #[error("no readable thermal zone ({}/thermal_zone*/temp)", .0.display())]
-    NoZone(std::path::PathBuf),
-    /// Neither of WMI's thermal classes gave a reading.
-    #[error(
-        "WMI reports no readable thermal zone (ThermalZoneInformation: {perf}; \
-         MSAcpi_ThermalZoneTemperature: {acpi})"
-    )]
-    Wmi {
-        /// Why `Win32_PerfFormattedData_Counters_ThermalZoneInformation` gave none.
-        perf: String,
-        /// Why `MSAcpi_ThermalZoneTemperature` gave none.
-        acpi: String,
-    },
-    /// The thread that queried WMI panicked.
-    #[error("the WMI query panicked")]
-    WmiPanicked,
 }
 
 /// The thermal zones in millidegrees Celsius, or why there are none:

@@ -91,9 +91,9 @@ pub(crate) enum Command {
     /// its countdown, ask before sleep and the last events, redrawn as events happen.
     #[command(long_about = LIVE_STATUS_ABOUT)]
     LiveStatus(LiveStatusArgs),
-    /// An icon in the desktop's tray (Linux): its colour says whether agents work, wait for
-    /// you, or protection failed; its menu pauses protection, cancels a pending suspend and
-    /// sets the closed-lid decision.
+    /// An icon in the desktop's tray (Linux, Windows): its colour says whether agents work,
+    /// wait for you, or protection failed; its menu pauses protection, cancels a pending
+    /// suspend and sets the closed-lid decision.
     Tray,
     /// Add lidguard's hooks to an agent's config, next to the user's own entries.
     HookInstall(HookConfigArgs),

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use wmi::WMIConnection;
 
-use crate::sources::NoThermal;
+use crate::no_thermal::NoThermal;
 use crate::units::{decikelvin_to_millidegrees, kelvin_to_millidegrees};
 
 const PERF_QUERY: &str =

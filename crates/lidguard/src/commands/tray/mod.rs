@@ -2,16 +2,25 @@
 //! when an event arrives (never on a timer, except once a second while a suspend countdown is
 //! on show, and every few seconds while no daemon runs, to follow one when it starts).
 //!
-//! Linux: a StatusNotifierItem ([`sni`]). Windows and macOS have no tray icon yet: there the
-//! command says so, and the loop and its view are built but unused.
+//! Linux: a StatusNotifierItem (`sni`). Windows: a notification-area icon (`notify_icon`).
+//! macOS has no tray icon yet: there the command says so, and the loop and its view are built
+//! but unused.
 #![cfg_attr(
-    not(target_os = "linux"),
-    allow(dead_code, reason = "the tray runs on Linux only, so far")
+    not(any(target_os = "linux", windows)),
+    allow(dead_code, reason = "the tray runs on Linux and Windows, so far")
 )]
 
+mod menu;
+#[cfg(windows)]
+mod notify_icon;
 #[cfg(target_os = "linux")]
 mod sni;
 mod view;
+
+#[cfg(windows)]
+use notify_icon::Tray;
+#[cfg(target_os = "linux")]
+use sni::Tray;
 
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -45,15 +54,15 @@ pub(crate) enum Wake {
 /// How often to look for a daemon while none runs.
 const RECONNECT_EVERY: Duration = Duration::from_secs(5);
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 pub(crate) fn run(_places: &Places) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
-        "the tray icon is Linux-only in this version; `lidguard live-status` shows the same in a \
-         terminal"
+        "the tray icon is Linux and Windows only in this version; `lidguard live-status` shows \
+         the same in a terminal"
     )
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
     use jiff::Timestamp;
 
@@ -64,7 +73,7 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
     let mut follower = Follower::default();
     follower.connect(places, &tx, true);
     follower.refresh(places);
-    let tray = sni::Tray::spawn(follower.view(Timestamp::now()), tx.clone())?;
+    let tray = Tray::spawn(follower.view(Timestamp::now()), tx.clone())?;
     loop {
         let view: View = follower.view(Timestamp::now());
         let timeout = if view.counting_down() {
@@ -113,7 +122,7 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
 
 /// One tray per user (a login entry and a hand-started one would show two icons): the lock is
 /// held while the tray runs, with its pid in the file for `uninstall`.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
     places.ensure_runtime_dir()?;
     let path = places.tray_lock_file();
@@ -256,6 +265,7 @@ fn closed_lid(decision: ClosedLidPermissionRequestDecision) -> Result<(), String
 }
 
 /// The terminals tried for live-status, in order, with the argument before the command.
+#[cfg(not(windows))]
 const TERMINALS: &[(&str, &str)] = &[
     ("x-terminal-emulator", "-e"),
     ("xdg-terminal-exec", ""),
@@ -265,7 +275,22 @@ const TERMINALS: &[(&str, &str)] = &[
     ("xterm", "-e"),
 ];
 
+/// Opens `lidguard live-status` in a console window of its own.
+#[cfg(windows)]
+fn open_live_status() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // `start` gives the command a new console; its first quoted argument is the title.
+    std::process::Command::new("cmd")
+        .args(["/c", "start", "lidguard live-status"])
+        .arg(exe)
+        .arg("live-status")
+        .spawn()
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// Opens `lidguard live-status` in the first terminal found on the PATH.
+#[cfg(not(windows))]
 fn open_live_status() -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let path = lidguard_files::environment::var("PATH").unwrap_or_default();

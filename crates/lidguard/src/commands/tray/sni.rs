@@ -9,16 +9,9 @@ use ksni::menu::{RadioGroup, RadioItem, StandardItem, SubMenu};
 use ksni::{Icon, MenuItem, Status, ToolTip};
 use lidguard_core::settings::ClosedLidPermissionRequestDecision as Decision;
 
+use super::menu::{self, CLOSED_LID_LABEL, DECISIONS, Entry};
 use super::view::{Mood, View};
 use super::{Action, Wake};
-
-/// The decisions in the order the menu lists them.
-const DECISIONS: [(Decision, &str); 4] = [
-    (Decision::Deny, "Deny (the agent moves on)"),
-    (Decision::Allow, "Allow"),
-    (Decision::Ask, "Ask me (the agent waits)"),
-    (Decision::Remote, "Ask my phone"),
-];
 
 struct Item {
     view: View,
@@ -91,78 +84,19 @@ impl ksni::Tray for Item {
     }
 
     fn menu(&self) -> Vec<MenuItem<Self>> {
-        let v = &self.view;
-        let mut menu = vec![Item::text(v.headline.clone())];
-        if v.mood == Mood::NoDaemon {
-            menu.push(Item::action("Start the daemon", Action::StartDaemon, true));
-        }
-        if !v.sessions.is_empty() {
-            menu.push(MenuItem::Separator);
-            menu.extend(v.sessions.iter().cloned().map(Item::text));
-        }
-        menu.push(MenuItem::Separator);
-        let live = v.mood != Mood::NoDaemon;
-        if v.paused {
-            menu.push(Item::action("Resume protection", Action::Resume, live));
-        } else {
-            menu.push(Item::action(
-                "Pause protection for 30 min",
-                Action::Pause(Some(30)),
-                live,
-            ));
-            menu.push(Item::action(
-                "Pause protection for 1 h",
-                Action::Pause(Some(60)),
-                live,
-            ));
-            menu.push(Item::action(
-                "Pause protection until resumed",
-                Action::Pause(None),
-                live,
-            ));
-        }
-        menu.push(Item::action(
-            "Cancel the pending suspend",
-            Action::CancelSuspend,
-            v.suspend_pending,
-        ));
-        if let Some(current) = v.closed_lid {
-            let selected = DECISIONS.iter().position(|(d, _)| *d == current);
-            menu.push(
-                SubMenu {
-                    label: "Permission prompts with the lid closed".to_owned(),
-                    submenu: vec![
-                        RadioGroup {
-                            selected: selected.unwrap_or_default(),
-                            select: Box::new(|item: &mut Item, chosen| {
-                                if let Some((decision, _)) = DECISIONS.get(chosen) {
-                                    let _ =
-                                        item.wakes.send(Wake::Action(Action::ClosedLid(*decision)));
-                                }
-                            }),
-                            options: DECISIONS
-                                .iter()
-                                .map(|(_, label)| RadioItem {
-                                    label: (*label).to_owned(),
-                                    ..Default::default()
-                                })
-                                .collect(),
-                        }
-                        .into(),
-                    ],
-                    ..Default::default()
-                }
-                .into(),
-            );
-        }
-        menu.push(MenuItem::Separator);
-        menu.push(Item::action(
-            "Open live-status",
-            Action::OpenLiveStatus,
-            true,
-        ));
-        menu.push(Item::action("Quit the tray", Action::Quit, true));
-        menu
+        menu::entries(&self.view)
+            .into_iter()
+            .map(|entry| match entry {
+                Entry::Text(label) => Item::text(label),
+                Entry::Action {
+                    label,
+                    action,
+                    enabled,
+                } => Item::action(label, action, enabled),
+                Entry::Separator => MenuItem::Separator,
+                Entry::ClosedLid(current) => closed_lid(current),
+            })
+            .collect()
     }
 
     fn watcher_offline(&self, reason: ksni::OfflineReason) -> bool {
@@ -173,6 +107,34 @@ impl ksni::Tray for Item {
         );
         true
     }
+}
+
+/// The submenu of closed-lid decisions, `current` selected.
+fn closed_lid(current: Decision) -> MenuItem<Item> {
+    let selected = DECISIONS.iter().position(|(d, _)| *d == current);
+    SubMenu {
+        label: CLOSED_LID_LABEL.to_owned(),
+        submenu: vec![
+            RadioGroup {
+                selected: selected.unwrap_or_default(),
+                select: Box::new(|item: &mut Item, chosen| {
+                    if let Some((decision, _)) = DECISIONS.get(chosen) {
+                        let _ = item.wakes.send(Wake::Action(Action::ClosedLid(*decision)));
+                    }
+                }),
+                options: DECISIONS
+                    .iter()
+                    .map(|(_, label)| RadioItem {
+                        label: (*label).to_owned(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            }
+            .into(),
+        ],
+        ..Default::default()
+    }
+    .into()
 }
 
 /// The running item; [`Tray::show`] replaces what it shows.
@@ -210,27 +172,14 @@ impl Tray {
     }
 }
 
-/// A disc in the mood's colour (with pause bars while paused), ARGB32 in network byte order
-/// as the StatusNotifierItem specification asks.
+/// The mood's picture, ARGB32 in network byte order as the StatusNotifierItem specification
+/// asks.
 fn icon(mood: Mood, size: i32) -> Icon {
-    let [r, g, b] = mood.colour();
-    let n = size as f32;
-    let centre = (n - 1.0) / 2.0;
-    let radius = n / 2.0 - 1.0;
-    let mut data = Vec::with_capacity((size * size * 4) as usize);
-    for y in 0..size {
-        for x in 0..size {
-            let (dx, dy) = (x as f32 - centre, y as f32 - centre);
-            let distance = (dx * dx + dy * dy).sqrt();
-            // Edge pixels partly covered, for a smooth rim.
-            let cover = (radius - distance + 0.5).clamp(0.0, 1.0);
-            let bar = mood == Mood::Paused
-                && dy.abs() < n * 0.22
-                && (dx.abs() - n * 0.11).abs() < n * 0.06;
-            let (r, g, b) = if bar { (255, 255, 255) } else { (r, g, b) };
-            data.extend([(cover * 255.0) as u8, r, g, b]);
-        }
-    }
+    let data = mood
+        .picture(size)
+        .into_iter()
+        .flat_map(|[r, g, b, a]| [a, r, g, b])
+        .collect();
     Icon {
         width: size,
         height: size,

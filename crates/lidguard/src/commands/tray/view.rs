@@ -24,6 +24,10 @@ pub(crate) enum Mood {
     Idle,
 }
 
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "the StatusNotifierItem's Status reads them")
+)]
 impl Mood {
     /// Whether the user should look (the item's `NeedsAttention`).
     pub(crate) fn needs_attention(self) -> bool {
@@ -45,6 +49,32 @@ impl Mood {
             Mood::Paused | Mood::Idle => [0x9e, 0x9e, 0x9e],
             Mood::Protecting => [0x2e, 0x7d, 0x32],
         }
+    }
+}
+
+impl Mood {
+    /// The icon: a disc in the mood's colour (with pause bars while paused), `size`² pixels,
+    /// row by row, each `[red, green, blue, alpha]`.
+    pub(crate) fn picture(self, size: i32) -> Vec<[u8; 4]> {
+        let [r, g, b] = self.colour();
+        let n = size as f32;
+        let centre = (n - 1.0) / 2.0;
+        let radius = n / 2.0 - 1.0;
+        let mut pixels = Vec::with_capacity((size * size) as usize);
+        for y in 0..size {
+            for x in 0..size {
+                let (dx, dy) = (x as f32 - centre, y as f32 - centre);
+                let distance = (dx * dx + dy * dy).sqrt();
+                // Edge pixels partly covered, for a smooth rim.
+                let cover = (radius - distance + 0.5).clamp(0.0, 1.0);
+                let bar = self == Mood::Paused
+                    && dy.abs() < n * 0.22
+                    && (dx.abs() - n * 0.11).abs() < n * 0.06;
+                let [r, g, b] = if bar { [255; 3] } else { [r, g, b] };
+                pixels.push([r, g, b, (cover * 255.0) as u8]);
+            }
+        }
+        pixels
     }
 }
 
