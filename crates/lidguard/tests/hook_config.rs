@@ -1253,23 +1253,25 @@ fn an_agent_installed_after_setup_is_hooked_once_when_opted_in() {
         assert_ok(&cmd.output().unwrap());
     };
     start("a");
-    assert!(
+    // The daemon writes the hooks, then the trust records, then its log line: each is waited
+    // for (a busy machine may show the first before the others).
+    let shows = |path: &std::path::Path, text: &str| {
         crate::util::eventually(std::time::Duration::from_secs(10), || {
-            std::fs::read_to_string(&codex).is_ok_and(|t| t.contains("codex-hook"))
-        }),
+            std::fs::read_to_string(path).is_ok_and(|t| t.contains(text))
+        })
+    };
+    assert!(
+        shows(&codex, "codex-hook"),
         "Codex hooked at the daemon's start"
     );
     assert!(
-        std::fs::read_to_string(home.path().join("codex/config.toml"))
-            .unwrap()
-            .contains("trusted_hash"),
+        shows(&home.path().join("codex/config.toml"), "trusted_hash"),
         "and trusted, as setup does"
     );
-    assert!(
-        std::fs::read_to_string(home.places.log_file())
-            .unwrap()
-            .contains("hooked an agent installed after setup")
-    );
+    assert!(shows(
+        &home.places.log_file(),
+        "hooked an agent installed after setup"
+    ));
     // Unhooked by the user: a later daemon start leaves it so.
     assert_ok(&with_agents(&home, &["hook-remove", "--provider", "codex"]));
     assert!(!codex.exists());
