@@ -360,9 +360,16 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
             std::io::Read::read_to_string(stderr, &mut said).unwrap();
         }
         let events = home.ok(&["events", "--since", "all"]);
+        // The daemons' and relays' own account of the leases (taken, ended, taken again).
+        let log = std::fs::read_to_string(home.places.log_file()).unwrap_or_default();
+        let leases: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("relay") || l.contains("daemon started"))
+            .collect();
         panic!(
             "the session ended though its connection came back: third lidguard ssh {ended:?} \
-             {said}\nevents:\n{events}\nsshd log:\n{}",
+             {said}\nevents:\n{events}\nlog:\n{}\nsshd log:\n{}",
+            leases.join("\n"),
             std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
         );
     };
