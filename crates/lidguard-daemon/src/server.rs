@@ -297,9 +297,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         },
     };
     let wait_until = answer.wait_until;
-    let mut bytes = serde_json::to_vec(&answer).unwrap_or_default();
-    bytes.push(b'\n');
-    write_half.write_all(&bytes).await?;
+    write_half.write_all(&response_line(&answer)).await?;
     if let Some(Then::Follow(following)) = then {
         return follow(following, reader.get_mut(), write_half).await;
     }
@@ -320,9 +318,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
             // the runtime, which drops the question.
             _ = reader.get_mut().read(&mut probe) => return Ok(()),
         };
-        let mut bytes = serde_json::to_vec(&second).unwrap_or_default();
-        bytes.push(b'\n');
-        write_half.write_all(&bytes).await?;
+        write_half.write_all(&response_line(&second)).await?;
     }
     write_half.shutdown().await
 }
@@ -343,11 +339,11 @@ async fn hold_relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     mut writer: W,
     jobs: &mpsc::Sender<Job>,
 ) -> std::io::Result<()> {
-    write_response(
-        &mut writer,
-        &Response::ok(Outcome::Done, format!("relay {relay} held")),
-    )
-    .await?;
+    // The answer only, without closing this end: the relay reads the end of the connection
+    // as this daemon going away, and would take its lease again and again.
+    let answer = Response::ok(Outcome::Done, format!("relay {relay} held"));
+    writer.write_all(&response_line(&answer)).await?;
+    writer.flush().await?;
     let held = leases.hold(&place);
     tracing::info!(%relay, %place, "relay lease held");
     // Whatever the holder sends is ignored: only the end of the connection means something.
@@ -446,14 +442,20 @@ async fn dispatch(request: Request, jobs: &mpsc::Sender<Job>) -> Answer {
         .unwrap_or_else(|_| (Response::error("the daemon is shutting down"), None))
 }
 
+/// Writes `answer` and closes this end: the last word on the connection.
 async fn write_response<S: AsyncWrite + Unpin>(
     stream: &mut S,
     answer: &Response,
 ) -> std::io::Result<()> {
+    stream.write_all(&response_line(answer)).await?;
+    stream.shutdown().await
+}
+
+/// `answer` as the line the protocol sends.
+fn response_line(answer: &Response) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(answer).unwrap_or_default();
     bytes.push(b'\n');
-    stream.write_all(&bytes).await?;
-    stream.shutdown().await
+    bytes
 }
 
 /// Checks the version first, so an old or new client gets a clear answer instead of a
@@ -493,6 +495,51 @@ mod tests {
         let fits = dir.path().join("s".repeat(MAX_SOCKET_PATH - base));
         assert_eq!(fits.as_os_str().len(), MAX_SOCKET_PATH);
         bind(&fits).unwrap();
+    }
+
+    /// The lease is the open connection: the answer must not close the daemon's end, or the
+    /// relay reads the end at once, takes a new lease every half second, and the grace times of
+    /// the leases it let go end its place's sessions the moment it goes.
+    #[tokio::test]
+    async fn a_relay_lease_stays_open_after_its_answer_until_the_relay_lets_go() {
+        use tokio::io::AsyncBufReadExt;
+        let (relay, daemon) = tokio::io::duplex(4096);
+        let (jobs, _queue) = mpsc::channel(1);
+        let leases = Leases::default();
+        let served = tokio::spawn({
+            let leases = leases.clone();
+            async move { exchange(daemon, jobs, &leases).await }
+        });
+        let (read, mut write) = tokio::io::split(relay);
+        let request = Request::HoldRelay {
+            relay: "ssh-1".into(),
+            place: "ssh:a@b".into(),
+        };
+        let envelope = lidguard_ipc::protocol::RequestEnvelope {
+            v: lidguard_ipc::protocol::PROTOCOL_VERSION,
+            request,
+        };
+        let mut line = serde_json::to_vec(&envelope).unwrap();
+        line.push(b'\n');
+        write.write_all(&line).await.unwrap();
+        let mut reader = tokio::io::BufReader::new(read);
+        let mut answer = String::new();
+        reader.read_line(&mut answer).await.unwrap();
+        assert!(answer.contains("relay ssh-1 held"), "{answer}");
+        assert!(leases.held("ssh:a@b"));
+        // Nothing more comes, and not the end either.
+        let mut more = [0_u8; 1];
+        let read = tokio::time::timeout(Duration::from_millis(300), reader.read(&mut more)).await;
+        assert!(read.is_err(), "the daemon closed the lease: {read:?}");
+        assert!(leases.held("ssh:a@b"));
+        // The relay lets go: so does the daemon.
+        drop((reader, write));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while leases.held("ssh:a@b") && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(!leases.held("ssh:a@b"));
+        served.abort();
     }
 
     #[test]

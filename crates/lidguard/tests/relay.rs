@@ -342,6 +342,13 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
         logind.wait_block_inhibited(Duration::from_secs(5), |s| !s.is_empty()),
         "idle:handle-lid-switch"
     );
+    // One lease on each daemon, held: a relay that took it again and again (it once read the
+    // answer's end as the daemon going away) left grace times running that ended its place's
+    // sessions the moment it went, with no grace at all.
+    let log = std::fs::read_to_string(home.places.log_file()).unwrap_or_default();
+    let this_relay = format!("relay lease held relay=ssh-{} ", again.id());
+    let holds = log.lines().filter(|l| l.contains(&this_relay)).count();
+    assert_eq!(holds, 2, "{}", lease_lines(&log));
 
     // The connection drops and another to the same account is back within the grace time
     // (the agent there, under tmux, never stopped): the session goes on and stays held; it
@@ -360,16 +367,11 @@ fn a_claude_hook_over_lidguard_ssh_holds_logind_until_the_ssh_client_dies() {
             std::io::Read::read_to_string(stderr, &mut said).unwrap();
         }
         let events = home.ok(&["events", "--since", "all"]);
-        // The daemons' and relays' own account of the leases (taken, ended, taken again).
         let log = std::fs::read_to_string(home.places.log_file()).unwrap_or_default();
-        let leases: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("relay") || l.contains("daemon started"))
-            .collect();
         panic!(
             "the session ended though its connection came back: third lidguard ssh {ended:?} \
              {said}\nevents:\n{events}\nlog:\n{}\nsshd log:\n{}",
-            leases.join("\n"),
+            lease_lines(&log),
             std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default()
         );
     };
@@ -773,4 +775,17 @@ fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
     assert!(!hook.exists() && !hook.parent().unwrap().exists());
     drop(serial);
+}
+
+/// The daemons' account of the relays' leases (held, ended, back) and of their own starts.
+fn lease_lines(log: &str) -> String {
+    let about_leases = |l: &&str| {
+        ["relay lease", "a relay to the place", "daemon started"]
+            .iter()
+            .any(|what| l.contains(what))
+    };
+    log.lines()
+        .filter(about_leases)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
