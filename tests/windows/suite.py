@@ -266,6 +266,17 @@ def tray_in_a_wine_desktop():
         e.run("stop", "--provider", "claude", "--session", "t1")
         check(e.wait_until(lambda: screen_colours(display).get(PROTECTING, 0) == 0, "grey"),
               "its end turns it back", screen_colours(display))
+        # `uninstall` stops a running tray by closing its window, as its menu's Quit does: the
+        # icon leaves the notification area and the tray exits (run on the tray's desktop).
+        out = subprocess.run(
+            [wine, "explorer", "/desktop=lidguard,1000x700", str(e.exe / "lidguard.exe"),
+             "uninstall", "--yes"],
+            env=e.env, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+        check(b"stopped the tray (pid " in out.stdout, "uninstall stops the running tray", out.stdout)
+        check(e.wait_until(lambda: not e.unix_pids(b" tray"), "tray gone"),
+              "the tray process exited")
+        check(e.wait_until(lambda: screen_colours(display).get(IDLE, 0) < 100, "icon gone"),
+              "and its icon left the notification area", screen_colours(display))
     finally:
         for pid in e.unix_pids(b"tray"):
             os.kill(pid, 9)
@@ -342,6 +353,25 @@ def lid_action_backup_and_restore():
 
 
 AGENT_DIRS = [".claude", ".codex", ".copilot", ".config/opencode", ".gemini", ".cursor", ".qwen", ".config/kilo"]
+
+
+RUN_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run"
+
+
+def reg(e, *args):
+    """Wine's own reg.exe, on the prefix's registry."""
+    return subprocess.run([wine, "reg", *args], env=e.env, cwd="/", stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, timeout=60)
+
+
+def run_value(e):
+    """The `lidguard tray` value of the user's Run key, or None."""
+    out = reg(e, "query", RUN_KEY, "/v", "lidguard tray")
+    for line in out.stdout.decode(errors="replace").splitlines():
+        name, _, rest = line.strip().partition("    REG_SZ    ")
+        if rest and name.strip() == "lidguard tray":
+            return rest.strip()
+    return None
 
 
 def installers_round_trip():
@@ -422,13 +452,31 @@ def installers_round_trip():
     check(b"Claude Code" in out.stdout and b"lidguard doctor" in out.stdout,
           "setup --yes --mcp hooks the agents found and runs doctor", out.stdout + out.stderr)
     check("claude-hook" in claude.read_text(), "setup installed Claude's hooks")
+    # The tray at login: a value of the user's Run key naming this lidguard.exe.
+    tray_at_login = f'"{windows_path(exe_dir / "lidguard.exe")}" tray'
+    check(run_value(s) == tray_at_login and b"tray starts at your next login" in out.stdout,
+          "setup puts the tray in the user's Run key (Wine's registry, read back with reg.exe)",
+          f"{run_value(s)!r}\n{out.stdout.decode(errors='replace')}")
+    check(b"starts at login (HKCU\\Software" in out.stdout,
+          "doctor reports it", out.stdout)
     out = s.run("uninstall", "--yes")
     check(out.returncode == 0, "uninstall --yes", out.stdout + out.stderr)
+    check(run_value(s) is None and b"(the tray's login entry)" in out.stdout,
+          "uninstall takes the Run key value out", out.stdout)
     after = agent_files()
     changed = [str(p) for p in set(before) | set(after) if after.get(p) != before.get(p)]
     check(not changed, "after uninstall every agent file is as before, none added", changed)
     left = [str(p) for p in (s.root / "lidguard").rglob("*")] if (s.root / "lidguard").exists() else []
     check(not left, "no lidguard file is left", left)
+    # A value of that name that runs something else is the user's: it stays. (And an uninstall
+    # with nothing to remove leaves nothing behind either.)
+    mine = r"C:\tools\other.exe tray"
+    reg(s, "add", RUN_KEY, "/v", "lidguard tray", "/t", "REG_SZ", "/d", mine, "/f")
+    out = s.run("uninstall", "--yes")
+    check(run_value(s) == mine, "uninstall leaves the user's own value of that name", out.stdout)
+    reg(s, "delete", RUN_KEY, "/v", "lidguard tray", "/f")
+    left = [str(p) for p in (s.root / "lidguard").rglob("*")] if (s.root / "lidguard").exists() else []
+    check(not left, "a second uninstall leaves no lidguard file either", left)
 
 
 def main():

@@ -1185,6 +1185,17 @@ fn setup_then_uninstall_gives_every_agent_file_back_and_leaves_nothing() {
     for dir in ["config", "state", "run"] {
         assert!(!home.path().join(dir).exists(), "{dir} left behind: {text}");
     }
+    // Again, with nothing left to remove: the edits' own lock files go too.
+    let out = with_agents(&home, &["uninstall", "--yes"]);
+    assert_ok(&out);
+    for dir in ["config", "state", "run"] {
+        assert!(
+            !home.path().join(dir).exists(),
+            "{dir} left by a second uninstall: {}",
+            stdout(&out)
+        );
+    }
+    assert_eq!(agent_tree(&home), before);
 }
 
 #[test]

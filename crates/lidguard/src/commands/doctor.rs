@@ -58,7 +58,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     checks.push(permission_rule());
     #[cfg(target_os = "linux")]
     checks.push(service());
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     checks.push(tray());
     checks.push(phone(places));
     checks.extend(machine());
@@ -315,22 +315,30 @@ fn service() -> Check {
     }
 }
 
-/// The tray: started at login by its autostart entry, or how to have it.
-#[cfg(target_os = "linux")]
+/// The tray: started at login by its entry, or how to have it.
+#[cfg(any(target_os = "linux", windows))]
 fn tray() -> Check {
-    match super::autostart::path() {
-        Ok(entry) if entry.exists() => {
-            Check::ok("tray", format!("starts at login ({})", entry.display()))
-        }
-        Ok(_) if super::autostart::desktop_session() => Check::ok(
+    match super::autostart::installed() {
+        Ok(true) => Check::ok(
             "tray",
-            "not started at login (`lidguard setup` adds it; `lidguard tray &` starts it now)",
+            format!(
+                "starts at login ({})",
+                super::autostart::place().unwrap_or_default()
+            ),
         ),
-        Ok(_) => Check::ok("tray", "no desktop session here"),
+        Ok(false) if super::autostart::wanted() => Check::ok(
+            "tray",
+            "not started at login (`lidguard setup` adds it; `lidguard tray` starts it now)",
+        ),
+        Ok(false) => Check::ok("tray", "no desktop session here"),
         Err(e) => Check::failed(
             "tray",
             format!("{e:#}"),
-            "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found",
+            if cfg!(windows) {
+                "check that your user can read its registry (HKCU)"
+            } else {
+                "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found"
+            },
         ),
     }
 }

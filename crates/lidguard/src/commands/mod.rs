@@ -1,6 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 mod autostart;
 mod config_edit;
 #[cfg(unix)]

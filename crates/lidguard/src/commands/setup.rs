@@ -44,13 +44,13 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
              time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
         )?;
     }
-    #[cfg(target_os = "linux")]
-    let tray = !args.no_tray && super::autostart::desktop_session();
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
+    let tray = !args.no_tray && super::autostart::wanted();
+    #[cfg(any(target_os = "linux", windows))]
     if tray {
         output::line(&format!(
             "and start the tray icon at login: {} (--no-tray leaves it out)",
-            super::autostart::path()?.display()
+            super::autostart::place()?
         ))?;
     }
     if !confirmed(args.yes, "Go ahead?")? {
@@ -58,12 +58,11 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         return Ok(ExitCode::FAILURE);
     }
     hook_config::apply(places, &hooks_args(), false, false)?;
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     if tray {
         let entry = super::autostart::install()?;
         output::line(&format!(
-            "wrote {}: the tray starts at your next login (`lidguard tray &` starts it now)",
-            entry.display()
+            "wrote {entry}: the tray starts at your next login (`lidguard tray` starts it now)"
         ))?;
     }
     if args.mcp {
@@ -91,13 +90,11 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     plan(places, true, true)?;
     #[cfg(target_os = "linux")]
     let units = super::service::installed_units()?;
-    #[cfg(target_os = "linux")]
-    let autostart = super::autostart::path()?;
-    #[cfg(target_os = "linux")]
-    if autostart.exists() {
+    #[cfg(any(target_os = "linux", windows))]
+    if super::autostart::installed()? {
         output::line(&format!(
             "  the tray's login entry: {}",
-            autostart.display()
+            super::autostart::place()?
         ))?;
     }
     #[cfg(target_os = "linux")]
@@ -129,14 +126,11 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     if let Some(entry) = super::autostart::remove()? {
-        output::line(&format!(
-            "removed {} (the tray's login entry)",
-            entry.display()
-        ))?;
+        output::line(&format!("removed {entry} (the tray's login entry)"))?;
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     if let Some(line) = super::tray::stop(places)? {
         output::line(&line)?;
     }
@@ -146,9 +140,15 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     if let Some(line) = lidguard_daemon::restore_left_changed(places) {
         output::line(&line)?;
     }
-    for d in dirs {
+    for d in &dirs {
         remove_dir(d)?;
         output::line(&format!("removed {}", d.display()))?;
+    }
+    // What the edits above made of lidguard's own (their lock files), with no folder before.
+    for d in [&places.config_dir, &places.state_dir, &places.runtime_dir] {
+        if !dirs.contains(&d) && d.exists() {
+            remove_dir(d)?;
+        }
     }
     let left = left_behind();
     for line in &left {

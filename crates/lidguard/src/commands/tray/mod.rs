@@ -136,10 +136,8 @@ fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
 }
 
 /// Stops the user's running tray, if one runs (`uninstall`); says so.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
-    use rustix::process::{Pid, Signal, kill_process};
-
     let path = places.tray_lock_file();
     if !path.exists() || lidguard_daemon::InstanceLock::acquire(&path).is_ok() {
         // No tray holds the lock (the one just taken is let go at once).
@@ -147,26 +145,37 @@ pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(&path)?;
-    let pid = text.trim().parse::<i32>().ok().and_then(Pid::from_raw);
-    let Some(pid) = pid else {
+    let Some(pid) = text.trim().parse::<u32>().ok().filter(|&pid| pid > 0) else {
         anyhow::bail!("a tray runs but {} names no process", path.display());
     };
-    kill_process(pid, Signal::TERM)?;
+    let how = ask_to_quit(pid)?;
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while lidguard_daemon::InstanceLock::acquire(&path).is_err() {
         if std::time::Instant::now() > deadline {
-            anyhow::bail!(
-                "the tray (pid {}) did not quit; quit it from its menu",
-                pid.as_raw_nonzero()
-            );
+            anyhow::bail!("the tray (pid {pid}) did not quit; quit it from its menu");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = std::fs::remove_file(&path);
-    Ok(Some(format!(
-        "stopped the tray (pid {})",
-        pid.as_raw_nonzero()
-    )))
+    Ok(Some(format!("{how} the tray (pid {pid})")))
+}
+
+/// SIGTERM, which the tray takes as Quit.
+#[cfg(target_os = "linux")]
+fn ask_to_quit(pid: u32) -> anyhow::Result<&'static str> {
+    use rustix::process::{Pid, Signal, kill_process};
+    let pid = i32::try_from(pid).ok().and_then(Pid::from_raw);
+    let pid = pid.ok_or_else(|| anyhow::anyhow!("no such process"))?;
+    kill_process(pid, Signal::TERM)?;
+    Ok("stopped")
+}
+
+/// The tray's window is told to close, as its menu's Quit does (the icon leaves the
+/// notification area with it); a tray on another desktop is ended.
+#[cfg(windows)]
+fn ask_to_quit(pid: u32) -> anyhow::Result<&'static str> {
+    let closed = notify_icon::close_tray_of(pid)?;
+    Ok(if closed { "stopped" } else { "ended" })
 }
 
 /// The stream followed and the last status read.

@@ -16,17 +16,20 @@ use windows_sys::Win32::UI::Shell::{
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
     AppendMenuW, CreateIconIndirect, CreatePopupMenu, CreateWindowExW, DefWindowProcW, DestroyIcon,
-    DestroyMenu, DestroyWindow, DispatchMessageW, GetCursorPos, GetMessageW, HICON, HMENU,
-    ICONINFO, MF_CHECKED, MF_GRAYED, MF_POPUP, MF_SEPARATOR, MF_STRING, MSG, PostMessageW,
-    PostQuitMessage, RegisterClassW, RegisterWindowMessageW, SetForegroundWindow, TPM_RETURNCMD,
-    TPM_RIGHTBUTTON, TrackPopupMenu, TranslateMessage, WM_APP, WM_CLOSE, WM_CONTEXTMENU,
-    WM_DESTROY, WM_LBUTTONUP, WM_NULL, WM_RBUTTONUP, WNDCLASSW,
+    DestroyMenu, DestroyWindow, DispatchMessageW, FindWindowExW, GetCursorPos, GetMessageW,
+    GetWindowThreadProcessId, HICON, HMENU, ICONINFO, MF_CHECKED, MF_GRAYED, MF_POPUP,
+    MF_SEPARATOR, MF_STRING, MSG, PostMessageW, PostQuitMessage, RegisterClassW,
+    RegisterWindowMessageW, SetForegroundWindow, TPM_RETURNCMD, TPM_RIGHTBUTTON, TrackPopupMenu,
+    TranslateMessage, WM_APP, WM_CLOSE, WM_CONTEXTMENU, WM_DESTROY, WM_LBUTTONUP, WM_NULL,
+    WM_RBUTTONUP, WNDCLASSW,
 };
 
 use super::menu::{self, DECISIONS, Entry};
 use super::view::View;
 use super::{Action, Wake};
 
+/// The hidden window's class, by which `uninstall` finds a running tray.
+const CLASS: &str = "lidguard-tray";
 /// Sent to the window when the view changed.
 const WM_SHOW: u32 = WM_APP + 1;
 /// What the notification area sends about the icon (clicks).
@@ -98,7 +101,7 @@ impl Tray {
 /// The window's thread: creates the window and the icon, says so on `ready`, then serves
 /// messages until the window is closed.
 fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result<usize, String>>) {
-    let class = wide("lidguard-tray");
+    let class = wide(CLASS);
     // SAFETY: the class name outlives the calls; the window procedure is a plain function.
     let hwnd = unsafe {
         let instance = GetModuleHandleW(std::ptr::null());
@@ -167,8 +170,55 @@ fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result
         if let Some(w) = w.take() {
             // SAFETY: the icon was made by `make_icon` and is no longer shown.
             unsafe { DestroyIcon(w.icon) };
+            // Closed from outside (`uninstall`): the tray quits, as from its menu.
+            let _ = w.wakes.send(Wake::Action(Action::Quit));
         }
     });
+}
+
+/// Closes the window of the tray running as process `pid` (`uninstall`), as its menu's Quit
+/// does: true. When this desktop has no window of it to close, ends the process: false.
+pub(crate) fn close_tray_of(pid: u32) -> anyhow::Result<bool> {
+    let class = wide(CLASS);
+    let mut hwnd: HWND = std::ptr::null_mut();
+    loop {
+        // SAFETY: walks the top-level windows of the class (hidden ones included).
+        hwnd =
+            unsafe { FindWindowExW(std::ptr::null_mut(), hwnd, class.as_ptr(), std::ptr::null()) };
+        if hwnd.is_null() {
+            break;
+        }
+        let mut owner = 0_u32;
+        // SAFETY: a window handle just found, and a place for its process id.
+        unsafe { GetWindowThreadProcessId(hwnd, &mut owner) };
+        if owner == pid {
+            // SAFETY: posting a message to that window.
+            if unsafe { PostMessageW(hwnd, WM_CLOSE, 0, 0) } != 0 {
+                return Ok(true);
+            }
+        }
+    }
+    end_process(pid).map(|()| false)
+}
+
+/// Ends process `pid` (a tray whose window is on another desktop).
+fn end_process(pid: u32) -> anyhow::Result<()> {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_TERMINATE, TerminateProcess};
+    // SAFETY: a handle opened here, used and closed here.
+    unsafe {
+        let process = OpenProcess(PROCESS_TERMINATE, 0, pid);
+        if process.is_null() {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        let ended = TerminateProcess(process, 0);
+        let error = std::io::Error::last_os_error();
+        CloseHandle(process);
+        if ended == 0 {
+            return Err(error.into());
+        }
+    }
+    Ok(())
 }
 
 extern "system" fn window_proc(hwnd: HWND, msg: u32, wparam: WPARAM, lparam: LPARAM) -> LRESULT {

@@ -1,4 +1,4 @@
-//! The tray at login (Linux): an XDG autostart entry, `lidguard-tray.desktop` in
+//! The tray at login on Linux: an XDG autostart entry, `lidguard-tray.desktop` in
 //! `$XDG_CONFIG_HOME/autostart/` (else `~/.config/autostart/`), which every desktop that
 //! follows the Desktop Application Autostart specification starts at login. `setup` writes it
 //! where a desktop session runs; `uninstall` deletes it, and the folders it had to create when
@@ -15,12 +15,22 @@ const FILE: &str = "lidguard-tray.desktop";
 const CREATED: &str = "X-Lidguard-Created-Dirs=";
 
 /// Where the entry goes.
-pub(crate) fn path() -> anyhow::Result<PathBuf> {
-    Ok(super::config_home()?.join("autostart").join(FILE))
+fn path() -> anyhow::Result<PathBuf> {
+    Ok(crate::commands::config_home()?.join("autostart").join(FILE))
+}
+
+/// The entry's path, as the user reads it.
+pub(crate) fn place() -> anyhow::Result<String> {
+    Ok(path()?.display().to_string())
+}
+
+/// Whether lidguard's entry is there.
+pub(crate) fn installed() -> anyhow::Result<bool> {
+    Ok(path()?.exists())
 }
 
 /// Whether a graphical session runs here (where a tray makes sense).
-pub(crate) fn desktop_session() -> bool {
+pub(crate) fn wanted() -> bool {
     ["XDG_CURRENT_DESKTOP", "WAYLAND_DISPLAY", "DISPLAY"]
         .iter()
         .any(|v| lidguard_files::environment::var(v).is_some_and(|x| !x.is_empty()))
@@ -66,7 +76,7 @@ fn entry(exe: &Path, created: &[PathBuf]) -> String {
 }
 
 /// Writes the entry (readable by the user alone); returns its path.
-pub(crate) fn install() -> anyhow::Result<PathBuf> {
+pub(crate) fn install() -> anyhow::Result<String> {
     let path = path()?;
     let dir = path.parent().context("the autostart folder")?;
     let mut created = Vec::new();
@@ -79,12 +89,12 @@ pub(crate) fn install() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
     lidguard_files::atomic::write(&path, entry(&exe, &created).as_bytes(), 0o600)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+    Ok(path.display().to_string())
 }
 
 /// Deletes lidguard's entry (never a file it did not write) and the folders it created, when
-/// empty. `None` when there was none.
-pub(crate) fn remove() -> anyhow::Result<Option<PathBuf>> {
+/// empty; returns its path, `None` when there was none.
+pub(crate) fn remove() -> anyhow::Result<Option<String>> {
     let path = path()?;
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
@@ -97,7 +107,7 @@ pub(crate) fn remove() -> anyhow::Result<Option<PathBuf>> {
     for dir in dirs.split(';').filter(|d| !d.is_empty()) {
         let _ = std::fs::remove_dir(dir);
     }
-    Ok(Some(path))
+    Ok(Some(path.display().to_string()))
 }
 
 #[cfg(test)]

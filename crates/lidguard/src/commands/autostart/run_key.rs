@@ -1,0 +1,121 @@
+//! The tray at login on Windows: the value `lidguard tray` of the user's Run key
+//! (`HKCU\Software\Microsoft\Windows\CurrentVersion\Run`), a command line Explorer runs at each
+//! login of this user. A value of that name is lidguard's only when it runs a `lidguard.exe`'s
+//! `tray`; another is the user's, and stays.
+
+use std::path::Path;
+
+use anyhow::Context;
+use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
+use windows_sys::Win32::System::Registry::{
+    HKEY_CURRENT_USER, REG_SZ, RRF_RT_REG_SZ, RegDeleteKeyValueW, RegGetValueW, RegSetKeyValueW,
+};
+
+const KEY: &str = r"Software\Microsoft\Windows\CurrentVersion\Run";
+const VALUE: &str = "lidguard tray";
+
+/// Where the entry is, as the user reads it (and finds it in `regedit`).
+pub(crate) fn place() -> anyhow::Result<String> {
+    Ok(format!(r"HKCU\{KEY} ({VALUE})"))
+}
+
+/// Windows always has a desktop for the user who runs `setup`.
+pub(crate) fn wanted() -> bool {
+    true
+}
+
+/// Whether lidguard's value is there.
+pub(crate) fn installed() -> anyhow::Result<bool> {
+    Ok(read()?.is_some_and(|command| ours(&command)))
+}
+
+/// Sets the value to this executable's `tray`; returns where it is.
+pub(crate) fn install() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+    let data = wide(&command(&exe));
+    let bytes = u32::try_from(data.len() * 2).context("the executable's path is too long")?;
+    // SAFETY: NUL-terminated strings and a buffer of `bytes` bytes, all living through the call.
+    let status = unsafe {
+        RegSetKeyValueW(
+            HKEY_CURRENT_USER,
+            wide(KEY).as_ptr(),
+            wide(VALUE).as_ptr(),
+            REG_SZ,
+            data.as_ptr().cast(),
+            bytes,
+        )
+    };
+    checked(status).with_context(|| format!("cannot set {}", place().unwrap_or_default()))?;
+    place()
+}
+
+/// Deletes lidguard's value (never the user's own of that name); returns where it was, `None`
+/// when there was none.
+pub(crate) fn remove() -> anyhow::Result<Option<String>> {
+    if !installed()? {
+        return Ok(None);
+    }
+    // SAFETY: NUL-terminated strings living through the call.
+    let status =
+        unsafe { RegDeleteKeyValueW(HKEY_CURRENT_USER, wide(KEY).as_ptr(), wide(VALUE).as_ptr()) };
+    checked(status).with_context(|| format!("cannot delete {}", place().unwrap_or_default()))?;
+    place().map(Some)
+}
+
+/// The command line: the executable quoted (its path may hold spaces), then `tray`.
+fn command(exe: &Path) -> String {
+    format!("\"{}\" tray", exe.display())
+}
+
+/// A command line lidguard wrote: a quoted `lidguard.exe`, then `tray`.
+fn ours(command: &str) -> bool {
+    command
+        .strip_suffix("\" tray")
+        .is_some_and(|exe| exe.to_ascii_lowercase().ends_with("lidguard.exe"))
+}
+
+/// The value's text; `None` when there is no such value.
+fn read() -> anyhow::Result<Option<String>> {
+    let cannot = || format!("cannot read {}", place().unwrap_or_default());
+    let mut bytes = 0_u32;
+    // A size query first (no buffer), then the text.
+    let status = get(std::ptr::null_mut(), &mut bytes);
+    if status == ERROR_FILE_NOT_FOUND {
+        return Ok(None);
+    }
+    checked(status).with_context(cannot)?;
+    let mut text = vec![0_u16; (bytes as usize).div_ceil(2)];
+    checked(get(text.as_mut_ptr().cast(), &mut bytes)).with_context(cannot)?;
+    let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+    Ok(Some(String::from_utf16_lossy(&text[..end])))
+}
+
+/// `RegGetValueW` of the value into `buffer`, which holds `bytes` bytes (none when null).
+fn get(buffer: *mut std::ffi::c_void, bytes: &mut u32) -> u32 {
+    let (key, value) = (wide(KEY), wide(VALUE));
+    // SAFETY: NUL-terminated strings living through the call; `buffer` is null or holds
+    // `bytes` bytes, as the callers give it.
+    unsafe {
+        RegGetValueW(
+            HKEY_CURRENT_USER,
+            key.as_ptr(),
+            value.as_ptr(),
+            RRF_RT_REG_SZ,
+            std::ptr::null_mut(),
+            buffer,
+            bytes,
+        )
+    }
+}
+
+fn checked(status: u32) -> std::io::Result<()> {
+    match status {
+        ERROR_SUCCESS => Ok(()),
+        // Registry calls return their error instead of setting the thread's last error.
+        error => Err(std::io::Error::from_raw_os_error(error as i32)),
+    }
+}
+
+fn wide(text: &str) -> Vec<u16> {
+    text.encode_utf16().chain(Some(0)).collect()
+}
