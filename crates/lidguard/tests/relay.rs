@@ -473,7 +473,17 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
         return;
     };
     let name = format!("lidguard-relay-test-{}-{tcp}", std::process::id());
-    let script = claude_prompt_then_wait("/bin/lidguard-hook");
+    // The prompt, then a permission request, answered by the laptop's policy for its lid.
+    let permission = r#"{"session_id":"r1","cwd":"/srv/project","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch x"}}"#;
+    let script = claude_prompt_then_wait("/bin/lidguard-hook").replace(
+        "; sleep 600",
+        &format!(
+            "; echo '{permission}' | /bin/lidguard-hook claude-hook; echo; \
+             echo permission-exit $?; sleep 600"
+        ),
+    );
+    // The laptop's lid is closed (the daemon the relay starts reads it there).
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
     let mut args = vec!["container"];
     args.extend(if tcp {
         ["--tcp", "127.0.0.1"].as_slice()
@@ -499,6 +509,8 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     ]);
     let run = home
         .cmd(&args)
+        .env("LIDGUARD_PROC_ROOT", &proc_root)
+        .env("LIDGUARD_SYS_ROOT", &sys_root)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -506,7 +518,23 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     let (prefix, session) = container_session(&home, &name);
     assert!(session["watchedPid"].is_null(), "{session}");
     assert!(session["transcriptPath"].is_null(), "{session}");
-    assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
+    // With the lid closed, sleep itself is held too.
+    assert_eq!(logind.block_inhibited(), "sleep:idle:handle-lid-switch");
+    assert_eq!(home.status()["lid"], "Closed");
+    // The closed-lid decision went back into the container: denied, as the policy says.
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            home.ok(&["events", "--since", "all"])
+                .contains("permission-requested")
+        }),
+        "no permission request came through the relay"
+    );
+    // The lid opens again (or the container's end would put this machine to sleep).
+    crate::util::set_lid(&proc_root, "open");
+    assert!(
+        eventually(Duration::from_secs(20), || home.status()["lid"] == "Open"),
+        "the daemon did not see the lid open"
+    );
     if tcp {
         tcp_relay_keeps_its_secret(&home, run.id(), &prefix);
     }
@@ -515,11 +543,25 @@ fn container_session_lasts_as_long_as_the_container(tcp: bool) {
     let ended_in = kill_ends_its_session(&home, &name, &prefix);
     assert_eq!(
         logind.wait_block_inhibited(Duration::from_secs(5), str::is_empty),
-        ""
+        "",
+        "{}",
+        home.ok(&["events", "--since", "all"])
     );
     let out = run.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hook-exit 0"), "{stdout}");
+    assert!(stdout.contains("permission-exit 0"), "{stdout}");
+    let decision = stdout
+        .lines()
+        .find(|l| l.contains("hookSpecificOutput"))
+        .unwrap_or_else(|| panic!("no decision printed in the container: {stdout}"));
+    let decision: serde_json::Value = serde_json::from_str(decision).unwrap();
+    let decision = &decision["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny", "{decision}");
+    assert!(
+        crate::util::text(&decision["message"]).contains("lid is closed"),
+        "{decision}"
+    );
     eprintln!("the container's session ended {ended_in:?} after podman kill (tcp: {tcp})");
     drop(serial);
 }
