@@ -46,6 +46,7 @@ import common  # noqa: E402  (fake model, tmux, netns check: shared with the cap
 import lgverify  # noqa: E402
 from receiver import Receiver  # noqa: E402  (lidguard-test-receiver: the ask-before-sleep webhook + replies)
 import phone as phone_mod  # noqa: E402  (lidguard-test-ntfy: the phone of the remote-decision scenarios)
+import sshremote  # noqa: E402  (sshd on loopback and the account lgremote: the far side of `lidguard ssh`)
 
 common.FAKEMODEL = os.path.join(HERE, "fakemodel_delay.py")  # fakemodel.py + per-step "delay"
 
@@ -746,6 +747,92 @@ def claude_print(c, port, script_kind):
                 fmt_seq(seq))
     check_no_session_at_end(c, sid)
     c.stop_poller(sid)
+
+
+def relayed_kinds(c, place):
+    """The kinds of the daemon's events about sessions that came through `place`'s relays."""
+    out = c.lidguard("events", "--since", "all").stdout
+    kinds = []
+    for line in out.splitlines():
+        fields = [f for f in line.split("  ") if f.strip()]
+        if len(fields) >= 3 and f" {place}/" in f" {fields[1].strip()}":
+            kinds.append(fields[2].strip())
+    return kinds, out
+
+
+def claude_ssh(c, port):
+    """The real Claude Code on the far side of `lidguard ssh`: the account lgremote behind a real
+    sshd on loopback, its hooks installed there by `lidguard hook-install` and reaching this
+    machine's daemon only through the socket sshd forwards. Tracked from the prompt to Stop."""
+    lack = sshremote.missing()
+    if lack:
+        R.check(c.name, "the ssh scenario can run here", False, f"missing {lack}")
+        return
+    remote = os.path.join(c.run, "remote")
+    cfg, proj, tmp = (os.path.join(remote, d) for d in ("cfg", "proj", "tmp"))
+    for d in (cfg, proj, tmp):
+        os.makedirs(d, exist_ok=True)
+    common.git_init(proj, {"CLAUDE.md": "# Verify project\nScratch project on the remote side.\n"})
+    common.write_json(os.path.join(cfg, ".claude.json"), {
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION, "theme": "dark",
+        "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
+        "projects": {proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
+    # Claude's own hook log, written on the far side (the health check reads it there).
+    c.debug_log = os.path.join(remote, "claude-debug.txt")
+    sshremote.give_to_remote(remote)
+    base = {"HOME": remote, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    install = subprocess.run(
+        sshremote.as_remote([LIDGUARD, "hook-install", "--provider", "claude"],
+                            dict(base, CLAUDE_CONFIG_DIR=cfg, LIDGUARD_HOME=os.path.join(remote, "lg"))),
+        capture_output=True, text=True, timeout=60)
+    R.check(c.name, "hook-install --provider claude as the remote account", install.returncode == 0,
+            install.stdout + install.stderr)
+    claude_env = dict(base, CLAUDE_CONFIG_DIR=cfg, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+                      ANTHROPIC_API_KEY=KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
+                      DISABLE_ERROR_REPORTING="1", DISABLE_AUTOUPDATER="1", DISABLE_INSTALLATION_CHECKS="1",
+                      CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL="1", CLAUDE_CODE_MAX_RETRIES="0",
+                      CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS="10000", CLAUDE_CODE_TMPDIR=tmp)
+    command = (f"cd {shlex.quote(proj)} && exec env "
+               + " ".join(shlex.quote(f"{k}={v}") for k, v in claude_env.items())
+               + f" {shlex.quote(CLAUDE)} -p {shlex.quote('Run echo hello in the shell.')}"
+               f" --output-format stream-json --verbose --debug-file {shlex.quote(c.debug_log)}")
+    sshd = sshremote.Sshd(c.run)
+    c.start_poller()
+    t0 = time.time()
+    try:
+        with open(os.path.join(c.run, "client.out"), "w") as out, \
+                open(os.path.join(c.run, "client.err"), "w") as err:
+            p = subprocess.Popen([LIDGUARD, "ssh", *sshd.destination(), command], env=c.cli_env(),
+                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            try:
+                rc = p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rc = "timeout"
+    finally:
+        sshd.close()
+    R.check(c.name, "claude -p on the far side of lidguard ssh exited 0", rc == 0,
+            f"rc={rc}; {open(os.path.join(c.run, 'client.err')).read()[-600:]}")
+    place = f"ssh:{sshremote.REMOTE_USER}@127.0.0.1"
+    via = f"ssh {sshremote.REMOTE_USER}@127.0.0.1"
+    seen = [s for snap in c.poller.between(t0) for s in lgverify.sessions_in(snap)
+            if s.get("via") == via]
+    R.check(c.name, f"status showed the session working on '{via}', with no pid or transcript of the far side",
+            any(s.get("state") == "active" for s in seen)
+            and all(s.get("watchedPid") is None and s.get("transcriptPath") is None for s in seen),
+            json.dumps(seen[:1]))
+    kinds, text = relayed_kinds(c, place)
+    R.check(c.name, "the daemon's events for it: prompt-submitted ... turn-stopped",
+            subsequence(kinds, ["prompt-submitted", "turn-stopped"]), " ".join(kinds) or text[-1500:])
+    check_model_got(c, "hello", 2, "the model received the remote shell's output (hello)")
+    end = time.time() + 10
+    while time.time() < end and any(s.get("via") == via for s in lgverify.sessions_in(c.poller.first_after(time.time()))):
+        time.sleep(0.2)
+    last = c.poller.first_after(time.time())
+    R.check(c.name, "after the turn no relayed session is left",
+            not any(s.get("via") == via for s in lgverify.sessions_in(last)), json.dumps(last[2] if last else None))
+    c.stop_poller()
 
 
 # ---- Codex ---------------------------------------------------------------------------------
@@ -1653,6 +1740,8 @@ SCENARIOS = {
     "claude-print-closed-deny": ("claude", "closed", "deny", TOUCH_CLAUDE, lambda c, p: claude_print(c, p, "permission")),
     "claude-print-closed-allow": ("claude", "closed", "allow", TOUCH_CLAUDE,
                                   lambda c, p: claude_print(c, p, "permission")),
+    "claude-ssh-print-bash": ("claude", "closed", "deny",
+                              delayed([BASH("echo hello", "Print hello"), {"text": "Done."}]), claude_ssh),
     "claude-print-ask-reply": ("claude", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),
     "claude-print-ask-timeout": ("claude", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "timeout")),
     "codex-tui-closed-deny": ("codex", "closed", "deny", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "deny")),
