@@ -744,6 +744,7 @@ fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
     };
     for gone in [
         ".claude",
+        ".cline",
         ".codex",
         ".gemini",
         ".qwen",
@@ -757,6 +758,10 @@ fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
     std::fs::write(&settings, original).unwrap();
     std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o600)).unwrap();
     owner(&remote_home.join(".claude"));
+    // Cline is there too: its hooks are a file per event, in a folder lidguard makes.
+    std::fs::create_dir_all(remote_home.join(".cline")).unwrap();
+    owner(&remote_home.join(".cline"));
+    let cline_hooks = remote_home.join(".cline/hooks");
 
     let mut install = vec!["ssh", "--install", "--hook"];
     let static_hook = static_hook.to_string_lossy().into_owned();
@@ -776,6 +781,14 @@ fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
         said.contains("Claude Code: updated lidguard's hooks"),
         "{said}"
     );
+    assert!(said.contains("Cline CLI: wrote"), "{said}");
+    let task_start = std::fs::read_to_string(cline_hooks.join("TaskStart")).unwrap();
+    assert_eq!(
+        task_start.lines().next(),
+        Some(format!("#!{} cline-hook --event", hook.display()).as_str()),
+        "{task_start}"
+    );
+    assert_eq!(std::fs::read_dir(&cline_hooks).unwrap().count(), 9);
 
     // The hook is there, the remote user's alone; the entries run it in exec form, and the
     // user's model and own hook are kept.
@@ -816,6 +829,10 @@ fn ssh_install_puts_the_hook_and_entries_there_and_remove_takes_them_back() {
     );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
     assert!(!hook.exists() && !hook.parent().unwrap().exists());
+    assert!(
+        !cline_hooks.exists() && remote_home.join(".cline").is_dir(),
+        "Cline's hooks folder, made by lidguard, goes; Cline's own stays"
+    );
     drop(serial);
 }
 

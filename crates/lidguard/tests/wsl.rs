@@ -233,3 +233,74 @@ fn a_missing_distro_or_wsl_is_a_clear_error() {
         text(&out)
     );
 }
+
+/// Cline's hooks are a file per event: each is written inside the distro (a file of the
+/// user's by another name in the folder stays), status reads them back, and remove takes
+/// lidguard's away and the folder it made, leaving the folder it did not make.
+#[test]
+fn cline_event_files_inside_the_distro() {
+    let w = Wsl::new();
+    std::fs::create_dir_all(w.file(".cline")).unwrap();
+    let out = w.run(&["wsl-hook-install", "--provider", "all"]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    let hooks = w.file(".cline/hooks");
+    let start = std::fs::read_to_string(hooks.join("TaskStart")).unwrap();
+    let first = start.lines().next().unwrap();
+    assert!(
+        first.starts_with("#!/") && first.ends_with("lidguard-hook cline-hook --event"),
+        "{start}"
+    );
+    let written = std::fs::read_dir(&hooks).unwrap().count();
+    assert_eq!(written, 9, "one file per event: {shown}");
+    assert!(shown.contains("Cline CLI: wrote"), "{shown}");
+
+    let status = w.run(&["wsl-hook-status", "--provider", "cline"]);
+    assert!(status.status.success(), "{}", text(&status));
+    assert!(
+        text(&status).contains("Cline CLI: installed"),
+        "{}",
+        text(&status)
+    );
+
+    // Again: nothing to change.
+    let again = w.run(&["wsl-hook-install", "--provider", "cline"]);
+    assert!(
+        text(&again).contains("already as they should be"),
+        "{}",
+        text(&again)
+    );
+
+    // A file of the user's by an event's name stops the install, writing nothing.
+    let out = w.run(&["wsl-hook-remove", "--provider", "cline"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !hooks.exists(),
+        "the folder lidguard made goes with its files"
+    );
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho mine\n").unwrap();
+    let out = w.run(&["wsl-hook-install", "--provider", "cline"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("not lidguard's"), "{}", text(&out));
+    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 1);
+
+    // Renamed as the message says, the user's file stays through install and remove, and so
+    // does the folder the user made.
+    std::fs::rename(hooks.join("PreToolUse"), hooks.join("PreToolUse.sh")).unwrap();
+    let out = w.run(&["wsl-hook-install", "--provider", "cline"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.run(&["wsl-hook-remove", "--provider", "cline"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let left: Vec<_> = std::fs::read_dir(&hooks)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".bak"))
+        .collect();
+    assert_eq!(left, ["PreToolUse.sh"]);
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("PreToolUse.sh")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+}

@@ -59,11 +59,13 @@ pub(crate) fn run(
     let edit = |p: lidguard_core::provider::Provider, remove: bool| {
         let edited =
             wsl::hooks(&remote, &env, p, &cmd, timeout, remove, how).map_err(anyhow::Error::msg)?;
-        report(p.display_name(), "lidguard's hooks", &remote, &edited)
+        edited
+            .iter()
+            .try_for_each(|e| report(p.display_name(), "lidguard's hooks", &remote, e))
     };
 
     if remove {
-        for p in one_file_agents() {
+        for p in lidguard_config::agents::managed() {
             edit(p, true)?;
         }
         remote
@@ -73,7 +75,7 @@ pub(crate) fn run(
         return Ok(ExitCode::SUCCESS);
     }
 
-    let found: Vec<_> = one_file_agents()
+    let found: Vec<_> = lidguard_config::agents::managed()
         .into_iter()
         .filter(|&p| agent_dir_exists(&remote, &env, p))
         .collect();
@@ -113,14 +115,6 @@ pub(crate) fn run(
         ssh_args.join(" ")
     ))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The agents whose hooks are one file (Cline's are a file per event, not put over ssh yet).
-fn one_file_agents() -> Vec<lidguard_core::provider::Provider> {
-    lidguard_config::agents::managed()
-        .into_iter()
-        .filter(|&p| lidguard_providers::agent(p).is_some_and(|a| a.hooks.event_files().is_none()))
-        .collect()
 }
 
 /// The static hook to put on a `machine` host, and its bytes: `--hook`, else the one beside

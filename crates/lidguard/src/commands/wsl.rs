@@ -152,9 +152,11 @@ pub(crate) fn hooks(
             }
             ProviderAction::Install | ProviderAction::Remove => {
                 let remove = action == ProviderAction::Remove;
-                let edited = wsl::hooks(&distro, &env, p, &cmd, timeout, remove, how)
-                    .map_err(anyhow::Error::msg)?;
-                report(label, "lidguard's hooks", &distro, &edited)?;
+                for edited in wsl::hooks(&distro, &env, p, &cmd, timeout, remove, how)
+                    .map_err(anyhow::Error::msg)?
+                {
+                    report(label, "lidguard's hooks", &distro, &edited)?;
+                }
             }
         }
     }

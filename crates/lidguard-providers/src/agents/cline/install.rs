@@ -44,7 +44,9 @@ fn text(cmd: &HookCommand, _event: &str) -> Result<String, InstallError> {
     if !program.is_empty() && !program.contains(char::is_whitespace) {
         return Ok(format!("#!{program} {SUBCOMMAND} --event\n{NOTE}\n"));
     }
-    if cfg!(windows) {
+    // A `sh` script needs a POSIX host: on Windows (PowerShell entries) there is none; a WSL
+    // distro or an ssh host, reached from any platform, has one.
+    if cmd.shell != HookShell::Posix {
         return Err(InstallError::Shape {
             path: program.clone(),
             message: "Cline reads a hook's program from the file's first line, split at spaces: \
@@ -52,12 +54,8 @@ fn text(cmd: &HookCommand, _event: &str) -> Result<String, InstallError> {
                 .to_owned(),
         });
     }
-    let posix = HookCommand {
-        program: program.clone(),
-        shell: HookShell::Posix,
-    };
     Ok(format!(
         "#!/bin/sh\n{NOTE}\nexec {} --event \"$0\"\n",
-        posix.render(SUBCOMMAND)
+        cmd.render(SUBCOMMAND)
     ))
 }

@@ -29,6 +29,8 @@ use lidguard_providers::install::{
 
 use crate::agents::Location;
 
+mod event_files;
+
 /// The distro names in `wsl.exe --list --quiet` output: UTF-16LE when the bytes hold NULs
 /// (a BOM is dropped), else UTF-8; `\r`, NULs and blank lines removed, names trimmed.
 pub fn decode_distro_list(bytes: &[u8]) -> Vec<String> {
@@ -503,6 +505,21 @@ impl<'a> Distro<'a> {
         Ok(text)
     }
 
+    /// Deletes `file` there, keeping no copy.
+    fn forget(&self, file: &str) -> Result<(), WslError> {
+        self.script(r#"rm -f -- "$1""#, &[file], b"", "deleting")
+    }
+
+    /// Deletes the folder `dir` there when it is empty (a folder with anything in it stays).
+    pub fn remove_dir_if_empty(&self, dir: &str) -> Result<(), WslError> {
+        self.script(
+            r#"rmdir -- "$1" 2>/dev/null || true"#,
+            &[dir],
+            b"",
+            "deleting",
+        )
+    }
+
     /// Whether `dir` is a directory there.
     pub fn is_dir(&self, dir: &str) -> Result<bool, WslError> {
         Ok(self.sh(r#"test -d "$1""#, &[dir], b"")?.status.success())
@@ -827,7 +844,8 @@ pub fn mcp_file(env: &DistroEnv, p: Provider) -> Result<String, WslError> {
     })
 }
 
-/// `wsl-hook-install` (or remove) for one agent.
+/// `wsl-hook-install` (or remove) for one agent: one edit, or one per event file for an agent
+/// whose hooks are a file per event.
 pub fn hooks(
     distro: &Distro<'_>,
     env: &DistroEnv,
@@ -836,9 +854,16 @@ pub fn hooks(
     timeout: u32,
     remove: bool,
     how: How<'_>,
-) -> Result<Edited, WslError> {
+) -> Result<Vec<Edited>, WslError> {
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
+    if let Some(dir) = event_files::RemoteEventDir::of(distro, a, &file, cmd) {
+        return if remove {
+            dir.remove(how)
+        } else {
+            dir.install(how)
+        };
+    }
     install_or_remove(
         distro,
         &file,
@@ -853,9 +878,10 @@ pub fn hooks(
         |existing| a.hooks.install(existing, cmd, timeout),
         |text, before| a.hooks.remove(text, cmd, before),
     )
+    .map(|edited| vec![edited])
 }
 
-/// `wsl-hook-status` for one agent: the file and what it holds.
+/// `wsl-hook-status` for one agent: the file (or the folder of event files) and what it holds.
 pub fn hooks_status(
     distro: &Distro<'_>,
     env: &DistroEnv,
@@ -865,6 +891,9 @@ pub fn hooks_status(
 ) -> Result<(String, HookStatus), WslError> {
     let a = agent_of(p)?;
     let file = hook_file(env, p)?;
+    if let Some(dir) = event_files::RemoteEventDir::of(distro, a, &file, cmd) {
+        return Ok((file.clone(), dir.status()?));
+    }
     let status = distro.status_of(&file, |existing| a.hooks.status(existing, cmd, timeout))?;
     Ok((file, status))
 }
@@ -1185,8 +1214,11 @@ mod tests {
         let cmd = hook_command("/mnt/c/lg/lidguard-hook.exe");
         let edited = hooks(&distro, &env, Provider::Claude, &cmd, 30, false, how).unwrap();
         assert!(matches!(
-            edited.action,
-            crate::file::Action::Written { created: true }
+            edited[..],
+            [Edited {
+                action: crate::file::Action::Written { created: true },
+                ..
+            }]
         ));
         let lines = refresh_timeouts(&places, &wsl, r"C:\lg\lidguard-hook.exe", 600);
         assert_eq!(lines.len(), 1, "{lines:?}");
