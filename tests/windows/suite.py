@@ -217,6 +217,8 @@ def event_stream_over_the_pipe():
 # The tray icon's colours (the same disc as on Linux): idle, and agents working.
 IDLE = "#9E9E9E"
 PROTECTING = "#2E7D32"
+# A notice's balloon in Wine's notification area: a white box with the notice's text.
+BALLOON = "#FFFFFF"
 
 
 def screen_colours(display):
@@ -260,6 +262,27 @@ def tray_in_a_wine_desktop():
               "an agent session turns it green, its grey gone (the tray follows the event stream)",
               screen_colours(display))
         shot = work / "wine-tray.png"
+        subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
+                       shell=True, check=True)
+        print(f"  (screenshot: {shot})")
+        # The session waits for the user, lid open: the daemon (started by the tray, on this
+        # desktop) tells them with a balloon of a notification-area icon of its own.
+        before = screen_colours(display)
+        waiting = (b'{"hook_event_name":"Notification","session_id":"t1","cwd":"C:\\\\x",'
+                   b'"notification_type":"permission_prompt",'
+                   b'"message":"Claude needs your permission to use Bash"}')
+        out = e.run("claude-hook", stdin=waiting)
+        check(out.returncode == 0 and out.stdout == b"", "a permission prompt's hook", out.stderr)
+        def balloon():
+            return screen_colours(display).get(BALLOON, 0) - before.get(BALLOON, 0) > 5000
+        check(e.wait_until(balloon, "balloon"),
+              "a session waiting for the user, lid open: a balloon notice on the screen "
+              "(a white box of over 5000 pixels above the notification area)",
+              screen_colours(display))
+        log = (e.root / "lidguard/state/lidguard.log").read_text(errors="replace")
+        check("desktop notified id=1 summary=Claude Code in Z: needs you" in log,
+              "the daemon logs the notice it showed", log[-2000:])
+        shot = work / "wine-notice.png"
         subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
                        shell=True, check=True)
         print(f"  (screenshot: {shot})")

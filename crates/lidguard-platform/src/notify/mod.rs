@@ -2,8 +2,13 @@
 //!
 //! Linux: `org.freedesktop.Notifications` on the session bus (every desktop has one: GNOME
 //! Shell, Plasma, xfce4-notifyd, dunst, mako). The connection is made at the first notice, so a
-//! daemon started before the desktop still notifies once it is up. Windows and macOS have no
-//! backend yet: [`Notifier::send`] says so.
+//! daemon started before the desktop still notifies once it is up.
+//!
+//! Windows: the balloon of a notification-area icon that comes with the notice (`balloon`),
+//! shown as a toast by Windows 10 and 11. macOS has no backend yet: [`Notifier::send`] says so.
+
+#[cfg(windows)]
+mod balloon;
 
 pub use lidguard_core::desktop::Notice;
 
@@ -74,8 +79,17 @@ impl Notifier {
         reply.body().deserialize::<u32>().map_err(fail)
     }
 
+    /// Shows `notice` as a balloon of an icon of its own; returns the icon's id.
+    #[cfg(windows)]
+    pub async fn send(&self, notice: &Notice) -> Result<u32, NotifyError> {
+        let notice = notice.clone();
+        tokio::task::spawn_blocking(move || balloon::show(&notice))
+            .await
+            .map_err(|e| NotifyError::Service(e.to_string()))?
+    }
+
     /// Shows `notice`: not built for this platform yet.
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     pub async fn send(&self, _notice: &Notice) -> Result<u32, NotifyError> {
         Err(NotifyError::Unsupported)
     }
