@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from winerun import run as run_exe, windows_path
@@ -236,6 +237,35 @@ def screen_colours(display):
     return counts
 
 
+def where_on_screen(display, colour):
+    """The centre of the pixels of `colour` on the X screen, or None."""
+    ppm = subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- ppm:-",
+                         shell=True, stdout=subprocess.PIPE, check=True).stdout
+    header, rest = [], ppm
+    while len(header) < 4:  # P6, width, height, maximum; comments skipped
+        line, rest = rest.split(b"\n", 1)
+        header += line.split(b"#", 1)[0].split()
+    width, pixels = int(header[1]), rest
+    target, xs, ys, at = bytes.fromhex(colour[1:]), [], [], pixels.find(bytes.fromhex(colour[1:]))
+    while at >= 0:
+        if at % 3 == 0:
+            xs.append(at // 3 % width)
+            ys.append(at // 3 // width)
+        at = pixels.find(target, at + 1)
+    return (sum(xs) // len(xs), sum(ys) // len(ys)) if xs else None
+
+
+def pick_from_tray_menu(display, icon, downs):
+    """Right-clicks the icon at `icon` and picks the menu's entry `downs` rows down, by the
+    keyboard, as a user may (X input through xdotool, on the Wine desktop)."""
+    env = dict(os.environ, DISPLAY=display)
+    x, y = icon
+    subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "3"], env=env, check=True)
+    time.sleep(1)
+    subprocess.run(["xdotool", "key", "--delay", "150", *(["Down"] * downs), "Return"],
+                   env=env, check=True)
+
+
 def tray_in_a_wine_desktop():
     print("the tray icon in a Wine desktop on Xvfb")
     xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1024x768x24"],
@@ -265,6 +295,23 @@ def tray_in_a_wine_desktop():
         subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
                        shell=True, check=True)
         print(f"  (screenshot: {shot})")
+        # Its menu, clicked: the headline, the session, then "Pause protection for 30 min";
+        # paused, the same row is "Resume protection".
+        icon = where_on_screen(display, PROTECTING)
+        pick_from_tray_menu(display, icon, 3)
+        check(e.wait_until(lambda: e.status()["protection"]["paused"] is not None, "paused"),
+              "the menu's 'Pause protection for 30 min', clicked, pauses protection",
+              e.status()["protection"])
+        until = e.status()["protection"]["paused"]["until"]
+        left = datetime.fromisoformat(until.replace("Z", "+00:00")) - datetime.now(timezone.utc)
+        check(timedelta(minutes=29) < left <= timedelta(minutes=30)
+              and screen_colours(display).get(PROTECTING, 0) == 0,
+              "for 30 min, and the icon turns grey", (until, screen_colours(display)))
+        pick_from_tray_menu(display, icon, 3)
+        check(e.wait_until(lambda: e.status()["protection"]["paused"] is None, "resumed"),
+              "its 'Resume protection', clicked, takes protection back", e.status()["protection"])
+        check(e.wait_until(green, "green again"), "and the icon is green again",
+              screen_colours(display))
         # The session waits for the user, lid open: the daemon (started by the tray, on this
         # desktop) tells them with a balloon of a notification-area icon of its own.
         before = screen_colours(display)
