@@ -122,13 +122,18 @@ pub(crate) fn executables(
     ]);
     run(&mut cmd).with_context(|| {
         if target.is_linux() {
-            "the Linux builds need cargo-zigbuild and zig on PATH \
-             (python3 -m pip install cargo-zigbuild ziglang)"
+            format!(
+                "the Linux builds need the target's standard library (rustup target add {}) \
+                 and cargo-zigbuild and zig on PATH (python3 -m pip install cargo-zigbuild \
+                 ziglang)",
+                target.triple()
+            )
         } else if target.is_windows() {
             "the Windows build needs the x86_64-pc-windows-gnu target and mingw-w64 \
              (rustup target add x86_64-pc-windows-gnu; apt install gcc-mingw-w64-x86-64)"
+                .to_owned()
         } else {
-            "the Mac builds run on a Mac with both Apple targets added"
+            "the Mac builds run on a Mac with both Apple targets added".to_owned()
         }
     })?;
     Ok(names(&dir, target))
