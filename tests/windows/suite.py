@@ -222,10 +222,27 @@ PROTECTING = "#2E7D32"
 BALLOON = "#FFFFFF"
 
 
+def screenshot(display):
+    """The X screen as `xwd` writes it. A capture can fail while a window is being mapped
+    (X_GetImage answers BadMatch; seen once as the balloon appeared): it is taken again."""
+    for _ in range(20):
+        shot = subprocess.run(["xwd", "-root", "-silent", "-display", display],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if shot.returncode == 0:
+            return shot.stdout
+        print(f"  (xwd failed, taken again: {shot.stderr.decode().splitlines()[:1]})")
+        time.sleep(0.2)
+    sys.exit(f"FAILED: xwd cannot capture the screen {display}: {shot.stderr.decode()}")
+
+
+def save_screenshot(display, path):
+    subprocess.run(["convert", "xwd:-", str(path)], input=screenshot(display), check=True)
+    print(f"  (screenshot: {path})")
+
+
 def screen_colours(display):
     """How many pixels of each colour the X screen shows."""
-    shot = subprocess.run(["xwd", "-root", "-silent", "-display", display],
-                          stdout=subprocess.PIPE, check=True).stdout
+    shot = screenshot(display)
     histogram = subprocess.run(["convert", "xwd:-", "-format", "%c", "histogram:info:-"],
                                input=shot, stdout=subprocess.PIPE, check=True).stdout.decode()
     counts = {}
@@ -239,8 +256,8 @@ def screen_colours(display):
 
 def where_on_screen(display, colour):
     """The centre of the pixels of `colour` on the X screen, or None."""
-    ppm = subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- ppm:-",
-                         shell=True, stdout=subprocess.PIPE, check=True).stdout
+    ppm = subprocess.run(["convert", "xwd:-", "ppm:-"], input=screenshot(display),
+                         stdout=subprocess.PIPE, check=True).stdout
     header, rest = [], ppm
     while len(header) < 4:  # P6, width, height, maximum; comments skipped
         line, rest = rest.split(b"\n", 1)
@@ -291,10 +308,7 @@ def tray_in_a_wine_desktop():
         check(e.wait_until(green, "green"),
               "an agent session turns it green, its grey gone (the tray follows the event stream)",
               screen_colours(display))
-        shot = work / "wine-tray.png"
-        subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
-                       shell=True, check=True)
-        print(f"  (screenshot: {shot})")
+        save_screenshot(display, work / "wine-tray.png")
         # Its menu, clicked: the headline, the session, then "Pause protection for 30 min";
         # paused, the same row is "Resume protection".
         icon = where_on_screen(display, PROTECTING)
@@ -329,10 +343,7 @@ def tray_in_a_wine_desktop():
         log = (e.root / "lidguard/state/lidguard.log").read_text(errors="replace")
         check("desktop notified id=1 summary=Claude Code in Z: needs you" in log,
               "the daemon logs the notice it showed", log[-2000:])
-        shot = work / "wine-notice.png"
-        subprocess.run(f"xwd -root -silent -display {display} | convert xwd:- {shot}",
-                       shell=True, check=True)
-        print(f"  (screenshot: {shot})")
+        save_screenshot(display, work / "wine-notice.png")
         e.run("stop", "--provider", "claude", "--session", "t1")
         check(e.wait_until(lambda: screen_colours(display).get(PROTECTING, 0) == 0, "grey"),
               "its end turns it back", screen_colours(display))
