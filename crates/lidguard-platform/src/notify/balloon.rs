@@ -12,7 +12,8 @@ use windows_sys::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
 use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows_sys::Win32::UI::Shell::{
     NIF_ICON, NIF_INFO, NIF_MESSAGE, NIF_TIP, NIIF_INFO, NIIF_RESPECT_QUIET_TIME, NIIF_WARNING,
-    NIM_ADD, NIM_DELETE, NIN_BALLOONHIDE, NIN_BALLOONUSERCLICK, NOTIFYICONDATAW, Shell_NotifyIconW,
+    NIM_ADD, NIM_DELETE, NIN_BALLOONHIDE, NIN_BALLOONUSERCLICK, NOTIFYICONDATAW, NOTIFYICONDATAW_0,
+    Shell_NotifyIconW,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
     CreateWindowExW, DefWindowProcW, DestroyWindow, DispatchMessageW, GetMessageW, IDI_INFORMATION,
@@ -28,6 +29,10 @@ const CLASS: &str = "lidguard-notice";
 const WM_NOTICE: u32 = WM_APP + 1;
 /// How long a notice's icon stays when nobody clicks or closes its notice.
 const SHOWN_FOR: Duration = Duration::from_secs(60);
+/// How long the balloon itself asks to stay: the longest a shell that reads it allows (Wine
+/// keeps a balloon 10 to 30 s; Windows since Vista takes the time from its accessibility
+/// settings instead).
+const BALLOON_FOR: Duration = Duration::from_secs(30);
 
 /// The icon id of the next notice (the id the caller logs).
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
@@ -69,6 +74,9 @@ fn run(notice: &Notice, ready: &mpsc::Sender<Result<u32, NotifyError>>) {
         uCallbackMessage: WM_NOTICE,
         // SAFETY: a system icon, shared: never destroyed.
         hIcon: unsafe { LoadIconW(std::ptr::null_mut(), icon) },
+        Anonymous: NOTIFYICONDATAW_0 {
+            uTimeout: BALLOON_FOR.as_millis() as u32,
+        },
         dwInfoFlags: flags | NIIF_RESPECT_QUIET_TIME,
         ..Default::default()
     };
