@@ -30,6 +30,54 @@ pub fn agent_path(home: &Path) -> PathBuf {
 pub fn agent_plist(exe: &Path) -> String {
     let mut program = vec![exe.display().to_string()];
     program.extend(ARGS.iter().map(|a| (*a).to_owned()));
+    plist(
+        MARKER,
+        LABEL,
+        &program,
+        "\t<key>ProcessType</key>\n\t<string>Background</string>\n",
+    )
+}
+
+/// The label of the agent that starts `lidguard tray` at login (`setup` writes it).
+pub const TRAY_LABEL: &str = "dev.lidguard.tray";
+
+/// The marker comment of the tray's agent.
+pub const TRAY_MARKER: &str =
+    "<!-- Managed by lidguard (setup): the tray at login. Do not edit by hand. -->";
+
+/// Where the tray's agent lives for the user whose home is `home`.
+pub fn tray_agent_path(home: &Path) -> PathBuf {
+    home.join("Library")
+        .join("LaunchAgents")
+        .join(format!("{TRAY_LABEL}.plist"))
+}
+
+/// The tray's agent: `exe tray` at login, in the graphical (Aqua) session only (an ssh login
+/// has no menu bar), as an interactive process (a menu-bar item answers the user).
+pub fn tray_agent_plist(exe: &Path) -> String {
+    let program = [exe.display().to_string(), "tray".to_owned()];
+    plist(
+        TRAY_MARKER,
+        TRAY_LABEL,
+        &program,
+        "\t<key>ProcessType</key>\n\t<string>Interactive</string>\n\
+         \t<key>LimitLoadToSessionType</key>\n\t<string>Aqua</string>\n",
+    )
+}
+
+/// Whether `text` is the tray's agent as lidguard wrote it.
+pub fn is_tray_agent(text: &str) -> bool {
+    text.lines().any(|line| line.trim() == TRAY_MARKER)
+}
+
+/// `launchctl` arguments that unload the tray's agent (and end the tray it started).
+pub fn bootout_tray_args(uid: u32) -> Vec<String> {
+    vec!["bootout".into(), format!("gui/{uid}/{TRAY_LABEL}")]
+}
+
+/// A per-user agent marked by `marker`: `label`, `program` (the executable, then its
+/// arguments), run at load (which is at login), then the `more` keys, already indented.
+fn plist(marker: &str, label: &str, program: &[String], more: &str) -> String {
     let strings: String = program
         .iter()
         .map(|a| format!("\t\t<string>{}</string>\n", xml_escape(a)))
@@ -38,19 +86,18 @@ pub fn agent_plist(exe: &Path) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \
          \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
-         {MARKER}\n\
+         {marker}\n\
          <plist version=\"1.0\">\n\
          <dict>\n\
          \t<key>Label</key>\n\
-         \t<string>{LABEL}</string>\n\
+         \t<string>{label}</string>\n\
          \t<key>ProgramArguments</key>\n\
          \t<array>\n\
          {strings}\
          \t</array>\n\
          \t<key>RunAtLoad</key>\n\
          \t<true/>\n\
-         \t<key>ProcessType</key>\n\
-         \t<string>Background</string>\n\
+         {more}\
          </dict>\n\
          </plist>\n"
     )
@@ -111,22 +158,9 @@ mod tests {
     /// Python's `plistlib` (a real property-list parser) reads it back as meant.
     #[test]
     fn plistlib_reads_it() {
-        let Some(python) = python() else {
+        let Some(parsed) = plistlib(&agent_plist(Path::new("/opt/<x>/lidguard"))) else {
             return;
         };
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("agent.plist");
-        std::fs::write(&file, agent_plist(Path::new("/opt/<x>/lidguard"))).unwrap();
-        let out = crate::test_support::stdout_of(
-            std::process::Command::new(python)
-                .args([
-                    "-c",
-                    "import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], 'rb'))))",
-                ])
-                .arg(&file),
-            "python3's plistlib",
-        );
-        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
             parsed,
             serde_json::json!({
@@ -136,6 +170,53 @@ mod tests {
                 "ProcessType": "Background",
             })
         );
+    }
+
+    #[test]
+    fn the_tray_agent_starts_the_tray_at_a_graphical_login_only() {
+        let text = tray_agent_plist(Path::new("/Users/al & bo/bin/lidguard"));
+        assert!(is_tray_agent(&text) && !is_ours(&text));
+        assert!(!is_tray_agent(&agent_plist(Path::new("/x"))));
+        assert_eq!(
+            tray_agent_path(Path::new("/Users/alice")),
+            Path::new("/Users/alice/Library/LaunchAgents/dev.lidguard.tray.plist")
+        );
+        assert_eq!(
+            bootout_tray_args(501),
+            ["bootout", "gui/501/dev.lidguard.tray"]
+        );
+        let Some(parsed) = plistlib(&text) else {
+            return;
+        };
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "Label": "dev.lidguard.tray",
+                "ProgramArguments": ["/Users/al & bo/bin/lidguard", "tray"],
+                "RunAtLoad": true,
+                "ProcessType": "Interactive",
+                "LimitLoadToSessionType": "Aqua",
+            })
+        );
+    }
+
+    /// `text` as python3's plistlib reads it, as JSON (`None` where python3 is not there and
+    /// that is allowed).
+    fn plistlib(text: &str) -> Option<serde_json::Value> {
+        let python = python()?;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("agent.plist");
+        std::fs::write(&file, text).unwrap();
+        let out = crate::test_support::stdout_of(
+            std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], 'rb'))))",
+                ])
+                .arg(&file),
+            "python3's plistlib",
+        );
+        Some(serde_json::from_str(&out).unwrap())
     }
 
     fn python() -> Option<PathBuf> {

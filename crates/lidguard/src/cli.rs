@@ -91,7 +91,7 @@ pub(crate) enum Command {
     /// its countdown, ask before sleep and the last events, redrawn as events happen.
     #[command(long_about = LIVE_STATUS_ABOUT)]
     LiveStatus(LiveStatusArgs),
-    /// An icon in the desktop's tray (Linux, Windows): its colour says whether agents work,
+    /// An icon in the desktop's tray or menu bar: its colour says whether agents work,
     /// wait for you, or protection failed; its menu pauses protection, cancels a pending
     /// suspend and sets the closed-lid decision.
     Tray,
@@ -491,7 +491,8 @@ pub(crate) struct SetupArgs {
     /// config folder (an agent you unhook with hook-remove stays unhooked).
     #[arg(long)]
     pub(crate) hook_new_agents: bool,
-    /// Setup: do not start the tray icon at login (Linux, where a desktop session runs).
+    /// Setup: do not start the tray icon at login (where a desktop session runs: Linux, and
+    /// always on Windows and macOS).
     #[arg(long)]
     pub(crate) no_tray: bool,
 }

@@ -5,12 +5,20 @@
 //! daemon started before the desktop still notifies once it is up.
 //!
 //! Windows: the balloon of a notification-area icon that comes with the notice (`balloon`),
-//! shown as a toast by Windows 10 and 11. macOS has no backend yet: [`Notifier::send`] says so.
+//! shown as a toast by Windows 10 and 11.
+//!
+//! macOS: a user notification posted through `osascript` (`osascript`).
 
 #[cfg(windows)]
 mod balloon;
+#[cfg(any(target_os = "macos", all(test, unix)))]
+mod osascript;
 
 pub use lidguard_core::desktop::Notice;
+
+/// How long osascript may take to post a notice (the daemon waits 5 s for any notice).
+#[cfg(target_os = "macos")]
+const OSASCRIPT_LIMIT: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Why a notice was not shown.
 #[derive(Debug, thiserror::Error)]
@@ -88,8 +96,23 @@ impl Notifier {
             .map_err(|e| NotifyError::Service(e.to_string()))?
     }
 
+    /// Shows `notice` through osascript; returns the notice's number (osascript gives none).
+    #[cfg(target_os = "macos")]
+    pub async fn send(&self, notice: &Notice) -> Result<u32, NotifyError> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+        let notice = notice.clone();
+        tokio::task::spawn_blocking(move || {
+            osascript::show(osascript::OSASCRIPT, &notice, OSASCRIPT_LIMIT)
+        })
+        .await
+        .map_err(|e| NotifyError::Service(e.to_string()))??;
+        Ok(NEXT_ID.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Shows `notice`: not built for this platform yet.
-    #[cfg(not(any(target_os = "linux", windows)))]
+    #[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
     pub async fn send(&self, _notice: &Notice) -> Result<u32, NotifyError> {
         Err(NotifyError::Unsupported)
     }

@@ -58,7 +58,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     checks.push(permission_rule());
     #[cfg(target_os = "linux")]
     checks.push(service());
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     checks.push(tray());
     checks.push(phone(places));
     checks.extend(machine());
@@ -316,7 +316,7 @@ fn service() -> Check {
 }
 
 /// The tray: started at login by its entry, or how to have it.
-#[cfg(any(target_os = "linux", windows))]
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 fn tray() -> Check {
     match super::autostart::installed() {
         Ok(true) => Check::ok(

@@ -1,6 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
-#[cfg(any(target_os = "linux", windows))]
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 mod autostart;
 mod config_edit;
 #[cfg(unix)]

@@ -44,9 +44,9 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
              time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
         )?;
     }
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     let tray = !args.no_tray && super::autostart::wanted();
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if tray {
         output::line(&format!(
             "and start the tray icon at login: {} (--no-tray leaves it out)",
@@ -58,7 +58,7 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         return Ok(ExitCode::FAILURE);
     }
     hook_config::apply(places, &hooks_args(), false, false)?;
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if tray {
         let entry = super::autostart::install()?;
         output::line(&format!(
@@ -90,7 +90,7 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     plan(places, true, true)?;
     #[cfg(target_os = "linux")]
     let units = super::service::installed_units()?;
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if super::autostart::installed()? {
         output::line(&format!(
             "  the tray's login entry: {}",
@@ -126,11 +126,11 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     if !units.is_empty() {
         super::service::run(places, &service_args())?;
     }
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if let Some(entry) = super::autostart::remove()? {
         output::line(&format!("removed {entry} (the tray's login entry)"))?;
     }
-    #[cfg(any(target_os = "linux", windows))]
+    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if let Some(line) = super::tray::stop(places)? {
         output::line(&line)?;
     }

@@ -1,13 +1,16 @@
-//! The tray at login, where the platform has a place for it: each backend has the same four
+//! The tray at login: each platform's place for it, each backend with the same five
 //! functions. `setup` adds the entry, `uninstall` takes it out, `doctor` says whether it is
-//! there. (macOS has none: the tray does not run there yet, and a login item that fails at
-//! every login would only be noise.)
+//! there.
 
+#[cfg(target_os = "macos")]
+mod launch_agent;
 #[cfg(windows)]
 mod run_key;
 #[cfg(target_os = "linux")]
 mod xdg;
 
+#[cfg(target_os = "macos")]
+pub(crate) use launch_agent::{install, installed, place, remove, wanted};
 #[cfg(windows)]
 pub(crate) use run_key::{install, installed, place, remove, wanted};
 #[cfg(target_os = "linux")]

@@ -87,6 +87,50 @@ pub(crate) fn entries(v: &View) -> Vec<Entry> {
     menu
 }
 
+/// The number that stands for `action` in a menu whose items carry numbers (macOS's tags): the
+/// same for the same action in every menu built, so a pick in a menu shown before the latest
+/// view still means what it said.
+#[cfg_attr(
+    not(target_os = "macos"),
+    allow(dead_code, reason = "the macOS menu-bar item's items carry these")
+)]
+pub(crate) fn tag(action: Action) -> isize {
+    match action {
+        Action::Pause(None) => 1,
+        Action::Resume => 2,
+        Action::CancelSuspend => 3,
+        Action::OpenLiveStatus => 4,
+        Action::StartDaemon => 5,
+        Action::Quit => 6,
+        Action::ClosedLid(decision) => {
+            10 + DECISIONS
+                .iter()
+                .position(|(d, _)| *d == decision)
+                .unwrap_or_default() as isize
+        }
+        Action::Pause(Some(minutes)) => 1000 + minutes as isize,
+    }
+}
+
+/// The action [`tag`] gave `number`.
+#[cfg_attr(
+    not(target_os = "macos"),
+    allow(dead_code, reason = "the macOS menu-bar item's items carry these")
+)]
+pub(crate) fn action_of(number: isize) -> Option<Action> {
+    Some(match number {
+        1 => Action::Pause(None),
+        2 => Action::Resume,
+        3 => Action::CancelSuspend,
+        4 => Action::OpenLiveStatus,
+        5 => Action::StartDaemon,
+        6 => Action::Quit,
+        10..1000 => Action::ClosedLid(DECISIONS.get((number - 10) as usize)?.0),
+        1000.. => Action::Pause(Some(u32::try_from(number - 1000).ok()?)),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use jiff::Timestamp;
@@ -119,6 +163,33 @@ mod tests {
         );
         // The setting is not known without a daemon: no decision to mark.
         assert!(!entries.iter().any(|e| matches!(e, Entry::ClosedLid(_))));
+    }
+
+    #[test]
+    fn every_action_a_menu_offers_has_a_number_that_gives_it_back() {
+        let mut view = View::of(None, Some("not running"), Timestamp::UNIX_EPOCH);
+        let mut actions: Vec<Action> = Vec::new();
+        for paused in [false, true] {
+            view.paused = paused;
+            for entry in entries(&view) {
+                if let Entry::Action { action, .. } = entry {
+                    actions.push(action);
+                }
+            }
+        }
+        actions.extend(DECISIONS.iter().map(|(d, _)| Action::ClosedLid(*d)));
+        assert!(actions.len() >= 12, "{actions:?}");
+        for a in &actions {
+            assert_eq!(action_of(tag(*a)), Some(*a));
+            for b in &actions {
+                assert!(
+                    a == b || tag(*a) != tag(*b),
+                    "{a:?} and {b:?} share a number"
+                );
+            }
+        }
+        assert_eq!(action_of(0), None);
+        assert_eq!(action_of(10 + DECISIONS.len() as isize), None);
     }
 
     #[test]

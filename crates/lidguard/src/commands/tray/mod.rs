@@ -3,11 +3,10 @@
 //! on show, and every few seconds while no daemon runs, to follow one when it starts).
 //!
 //! Linux: a StatusNotifierItem (`sni`). Windows: a notification-area icon (`notify_icon`).
-//! macOS has no tray icon yet: there the command says so, and the loop and its view are built
-//! but unused.
+//! macOS: a menu-bar item (`status_item`), AppKit on the main thread and the loop beside it.
 #![cfg_attr(
-    not(any(target_os = "linux", windows)),
-    allow(dead_code, reason = "the tray runs on Linux and Windows, so far")
+    not(any(target_os = "linux", windows, target_os = "macos")),
+    allow(dead_code, reason = "the tray runs on Linux, Windows and macOS")
 )]
 
 mod menu;
@@ -15,12 +14,16 @@ mod menu;
 mod notify_icon;
 #[cfg(target_os = "linux")]
 mod sni;
+#[cfg(target_os = "macos")]
+mod status_item;
 mod view;
 
 #[cfg(windows)]
 use notify_icon::Tray;
 #[cfg(target_os = "linux")]
 use sni::Tray;
+#[cfg(target_os = "macos")]
+use status_item::Tray;
 
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -54,26 +57,53 @@ pub(crate) enum Wake {
 /// How often to look for a daemon while none runs.
 const RECONNECT_EVERY: Duration = Duration::from_secs(5);
 
-#[cfg(not(any(target_os = "linux", windows)))]
+#[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
 pub(crate) fn run(_places: &Places) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
-        "the tray icon is Linux and Windows only in this version; `lidguard live-status` shows \
-         the same in a terminal"
+        "the tray icon is built for Linux, Windows and macOS; `lidguard live-status` shows the \
+         same in a terminal"
     )
 }
 
-#[cfg(any(target_os = "linux", windows))]
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
-    use jiff::Timestamp;
-
-    use self::view::View;
-
     let _only_tray = only_tray(places)?;
     let (tx, wakes) = mpsc::channel();
     let mut follower = Follower::default();
     follower.connect(places, &tx, true);
     follower.refresh(places);
-    let tray = Tray::spawn(follower.view(Timestamp::now()), tx.clone())?;
+    let view = follower.view(jiff::Timestamp::now());
+    #[cfg(not(target_os = "macos"))]
+    {
+        let tray = Tray::spawn(view, tx.clone())?;
+        let outcome = follow(places, follower, &tx, &wakes, &tray);
+        tray.close();
+        outcome
+    }
+    // AppKit takes the main thread; the loop runs beside it.
+    #[cfg(target_os = "macos")]
+    {
+        let places = places.clone();
+        status_item::run(view, tx.clone(), move |tray| {
+            follow(&places, follower, &tx, &wakes, tray)
+        })
+    }
+}
+
+/// The tray's loop: shows the view, waits for an event, a menu pick or a timer, and reads the
+/// status again; returns when the user quits or every sender is gone.
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
+fn follow(
+    places: &Places,
+    mut follower: Follower,
+    tx: &mpsc::Sender<Wake>,
+    wakes: &mpsc::Receiver<Wake>,
+    tray: &Tray,
+) -> anyhow::Result<ExitCode> {
+    use jiff::Timestamp;
+
+    use self::view::View;
+
     loop {
         let view: View = follower.view(Timestamp::now());
         let timeout = if view.counting_down() {
@@ -94,7 +124,7 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
         };
         // Without a daemon, look for one when the wait runs out (never start one unasked).
         if wake.is_none() && !follower.connected {
-            follower.connect(places, &tx, false);
+            follower.connect(places, tx, false);
         }
         // Everything already waiting is taken together: one status read.
         let waiting = wake
@@ -104,25 +134,21 @@ pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
             match wake {
                 Wake::Event => {}
                 Wake::StreamEnded => follower.connected = false,
-                Wake::Action(Action::Quit) => {
-                    tray.close();
-                    return Ok(ExitCode::SUCCESS);
-                }
+                Wake::Action(Action::Quit) => return Ok(ExitCode::SUCCESS),
                 Wake::Action(Action::StartDaemon) if !follower.connected => {
-                    follower.connect(places, &tx, true);
+                    follower.connect(places, tx, true);
                 }
                 Wake::Action(action) => follower.note = act(places, action).err(),
             }
         }
         follower.refresh(places);
     }
-    tray.close();
     Ok(ExitCode::SUCCESS)
 }
 
 /// One tray per user (a login entry and a hand-started one would show two icons): the lock is
 /// held while the tray runs, with its pid in the file for `uninstall`.
-#[cfg(any(target_os = "linux", windows))]
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
     places.ensure_runtime_dir()?;
     let path = places.tray_lock_file();
@@ -136,7 +162,7 @@ fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
 }
 
 /// Stops the user's running tray, if one runs (`uninstall`); says so.
-#[cfg(any(target_os = "linux", windows))]
+#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
     let path = places.tray_lock_file();
     if !path.exists() || lidguard_daemon::InstanceLock::acquire(&path).is_ok() {
@@ -160,8 +186,8 @@ pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
     Ok(Some(format!("{how} the tray (pid {pid})")))
 }
 
-/// SIGTERM, which the tray takes as Quit.
-#[cfg(target_os = "linux")]
+/// SIGTERM, which ends the tray (its item goes with the process).
+#[cfg(unix)]
 fn ask_to_quit(pid: u32) -> anyhow::Result<&'static str> {
     use rustix::process::{Pid, Signal, kill_process};
     let pid = i32::try_from(pid).ok().and_then(Pid::from_raw);
@@ -274,7 +300,7 @@ fn closed_lid(decision: ClosedLidPermissionRequestDecision) -> Result<(), String
 }
 
 /// The terminals tried for live-status, in order, with the argument before the command.
-#[cfg(not(windows))]
+#[cfg(not(any(windows, target_os = "macos")))]
 const TERMINALS: &[(&str, &str)] = &[
     ("x-terminal-emulator", "-e"),
     ("xdg-terminal-exec", ""),
@@ -298,8 +324,32 @@ fn open_live_status() -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Opens `lidguard live-status` in a new Terminal window: AppleScript's `do script`, the
+/// executable's path handed in as an argument and shell-quoted by `quoted form of` (macOS asks
+/// the user once to let lidguard control Terminal).
+#[cfg(target_os = "macos")]
+fn open_live_status() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let script = [
+        "on run argv",
+        "set command to (quoted form of (item 2 of argv)) & \" live-status\"",
+        "tell application \"Terminal\"",
+        "activate",
+        "do script command",
+        "end tell",
+        "end run",
+    ];
+    let mut cmd = std::process::Command::new("/usr/bin/osascript");
+    for line in script {
+        cmd.args(["-e", line]);
+    }
+    // A fixed first argument: osascript's options have ended before the path.
+    cmd.arg("lidguard").arg(exe);
+    cmd.spawn().map(drop).map_err(|e| e.to_string())
+}
+
 /// Opens `lidguard live-status` in the first terminal found on the PATH.
-#[cfg(not(windows))]
+#[cfg(not(any(windows, target_os = "macos")))]
 fn open_live_status() -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let path = lidguard_files::environment::var("PATH").unwrap_or_default();
