@@ -283,6 +283,8 @@ def pick_from_tray_menu(display, icon, downs):
     time.sleep(1)
     subprocess.run(["xdotool", "key", "--delay", "150", *(["Down"] * downs), "Return"],
                    env=env, check=True)
+    # The pointer leaves the icon, whose tooltip would otherwise come up over the desktop.
+    subprocess.run(["xdotool", "mousemove", "500", "300"], env=env, check=True)
 
 
 def tray_in_a_wine_desktop():
@@ -300,6 +302,8 @@ def tray_in_a_wine_desktop():
         check(e.wait_until(lambda: screen_colours(display).get(IDLE, 0) > 100, "idle", seconds=60),
               "the icon is in the notification area, grey while nothing works",
               screen_colours(display))
+        # The desktop's background with nothing over it, to tell when it is clear again.
+        clear = screen_colours(display).get(DESKTOP, 0)
         out = e.run("tray")
         check(out.returncode == 1 and b"lidguard's tray already runs (pid " in out.stderr,
               "a second tray is refused while the first runs", out.stderr)
@@ -329,7 +333,12 @@ def tray_in_a_wine_desktop():
         check(e.wait_until(green, "green again"), "and the icon is green again",
               screen_colours(display))
         # The session waits for the user, lid open: the daemon (started by the tray, on this
-        # desktop) tells them with a balloon of a notification-area icon of its own.
+        # desktop) tells them with a balloon of a notification-area icon of its own. The screen
+        # is compared with one where nothing covers the desktop (the clean-clone run of f0f63d2
+        # had the icon's tooltip up there, under the pointer the menu had left on the icon).
+        check(e.wait_until(lambda: screen_colours(display).get(DESKTOP, 0) == clear, "clear"),
+              "nothing covers the desktop before the notice (no menu, no tooltip)",
+              (clear, screen_colours(display)))
         before = screen_colours(display)
         waiting = (b'{"hook_event_name":"Notification","session_id":"t1","cwd":"C:\\\\x",'
                    b'"notification_type":"permission_prompt",'
