@@ -275,3 +275,28 @@ fn opencode_permission_waits_until_answered_and_an_api_error_ends_the_session() 
     e("session.idle");
     assert!(only_session(&home).is_none());
 }
+
+/// Cline's interactive TUI: each prompt fires `TaskStart` again (the same task; no
+/// `UserPromptSubmit`), Escape during a tool fires `SessionShutdown` (no `TaskCancel`), and the
+/// next prompt's `TaskStart` protects again.
+#[test]
+fn cline_tui_prompts_each_start_a_turn_and_escape_ends_it() {
+    let home = Home::new();
+    let c = |name: &str| send(&home, "cline", &format!("tui-prompts-escape__{name}"));
+    for _ in 0..2 {
+        c("TaskStart");
+        assert_state(&home, "active", None, false);
+        c("TaskComplete");
+        assert!(only_session(&home).is_none(), "the turn ended");
+    }
+    c("TaskStart");
+    c("PreToolUse");
+    assert_state(&home, "active", None, false);
+    c("PostToolUse");
+    c("SessionShutdown");
+    assert!(only_session(&home).is_none(), "Escape ended the turn");
+    c("TaskStart");
+    assert_state(&home, "active", None, false);
+    c("TaskComplete");
+    assert!(only_session(&home).is_none());
+}

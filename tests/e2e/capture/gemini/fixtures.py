@@ -64,6 +64,7 @@ AGENTS = {
             "print-http-500": "cline \"<prompt>\", every model call answers HTTP 500 (retried, then the CLI exits 1)",
             "print-ask-deny": "cline \"<prompt>\", the ask_question tool; the PreToolUse hook prints lidguard's closed-lid refusal {\"cancel\": true, \"errorMessage\"} (the run aborts)",
             "print-interrupt": "cline \"<prompt>\", a long run_commands; the CLI gets SIGINT while it runs",
+            "tui-prompts-escape": "interactive TUI under tmux: two prompts, a third whose long run_commands is cancelled with Escape while it runs, a fourth; then Ctrl+C twice",
         },
     },
 }
