@@ -25,6 +25,9 @@ Scenarios:
                         payload; lidguard ends the session when the process it watches exits
   cline-hub-run         a second run, which Cline runs in its background hub: the session is
                         tracked and ends on TaskComplete although the hub lives on
+  cline-tui-prompts     the interactive TUI under tmux: each prompt's TaskStart protects and its
+                        TaskComplete releases; Escape during a long command (SessionShutdown,
+                        no TaskCancel) releases; the next prompt protects again
   cline-mcp             `lidguard mcp-install cline` next to the user's own server in
                         cline_mcp_settings.json: Cline starts lidguard's MCP server and offers its
                         tools to the model; `mcp-remove cline` gives back the user's exact bytes
@@ -43,6 +46,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import driver  # noqa: E402  (the command line and the scenario loop)
 import copilot_opencode as co  # noqa: E402  (the shared Run and checks)
+import lgverify  # noqa: E402  (status-poll evidence)
 
 REPO = co.REPO
 CLINE_VERSION = os.environ.get("CLINE_VERSION", "3.0.65")
@@ -268,6 +272,96 @@ def cline_hub_run(root):
 USER_MCP = '{\n  "mcpServers": {\n    "mine": {"command": "/bin/true", "args": [], "disabled": true}\n  }\n}\n'
 
 
+def tui_prompt(run, tm, text, n):
+    """Types `text` and Enter until lidguard's hook log has the `n`th TaskStart (keys sent
+    before the TUI listens are lost)."""
+    for _ in range(3):
+        tm.send(text)
+        time.sleep(0.3)
+        tm.key("Enter")
+        if run.wait_event("TaskStart", count=n, timeout=15):
+            return True
+        tm.key("C-u")
+    return False
+
+
+def cline_tui_prompts(root):
+    tag = "cline-tui-prompts"
+    run = Run(root, tag, lid="open", decision="deny")
+    tm = None
+    try:
+        run.start_fake([{"text": "First answer.", "delay": co.MODEL_DELAY},
+                        {"tool": "run_commands",
+                         "args": {"commands": ["sleep 30 # intentional-sleep: the test cancels it"]}},
+                        {"text": "After the cancel.", "delay": co.MODEL_DELAY}])
+        if not run.prepare():
+            return
+        env = run.cline_env()
+        env["TERM"] = "xterm-256color"
+        with open(run.path("tui.cmd"), "w") as f:
+            f.write(f"cd {run.proj} && exec env -i "
+                    + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()) + f" {CLINE}\n")
+        tm = co.Tmux(run)
+        tm.start(run.path("tui.cmd"))
+        # Its input line, or first a promotion over it ("any other key to close"), which
+        # Escape closes.
+        up = False
+        for _ in range(200):
+            screen = tm.screen()
+            if "any other key to close" in screen:
+                tm.key("Escape")
+                time.sleep(1)
+            elif "Act (Tab)" in screen:
+                up = True
+                break
+            time.sleep(0.3)
+        check(f"{tag}: the TUI starts", up, tm.screen()[-600:])
+        check(f"{tag}: the first prompt fires TaskStart", tui_prompt(run, tm, "say something", 1),
+              tm.screen()[-600:])
+        check(f"{tag}: its answer's TaskComplete ends the turn",
+              bool(run.wait_event("TaskComplete", timeout=30)), co.ev_summary(cline_events(run)))
+        ended(run)
+        co.no_session_left(run, "cline", f"{tag}: nothing held after the first answer")
+        check(f"{tag}: the second prompt fires TaskStart again (no UserPromptSubmit)",
+              tui_prompt(run, tm, "run the long step", 2), tm.screen()[-600:])
+        running = run.wait_event("PreToolUse", timeout=30)
+        time.sleep(1)
+        working = co.session_of(run.sessions(), "cline")
+        check(f"{tag}: while the long command runs the session is active",
+              running and working and working[0].get("state") == "active", working)
+        tm.key("Escape")
+        check(f"{tag}: Escape fires SessionShutdown (not TaskCancel)",
+              bool(run.wait_event("SessionShutdown", timeout=20))
+              and not run.wait_event("TaskCancel", timeout=0),
+              co.ev_summary(cline_events(run)))
+        tm.snap("cancelled")
+        ended(run)
+        co.no_session_left(run, "cline", f"{tag}: the cancel ended the turn")
+        check(f"{tag}: the TUI stays open and the next prompt fires TaskStart",
+              tui_prompt(run, tm, "after the cancel", 3), tm.screen()[-600:])
+        done = run.wait_event("TaskComplete", count=2, timeout=30)
+        check(f"{tag}: its answer's TaskComplete comes", bool(done), co.ev_summary(cline_events(run)))
+        ended(run)
+        third = run.wait_event("TaskStart", count=3, timeout=0)
+        if third and done:
+            ok, detail = lgverify.check_started_and_ended(
+                run.poller, third[2].get("sessionId"), "cline", third[2]["t"], done[1]["t"])
+        else:
+            ok, detail = False, co.ev_summary(cline_events(run))
+        check(f"{tag}: status --json: that prompt protects again (active) until its answer", ok, detail)
+        co.no_session_left(run, "cline", f"{tag}: no session at the end")
+        check(f"{tag}: no UserPromptSubmit in the whole TUI session",
+              not run.wait_event("UserPromptSubmit", timeout=0), co.ev_summary(cline_events(run)))
+        tm.key("C-c")
+        time.sleep(1)
+        tm.key("C-c")
+    finally:
+        if tm:
+            tm.stop()
+        stop_hub(run)
+        run.finish()
+
+
 def cline_mcp(root):
     tag = "cline-mcp"
     run = Run(root, tag, lid="open", decision="deny")
@@ -304,6 +398,7 @@ SCENARIOS = [("cline-print-basic", cline_print_basic),
              ("cline-closed-ask", cline_closed_ask),
              ("cline-print-interrupt", cline_print_interrupt),
              ("cline-hub-run", cline_hub_run),
+             ("cline-tui-prompts", cline_tui_prompts),
              ("cline-mcp", cline_mcp)]
 
 
