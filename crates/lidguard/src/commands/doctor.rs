@@ -336,6 +336,8 @@ fn tray() -> Check {
             format!("{e:#}"),
             if cfg!(windows) {
                 "check that your user can read its registry (HKCU)"
+            } else if cfg!(target_os = "macos") {
+                "set HOME so ~/Library/LaunchAgents can be found"
             } else {
                 "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found"
             },

@@ -2,37 +2,72 @@
 //! `~/Library/LaunchAgents/`, that runs `lidguard tray` when the user logs in to the desktop
 //! (`LimitLoadToSessionType` Aqua: not for an ssh login). A file of that name that lidguard did
 //! not write is the user's: `setup` stops rather than replace it, and `uninstall` leaves it.
+//!
+//! The file work takes the home folder as an argument, so it is tested on Linux too.
 
+use std::path::Path;
+#[cfg(target_os = "macos")]
 use std::path::PathBuf;
 
 use anyhow::Context;
 use lidguard_platform::launchd;
 
-/// Where the agent goes.
-fn path() -> anyhow::Result<PathBuf> {
-    let home = std::env::home_dir().context("cannot find the home directory (HOME is unset)")?;
-    Ok(launchd::tray_agent_path(&home))
+#[cfg(target_os = "macos")]
+fn home() -> anyhow::Result<PathBuf> {
+    std::env::home_dir().context("cannot find the home directory (HOME is unset)")
 }
 
 /// The agent's path, as the user reads it.
+#[cfg(target_os = "macos")]
 pub(crate) fn place() -> anyhow::Result<String> {
-    Ok(path()?.display().to_string())
+    Ok(launchd::tray_agent_path(&home()?).display().to_string())
 }
 
 /// A Mac always has a desktop for its users (the agent itself waits for a graphical login).
+#[cfg(target_os = "macos")]
 pub(crate) fn wanted() -> bool {
     true
 }
 
 /// Whether lidguard's agent is there.
+#[cfg(target_os = "macos")]
 pub(crate) fn installed() -> anyhow::Result<bool> {
-    Ok(std::fs::read_to_string(path()?).is_ok_and(|text| launchd::is_tray_agent(&text)))
+    Ok(installed_in(&home()?))
 }
 
-/// Writes the agent (readable by the user alone; loaded at the next login); returns its path.
+/// Writes the agent (loaded at the next login); returns its path.
+#[cfg(target_os = "macos")]
 pub(crate) fn install() -> anyhow::Result<String> {
-    let path = path()?;
-    if path.symlink_metadata().is_ok() && !installed()? {
+    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+    install_in(&home()?, &exe)
+}
+
+/// Unloads and deletes lidguard's agent (never a file it did not write); returns its path,
+/// `None` when there was none.
+#[cfg(target_os = "macos")]
+pub(crate) fn remove() -> anyhow::Result<Option<String>> {
+    remove_in(&home()?, || {
+        // Loaded since the last login: unloaded too (not loaded: launchctl says so, which is
+        // fine). A tray it started ends with it.
+        let uid = rustix::process::getuid().as_raw();
+        let _ = std::process::Command::new("/bin/launchctl")
+            .args(launchd::bootout_tray_args(uid))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    })
+}
+
+fn installed_in(home: &Path) -> bool {
+    std::fs::read_to_string(launchd::tray_agent_path(home))
+        .is_ok_and(|text| launchd::is_tray_agent(&text))
+}
+
+/// Writes the agent running `exe` (readable by the user alone) below `home`.
+fn install_in(home: &Path, exe: &Path) -> anyhow::Result<String> {
+    let path = launchd::tray_agent_path(home);
+    if path.symlink_metadata().is_ok() && !installed_in(home) {
         anyhow::bail!(
             "{} is there and lidguard did not write it; it is left alone. Move it away and run \
              setup again, or pass --no-tray",
@@ -42,28 +77,71 @@ pub(crate) fn install() -> anyhow::Result<String> {
     let dir = path.parent().context("the LaunchAgents folder")?;
     // Every account has this folder; one made here stays, as any login item's would.
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    lidguard_files::atomic::write(&path, launchd::tray_agent_plist(&exe).as_bytes(), 0o600)
+    lidguard_files::atomic::write(&path, launchd::tray_agent_plist(exe).as_bytes(), 0o600)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path.display().to_string())
 }
 
-/// Unloads and deletes lidguard's agent (never a file it did not write); returns its path,
-/// `None` when there was none.
-pub(crate) fn remove() -> anyhow::Result<Option<String>> {
-    if !installed()? {
+/// Deletes lidguard's agent below `home` after `unload`; a file lidguard did not write stays.
+fn remove_in(home: &Path, unload: impl FnOnce()) -> anyhow::Result<Option<String>> {
+    if !installed_in(home) {
         return Ok(None);
     }
-    let path = path()?;
-    // Loaded since the last login: unloaded too (not loaded: launchctl says so, and that is
-    // fine). A tray it started ends with it.
-    let uid = rustix::process::getuid().as_raw();
-    let _ = std::process::Command::new("/bin/launchctl")
-        .args(launchd::bootout_tray_args(uid))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
+    unload();
+    let path = launchd::tray_agent_path(home);
     std::fs::remove_file(&path).with_context(|| format!("cannot delete {}", path.display()))?;
     Ok(Some(path.display().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn install_writes_the_agent_for_the_user_alone_and_remove_takes_it_away() {
+        let home = tempfile::tempdir().unwrap();
+        let exe = Path::new("/Applications/x y/lidguard");
+        let path = install_in(home.path(), exe).unwrap();
+        assert!(path.ends_with("Library/LaunchAgents/dev.lidguard.tray.plist"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("<string>/Applications/x y/lidguard</string>"),
+            "{text}"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(installed_in(home.path()));
+        // Again over its own file: fine.
+        install_in(home.path(), exe).unwrap();
+
+        let mut unloaded = false;
+        let removed = remove_in(home.path(), || unloaded = true).unwrap();
+        assert_eq!(removed.as_deref(), Some(path.as_str()));
+        assert!(unloaded && !Path::new(&path).exists());
+        assert_eq!(
+            remove_in(home.path(), || panic!("nothing to unload")).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_file_of_that_name_lidguard_did_not_write_stays_as_it_is() {
+        let home = tempfile::tempdir().unwrap();
+        let path = launchd::tray_agent_path(home.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        lidguard_files::atomic::write(&path, b"<plist>mine</plist>\n", 0o644).unwrap();
+        let err = install_in(home.path(), Path::new("/x/lidguard")).unwrap_err();
+        assert!(
+            err.to_string().contains("lidguard did not write it"),
+            "{err}"
+        );
+        assert!(!installed_in(home.path()));
+        assert_eq!(remove_in(home.path(), || panic!("not ours")).unwrap(), None);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "<plist>mine</plist>\n"
+        );
+    }
 }

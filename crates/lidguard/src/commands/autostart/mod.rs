@@ -2,7 +2,7 @@
 //! functions. `setup` adds the entry, `uninstall` takes it out, `doctor` says whether it is
 //! there.
 
-#[cfg(target_os = "macos")]
+#[cfg(any(target_os = "macos", all(test, unix)))]
 mod launch_agent;
 #[cfg(windows)]
 mod run_key;
