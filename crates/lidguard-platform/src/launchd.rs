@@ -21,9 +21,7 @@ pub const MARKER: &str = "<!-- Managed by lidguard (macos-permission). Do not ed
 
 /// Where the agent lives for the user whose home is `home`.
 pub fn agent_path(home: &Path) -> PathBuf {
-    home.join("Library")
-        .join("LaunchAgents")
-        .join(format!("{LABEL}.plist"))
+    path_of(home, LABEL)
 }
 
 /// The agent's property list running `exe` with [`ARGS`].
@@ -47,9 +45,7 @@ pub const TRAY_MARKER: &str =
 
 /// Where the tray's agent lives for the user whose home is `home`.
 pub fn tray_agent_path(home: &Path) -> PathBuf {
-    home.join("Library")
-        .join("LaunchAgents")
-        .join(format!("{TRAY_LABEL}.plist"))
+    path_of(home, TRAY_LABEL)
 }
 
 /// The tray's agent: `exe tray` at login, in the graphical (Aqua) session only (an ssh login
@@ -67,12 +63,29 @@ pub fn tray_agent_plist(exe: &Path) -> String {
 
 /// Whether `text` is the tray's agent as lidguard wrote it.
 pub fn is_tray_agent(text: &str) -> bool {
-    text.lines().any(|line| line.trim() == TRAY_MARKER)
+    marked(text, TRAY_MARKER)
 }
 
 /// `launchctl` arguments that unload the tray's agent (and end the tray it started).
 pub fn bootout_tray_args(uid: u32) -> Vec<String> {
-    vec!["bootout".into(), format!("gui/{uid}/{TRAY_LABEL}")]
+    job_args("bootout", uid, TRAY_LABEL)
+}
+
+/// A user's agent labelled `label` below `home`.
+fn path_of(home: &Path, label: &str) -> PathBuf {
+    home.join("Library")
+        .join("LaunchAgents")
+        .join(format!("{label}.plist"))
+}
+
+/// Whether `text` has the line `marker`.
+fn marked(text: &str, marker: &str) -> bool {
+    text.lines().any(|line| line.trim() == marker)
+}
+
+/// `launchctl <verb> gui/<uid>/<label>`'s arguments.
+fn job_args(verb: &str, uid: u32, label: &str) -> Vec<String> {
+    vec![verb.into(), format!("gui/{uid}/{label}")]
 }
 
 /// A per-user agent marked by `marker`: `label`, `program` (the executable, then its
@@ -105,7 +118,7 @@ fn plist(marker: &str, label: &str, program: &[String], more: &str) -> String {
 
 /// Whether `text` is an agent lidguard wrote.
 pub fn is_ours(text: &str) -> bool {
-    text.lines().any(|line| line.trim() == MARKER)
+    marked(text, MARKER)
 }
 
 /// `launchctl` arguments that load the agent file into the user's GUI domain.
@@ -119,12 +132,12 @@ pub fn bootstrap_args(uid: u32, plist: &Path) -> Vec<String> {
 
 /// `launchctl` arguments that unload it.
 pub fn bootout_args(uid: u32) -> Vec<String> {
-    vec!["bootout".into(), format!("gui/{uid}/{LABEL}")]
+    job_args("bootout", uid, LABEL)
 }
 
 /// `launchctl` arguments that start it now.
 pub fn kickstart_args(uid: u32) -> Vec<String> {
-    vec!["kickstart".into(), format!("gui/{uid}/{LABEL}")]
+    job_args("kickstart", uid, LABEL)
 }
 
 fn xml_escape(text: &str) -> String {

@@ -7,7 +7,7 @@
 //! - [`lid_action`]: the Windows lid-close action, changed with a durable backup and restored.
 //! - [`sleep_disabled`] and [`pmset`]: macOS's `SleepDisabled`, the same way; [`sudoers`]: the
 //!   rule that lets lidguard change it; [`launchd`]: the agent that restores it when lidguard
-//!   cannot.
+//!   cannot (and the tray's at login); [`osascript`]: AppleScript command lines.
 //!
 //! Callers never write `cfg`: every function exists on every target and reports clearly when a
 //! platform has no backend yet.
@@ -25,6 +25,7 @@ pub mod lid_action;
 mod macos;
 mod no_thermal;
 pub mod notify;
+pub mod osascript;
 pub mod pmset;
 pub mod policy;
 pub mod polkit;

@@ -225,11 +225,7 @@ def cline_print_interrupt(root):
         if not run.prepare():
             return
         p = cline_run(run)
-        started = run.wait_event("PreToolUse", timeout=60)
-        time.sleep(1)
-        working = co.session_of(run.sessions(), "cline")
-        check(f"{tag}: while the command runs the session is active",
-              started and working and working[0].get("state") == "active", working)
+        co.active_during(run, "cline", "PreToolUse", f"{tag}: while the command runs the session is active")
         os.kill(p.pid, signal.SIGINT)
         wait(p, timeout=30)
         t0 = time.time()
@@ -298,11 +294,8 @@ def cline_tui_prompts(root):
             return
         env = run.cline_env()
         env["TERM"] = "xterm-256color"
-        with open(run.path("tui.cmd"), "w") as f:
-            f.write(f"cd {run.proj} && exec env -i "
-                    + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()) + f" {CLINE}\n")
         tm = co.Tmux(run)
-        tm.start(run.path("tui.cmd"))
+        tm.start_client(env, [CLINE])
         # Its input line, or first a promotion over it ("any other key to close"), which
         # Escape closes.
         up = False
@@ -324,11 +317,8 @@ def cline_tui_prompts(root):
         co.no_session_left(run, "cline", f"{tag}: nothing held after the first answer")
         check(f"{tag}: the second prompt fires TaskStart again (no UserPromptSubmit)",
               tui_prompt(run, tm, "run the long step", 2), tm.screen()[-600:])
-        running = run.wait_event("PreToolUse", timeout=30)
-        time.sleep(1)
-        working = co.session_of(run.sessions(), "cline")
-        check(f"{tag}: while the long command runs the session is active",
-              running and working and working[0].get("state") == "active", working)
+        co.active_during(run, "cline", "PreToolUse", f"{tag}: while the long command runs the session is active",
+                         timeout=30)
         tm.key("Escape")
         check(f"{tag}: Escape fires SessionShutdown (not TaskCancel)",
               bool(run.wait_event("SessionShutdown", timeout=20))

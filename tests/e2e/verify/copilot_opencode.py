@@ -268,6 +268,15 @@ def session_of(sessions, provider):
     return [s for s in sessions if s.get("provider") == provider]
 
 
+def active_during(run, provider, hook_event, name, timeout=60):
+    """Waits for `hook_event` (the work began), then, a moment later, checks that status shows
+    the provider's session active."""
+    started = run.wait_event(hook_event, timeout=timeout)
+    time.sleep(1)
+    working = session_of(run.sessions(), provider)
+    check(name, started and working and working[0].get("state") == "active", working)
+
+
 def no_session_left(run, provider, name):
     left = session_of(run.sessions(), provider)
     return check(name, not left, f"sessions left: {json.dumps(left)[:400]}")
@@ -583,6 +592,14 @@ class Tmux:
         except ValueError:
             self.pid = None
 
+    def start_client(self, env, argv):
+        """Starts `argv` in the run's project with exactly `env` (written to tui.cmd, each word
+        JSON-quoted)."""
+        words = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + list(argv)
+        with open(self.run.path("tui.cmd"), "w") as f:
+            f.write("cd " + json.dumps(self.run.proj) + " && exec " + " ".join(json.dumps(w) for w in words) + "\n")
+        self.start(self.run.path("tui.cmd"))
+
     def screen(self):
         return self.t("capture-pane", "-p", "-t", "v").stdout
 
@@ -637,11 +654,7 @@ def copilot_tui_ask_user(root):
         copilot_prepare(run)
         env = copilot_env(run)
         env["TERM"] = "xterm-256color"
-        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
-            COPILOT, "--log-level", "all", "--log-dir", run.path("logs")]
-        with open(run.path("tui.cmd"), "w") as f:
-            f.write("cd " + json.dumps(run.proj) + " && exec " + " ".join(json.dumps(c) for c in cmd) + "\n")
-        tm.start(run.path("tui.cmd"))
+        tm.start_client(env, [COPILOT, "--log-level", "all", "--log-dir", run.path("logs")])
         if not tm.wait_screen("Do you trust the files"):
             tm.snap("trust")
             check("copilot-tui-ask-user: TUI started (folder trust dialog)", False, "no trust dialog within 60 s")
@@ -959,11 +972,7 @@ def opencode_serve_interrupt(root):
         sid = sess["id"]
         threading.Thread(target=srv.call, args=("POST", f"/session/{sid}/message",
                                                 {"parts": [{"type": "text", "text": "go"}]}, 120), daemon=True).start()
-        started = run.wait_event("tool.execute.before", timeout=60)
-        time.sleep(1)
-        working = session_of(run.sessions(), FLAVOR.name)
-        check(f"{tag}: while bash runs the session is active",
-              started and working and working[0].get("state") == "active", working)
+        active_during(run, FLAVOR.name, "tool.execute.before", f"{tag}: while bash runs the session is active")
         t_abort = time.time()
         srv.call("POST", f"/session/{sid}/abort", {})
         end = time.time() + 10

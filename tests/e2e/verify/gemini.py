@@ -200,11 +200,8 @@ def gemini_tui_ask_closed(root):
             return
         env = run.gemini_env()
         env["TERM"] = "xterm-256color"
-        with open(run.path("tui.cmd"), "w") as f:
-            f.write(f"cd {run.proj} && exec env -i " + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
-                    + f" node {GEMINI} -m {MODEL} --yolo\n")
         tm = co.Tmux(run)
-        tm.start(run.path("tui.cmd"))
+        tm.start_client(env, ["node", GEMINI, "-m", MODEL, "--yolo"])
         # (SessionStart reaches no daemon yet: only a prompt starts it)
         check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
         time.sleep(1)

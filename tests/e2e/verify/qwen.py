@@ -165,11 +165,8 @@ def qwen_tui_closed_deny(root):
         if not run.prepare():
             return
         env = run.qwen_env("xterm-256color")
-        with open(run.path("tui.cmd"), "w") as f:
-            f.write(f"cd {run.proj} && exec env -i " + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
-                    + f" {NODE} {QWEN} --approval-mode default\n")
         tm = co.Tmux(run)
-        tm.start(run.path("tui.cmd"))
+        tm.start_client(env, [NODE, QWEN, "--approval-mode", "default"])
         check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
         time.sleep(2)
         check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
@@ -211,20 +208,13 @@ def qwen_tui_interrupt(root):
         if not run.prepare():
             return
         env = run.qwen_env("xterm-256color")
-        with open(run.path("tui.cmd"), "w") as f:
-            f.write(f"cd {run.proj} && exec env -i " + " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
-                    + f" {NODE} {QWEN} --yolo\n")
         tm = co.Tmux(run)
-        tm.start(run.path("tui.cmd"))
+        tm.start_client(env, [NODE, QWEN, "--yolo"])
         check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
         time.sleep(2)
         check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
               co.tui_submit(run, tm, "wait a while", "UserPromptSubmit"), tm.screen()[-600:])
-        started = run.wait_event("PreToolUse", timeout=60)
-        time.sleep(1)
-        working = co.session_of(run.sessions(), "qwen")
-        check(f"{tag}: while the shell call runs the session is active",
-              started and working and working[0].get("state") == "active", working)
+        co.active_during(run, "qwen", "PreToolUse", f"{tag}: while the shell call runs the session is active")
         tm.key("Escape")
         failed = run.wait_event("PostToolUseFailure", timeout=20)
         tm.snap("interrupted")

@@ -104,7 +104,7 @@ impl Notifier {
         static NEXT_ID: AtomicU32 = AtomicU32::new(1);
         let notice = notice.clone();
         tokio::task::spawn_blocking(move || {
-            osascript::show(osascript::OSASCRIPT, &notice, OSASCRIPT_LIMIT)
+            osascript::show(crate::osascript::PROGRAM, &notice, OSASCRIPT_LIMIT)
         })
         .await
         .map_err(|e| NotifyError::Service(e.to_string()))??;

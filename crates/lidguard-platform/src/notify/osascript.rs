@@ -3,21 +3,18 @@
 //! UserNotifications framework serves app bundles only, and lidguard is a bare executable
 //! (installed by cargo, npm or the archive).
 //!
-//! The notice's text goes to the script as arguments, never into its source, so nothing in a
-//! project's or an agent's name can change what runs.
+//! The notice's text goes to the script as arguments, never into its source
+//! ([`crate::osascript`]), so nothing in a project's or an agent's name can change what runs.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
 
 use super::{Notice, NotifyError};
 
-/// osascript's fixed place (never looked up on the PATH).
-#[cfg(target_os = "macos")]
-pub(super) const OSASCRIPT: &str = "/usr/bin/osascript";
-
-/// The script's lines: `argv` is the arguments after the script, first a fixed word (so that
-/// osascript's option parsing has ended before any text of the notice), then the title, then
-/// the body. An urgent notice also plays the alert sound.
+/// The script's lines: the title is `item 2 of argv`, the body `item 3` (see
+/// [`crate::osascript`]). An urgent notice also plays the alert sound.
 fn script(urgent: bool) -> [&'static str; 3] {
     [
         "on run argv",
@@ -32,19 +29,15 @@ fn script(urgent: bool) -> [&'static str; 3] {
 
 /// osascript's arguments for `notice`.
 pub(super) fn arguments(notice: &Notice) -> Vec<String> {
-    let mut args = Vec::new();
-    for line in script(notice.urgent) {
-        args.push("-e".to_owned());
-        args.push(line.to_owned());
-    }
-    args.push("lidguard".to_owned());
-    args.push(notice.summary.clone());
-    args.push(notice.body.clone());
-    args
+    crate::osascript::arguments(
+        &script(notice.urgent),
+        [notice.summary.clone(), notice.body.clone()],
+    )
 }
 
 /// Runs `program` (osascript) for `notice`, waiting at most `limit`.
 pub(super) fn show(program: &str, notice: &Notice, limit: Duration) -> Result<(), NotifyError> {
+    let fail = |e: std::io::Error| NotifyError::Service(format!("{program}: {e}"));
     let mut child = Command::new(program)
         .args(arguments(notice))
         .stdin(Stdio::null())
@@ -52,21 +45,13 @@ pub(super) fn show(program: &str, notice: &Notice, limit: Duration) -> Result<()
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| NotifyError::Service(format!("cannot run {program}: {e}")))?;
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(NotifyError::Service(format!(
-                    "{program} did not finish in {:.1} s",
-                    limit.as_secs_f32()
-                )));
-            }
-            Err(e) => return Err(NotifyError::Service(format!("{program}: {e}"))),
-        }
+    let Some(status) = child.wait_timeout(limit).map_err(fail)? else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(NotifyError::Service(format!(
+            "{program} did not finish in {:.1} s",
+            limit.as_secs_f32()
+        )));
     };
     if status.success() {
         return Ok(());
@@ -179,7 +164,7 @@ mod tests {
     fn a_program_that_hangs_is_stopped_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let program = stand_in(dir.path(), "#!/bin/sh\nexec sleep 30\n");
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let err = show(
             program.to_str().unwrap(),
             &notice("x", false),

@@ -329,6 +329,8 @@ fn open_live_status() -> Result<(), String> {
 /// the user once to let lidguard control Terminal).
 #[cfg(target_os = "macos")]
 fn open_live_status() -> Result<(), String> {
+    use lidguard_platform::osascript;
+
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let script = [
         "on run argv",
@@ -339,13 +341,11 @@ fn open_live_status() -> Result<(), String> {
         "end tell",
         "end run",
     ];
-    let mut cmd = std::process::Command::new("/usr/bin/osascript");
-    for line in script {
-        cmd.args(["-e", line]);
-    }
-    // A fixed first argument: osascript's options have ended before the path.
-    cmd.arg("lidguard").arg(exe);
-    cmd.spawn().map(drop).map_err(|e| e.to_string())
+    std::process::Command::new(osascript::PROGRAM)
+        .args(osascript::arguments(&script, [exe.into_os_string()]))
+        .spawn()
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Opens `lidguard live-status` in the first terminal found on the PATH.
