@@ -144,11 +144,15 @@ fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
         r#"{"session_id":"tmux-s1","hook_event_name":"UserPromptSubmit","prompt":"go","cwd":"/tmp"}"#,
     );
     home.ok(&["start", "--provider", "custom", "--session", "by-hand"]);
-    let screen = tmux.wait_for("both sessions", |s| {
-        s.contains("tmux-s1") && s.contains("by-hand") && s.contains("sessions (2)")
+    // The status's rows and the stream's lines reach the screen on separate reads: the screen
+    // is awaited with both.
+    tmux.wait_for("both sessions and the prompt's event", |s| {
+        s.contains("tmux-s1")
+            && s.contains("by-hand")
+            && s.contains("sessions (2)")
+            && s.contains("prompt-submitted")
+            && s.contains("No suspend pending")
     });
-    assert!(screen.contains("prompt-submitted"), "{screen}");
-    assert!(screen.contains("No suspend pending"), "{screen}");
 
     // Select the second row (custom by-hand, after claude tmux-s1): `d` asks first, any other
     // key keeps it, `y` removes it.
@@ -176,11 +180,13 @@ fn live_status_shows_a_session_a_closed_lid_countdown_and_the_end_under_tmux() {
         &roots,
         r#"{"session_id":"tmux-s1","hook_event_name":"Stop","cwd":"/tmp"}"#,
     );
-    let screen = tmux.wait_for("the countdown", |s| {
-        countdown(s).is_some() && s.contains("Lid: Closed") && s.contains("sessions (0)")
+    let screen = tmux.wait_for("the countdown and the stop's event", |s| {
+        countdown(s).is_some()
+            && s.contains("Lid: Closed")
+            && s.contains("sessions (0)")
+            && s.contains("phase Delay")
+            && s.contains("session-stopped")
     });
-    assert!(screen.contains("phase Delay"), "{screen}");
-    assert!(screen.contains("session-stopped"), "{screen}");
     let first = countdown(&screen).unwrap();
     assert!((30..=40).contains(&first), "{screen}");
     tmux.wait_for("the countdown to move", |s| {
