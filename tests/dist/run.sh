@@ -16,6 +16,16 @@ ok() { echo "dist: ok: $*"; }
 # 1. Checksums.
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify"
 ok "SHA256SUMS verifies ($(wc -l < "$dist/SHA256SUMS") files)"
+# Only what a release publishes: a cargo profile named like the folder would fill it with cargo's
+# own output, and the release workflow uploads the folder whole.
+for entry in "$dist"/* "$dist"/.[!.]*; do
+  [ -e "$entry" ] || continue
+  case ${entry##*/} in
+    *.tar.gz | *.zip | *.deb | SHA256SUMS | npm | homebrew | scoop | winget) ;;
+    *) fail "target/dist holds ${entry##*/}, which no release publishes" ;;
+  esac
+done
+ok "target/dist holds only release files"
 
 # 2. The archive.
 stem=lidguard-$version-x86_64-unknown-linux-musl
