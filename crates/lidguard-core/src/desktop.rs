@@ -3,8 +3,8 @@
 //!
 //! The moments: protection wanted and not held; a closed-lid suspend scheduled while sessions
 //! still wait for the user (work was expected); an agent waiting for the user with the lid
-//! open (with it closed, the phone is the way to reach them); the battery floor reached. Each
-//! has its own setting (`notify-*`).
+//! open (with it closed, the phone is the way to reach them); the battery floor reached; a
+//! serious thermal state. Each has its own setting (`notify-*`).
 
 use std::collections::HashSet;
 
@@ -36,6 +36,8 @@ pub enum Reason {
     WaitingForYou,
     /// On battery below the floor: protection released.
     BatteryFloor,
+    /// At a serious thermal state: protection released.
+    ThermalPressure,
 }
 
 /// What has been told and still holds.
@@ -83,6 +85,25 @@ impl Desktop {
                 summary: "lidguard let go for the battery".to_owned(),
                 body: format!(
                     "The machine may sleep: it is {why}. Protection comes back on AC power."
+                ),
+                urgent: false,
+            });
+        }
+        if logged("thermal-pressure-cleared") {
+            self.forget(Reason::ThermalPressure, None);
+        }
+        if logged("thermal-pressure-reached")
+            && let Some(why) = registry.thermal_pressure()
+            && self.tell(
+                Reason::ThermalPressure,
+                None,
+                settings.notify_thermal_pressure,
+            )
+        {
+            due.push(Notice {
+                summary: "lidguard let go for the heat".to_owned(),
+                body: format!(
+                    "The machine may sleep: {why}. Protection comes back once it cools down."
                 ),
                 urgent: false,
             });

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::clamshell::Clamshell;
 use crate::provider::Provider;
 use crate::session::SessionKey;
 use crate::settings::ClosedLidPermissionRequestDecision;
@@ -348,22 +349,22 @@ pub const CLOSED_LID_ASK_USER_MESSAGE: &str = "The laptop lid is closed and nobo
     the open question for the user.";
 
 /// What the closed-lid policy answers to `kind`, or `None` when lidguard stays out of the way
-/// (lid open or unknown, a display attached, policy `Ask` for permissions). Only a closed lid
-/// with zero external displays — the same condition as suspending — makes lidguard answer.
+/// (lid open or unknown, a display keeping the machine awake, policy `Ask` for permissions).
+/// Only a closed lid that means sleep ([`Clamshell::sleeps`]) — the same condition as
+/// suspending — makes lidguard answer.
 pub fn closed_lid_decision(
     kind: &EventKind,
     policy: ClosedLidPermissionRequestDecision,
-    lid: Lid,
-    external_displays: Option<u32>,
+    clamshell: &Clamshell,
 ) -> Option<Decision> {
-    if lid != Lid::Closed || external_displays != Some(0) {
+    if !clamshell.sleeps() {
         return None;
     }
     let provenance = |setting: &str, value: &str| Provenance {
         setting: setting.to_owned(),
         value: value.to_owned(),
-        lid,
-        external_displays,
+        lid: clamshell.lid,
+        external_displays: clamshell.external_displays,
     };
     let permission_setting = "closedLidPermissionRequestDecision";
     let decision = match kind {
@@ -411,43 +412,46 @@ pub fn closed_lid_decision(
 pub fn closed_lid_remote(
     kind: &EventKind,
     policy: ClosedLidPermissionRequestDecision,
-    lid: Lid,
-    external_displays: Option<u32>,
+    clamshell: &Clamshell,
 ) -> bool {
     policy == ClosedLidPermissionRequestDecision::Remote
-        && closed_lid_permission_prompt(kind, lid, external_displays)
+        && closed_lid_permission_prompt(kind, clamshell)
 }
 
 /// Whether a closed-lid permission request should soft-lock the session (policy `Ask`).
 pub fn closed_lid_asks(
     kind: &EventKind,
     policy: ClosedLidPermissionRequestDecision,
-    lid: Lid,
-    external_displays: Option<u32>,
+    clamshell: &Clamshell,
 ) -> bool {
     policy == ClosedLidPermissionRequestDecision::Ask
-        && closed_lid_permission_prompt(kind, lid, external_displays)
+        && closed_lid_permission_prompt(kind, clamshell)
 }
 
-/// A permission prompt the agent shows by its own rules, with the lid closed and no display.
-fn closed_lid_permission_prompt(
-    kind: &EventKind,
-    lid: Lid,
-    external_displays: Option<u32>,
-) -> bool {
+/// A permission prompt the agent shows by its own rules, with a closed lid that means sleep.
+fn closed_lid_permission_prompt(kind: &EventKind, clamshell: &Clamshell) -> bool {
     matches!(
         kind,
         EventKind::PermissionRequested {
             before_agent_rules: false
         }
-    ) && lid == Lid::Closed
-        && external_displays == Some(0)
+    ) && clamshell.sleeps()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ClosedLidPermissionRequestDecision as P;
+
+    /// The lid and displays under the rule where a display always keeps the machine awake.
+    fn at(lid: Lid, external_displays: Option<u32>) -> Clamshell {
+        Clamshell {
+            lid,
+            external_displays,
+            on_battery: None,
+            rule: crate::clamshell::ClamshellRule::DisplayKeepsAwake,
+        }
+    }
 
     #[test]
     fn decisions_only_with_the_lid_closed_and_no_external_display() {
@@ -461,55 +465,67 @@ mod tests {
             (Lid::Closed, None),
         ] {
             for policy in [P::Deny, P::Allow, P::Ask, P::Remote] {
-                assert_eq!(closed_lid_decision(&perm, policy, lid, displays), None);
-                assert!(!closed_lid_asks(&perm, policy, lid, displays));
-                assert!(!closed_lid_remote(&perm, policy, lid, displays));
+                assert_eq!(closed_lid_decision(&perm, policy, &at(lid, displays)), None);
+                assert!(!closed_lid_asks(&perm, policy, &at(lid, displays)));
+                assert!(!closed_lid_remote(&perm, policy, &at(lid, displays)));
             }
         }
-        let deny = closed_lid_decision(&perm, P::Deny, Lid::Closed, Some(0)).unwrap();
+        let deny = closed_lid_decision(&perm, P::Deny, &at(Lid::Closed, Some(0))).unwrap();
         assert!(matches!(deny.kind, DecisionKind::DenyPermission { .. }));
         assert_eq!(
             deny.provenance.setting,
             "closedLidPermissionRequestDecision"
         );
         assert_eq!(deny.provenance.value, "deny");
-        let allow = closed_lid_decision(&perm, P::Allow, Lid::Closed, Some(0)).unwrap();
+        let allow = closed_lid_decision(&perm, P::Allow, &at(Lid::Closed, Some(0))).unwrap();
         assert_eq!(allow.kind, DecisionKind::AllowPermission);
         assert_eq!(
-            closed_lid_decision(&perm, P::Ask, Lid::Closed, Some(0)),
+            closed_lid_decision(&perm, P::Ask, &at(Lid::Closed, Some(0))),
             None
         );
-        assert!(closed_lid_asks(&perm, P::Ask, Lid::Closed, Some(0)));
+        assert!(closed_lid_asks(&perm, P::Ask, &at(Lid::Closed, Some(0))));
         // Remote: no decision now (the phone's comes later), no soft-lock.
         assert_eq!(
-            closed_lid_decision(&perm, P::Remote, Lid::Closed, Some(0)),
+            closed_lid_decision(&perm, P::Remote, &at(Lid::Closed, Some(0))),
             None
         );
-        assert!(closed_lid_remote(&perm, P::Remote, Lid::Closed, Some(0)));
-        assert!(!closed_lid_asks(&perm, P::Remote, Lid::Closed, Some(0)));
-        assert!(!closed_lid_remote(&perm, P::Ask, Lid::Closed, Some(0)));
+        assert!(closed_lid_remote(
+            &perm,
+            P::Remote,
+            &at(Lid::Closed, Some(0))
+        ));
+        assert!(!closed_lid_asks(
+            &perm,
+            P::Remote,
+            &at(Lid::Closed, Some(0))
+        ));
+        assert!(!closed_lid_remote(&perm, P::Ask, &at(Lid::Closed, Some(0))));
 
         // Before the agent's own rules, only Allow is applied.
         let early = EventKind::PermissionRequested {
             before_agent_rules: true,
         };
         assert_eq!(
-            closed_lid_decision(&early, P::Deny, Lid::Closed, Some(0)),
+            closed_lid_decision(&early, P::Deny, &at(Lid::Closed, Some(0))),
             None
         );
-        assert!(!closed_lid_asks(&early, P::Ask, Lid::Closed, Some(0)));
-        assert!(!closed_lid_remote(&early, P::Remote, Lid::Closed, Some(0)));
-        let allow = closed_lid_decision(&early, P::Allow, Lid::Closed, Some(0)).unwrap();
+        assert!(!closed_lid_asks(&early, P::Ask, &at(Lid::Closed, Some(0))));
+        assert!(!closed_lid_remote(
+            &early,
+            P::Remote,
+            &at(Lid::Closed, Some(0))
+        ));
+        let allow = closed_lid_decision(&early, P::Allow, &at(Lid::Closed, Some(0))).unwrap();
         assert_eq!(allow.kind, DecisionKind::AllowPermission);
 
         let elicit = EventKind::ElicitationRequested;
-        let cancel = closed_lid_decision(&elicit, P::Allow, Lid::Closed, Some(0)).unwrap();
+        let cancel = closed_lid_decision(&elicit, P::Allow, &at(Lid::Closed, Some(0))).unwrap();
         assert_eq!(cancel.kind, DecisionKind::CancelElicitation);
         let ask_user = EventKind::ToolStarting { asks_user: true };
-        assert!(closed_lid_decision(&ask_user, P::Ask, Lid::Closed, Some(0)).is_some());
+        assert!(closed_lid_decision(&ask_user, P::Ask, &at(Lid::Closed, Some(0))).is_some());
         let tool = EventKind::ToolStarting { asks_user: false };
         assert_eq!(
-            closed_lid_decision(&tool, P::Deny, Lid::Closed, Some(0)),
+            closed_lid_decision(&tool, P::Deny, &at(Lid::Closed, Some(0))),
             None
         );
     }

@@ -8,6 +8,8 @@
 //! # Modules
 //!
 //! - [`ask`]: ask before sleep — the follow-up question whose reply continues a session.
+//! - [`clamshell`]: when a closed lid means sleep, and when a hold must end for the battery or
+//!   the heat.
 //! - [`desktop`]: which moments need a desktop notification, each told once.
 //! - [`provider`]: the agent harnesses lidguard knows.
 //! - [`session`]: one agent conversation and its key.
@@ -31,6 +33,7 @@ macro_rules! display_as {
 }
 
 pub mod ask;
+pub mod clamshell;
 pub mod desktop;
 pub mod event;
 pub mod protection;

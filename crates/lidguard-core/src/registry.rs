@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, VecDeque};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::ask::{Ask, AskOutcome, AskStatus, HOOK_MARGIN, MAX_EXTENSION};
+use crate::clamshell::{Clamshell, ClamshellRule, Stop, ThermalState, Verdict};
 use crate::event::{
     AgentEvent, CLOSED_LID_ASK_REASON, Decision, EventKind, Lid, closed_lid_asks,
     closed_lid_decision,
@@ -156,8 +157,12 @@ pub enum Input {
     Machine(Machine),
     /// What the daemon read of the battery (`None`: no battery, or it cannot be read). On
     /// battery below `batteryFloorPercent`, protection is released until the charge is back
-    /// above the floor or AC power returns.
+    /// above the floor or AC power returns; with a closed lid that means sleep, the machine is
+    /// put to sleep (see [`crate::clamshell`]).
     Battery(Option<Battery>),
+    /// What the daemon read of the thermal state (`None`: the OS gives none). At serious or
+    /// worse, with the temperature guard on, protection is released the same way.
+    Thermal(Option<ThermalState>),
     /// The post-stop sound of pending suspend `id` finished (or could not be played).
     SoundFinished {
         /// The pending suspend's id.
@@ -364,6 +369,12 @@ pub struct Registry {
     exit_at: Option<Timestamp>,
     machine: Machine,
     battery: Option<Battery>,
+    thermal: Option<ThermalState>,
+    /// How the OS treats a closed lid with a display (the daemon's platform says).
+    rule: ClamshellRule,
+    /// When the battery floor or the heat last put the machine to sleep (asked again after
+    /// [`EMERGENCY_RETRY`] while the reason lasts and the lid stays closed).
+    guard_slept_at: Option<Timestamp>,
     pending_suspend: Option<PendingSuspend>,
     next_suspend_id: u64,
     last_emergency_at: Option<Timestamp>,
@@ -402,6 +413,11 @@ impl Registry {
     /// An empty registry. Call [`Registry::apply`] with [`Input::Restore`] (even empty) once at
     /// daemon start so the idle exit is scheduled.
     pub fn new(settings: Settings) -> Registry {
+        Registry::with_rule(settings, ClamshellRule::default())
+    }
+
+    /// An empty registry for an OS that treats a closed lid with a display by `rule`.
+    pub fn with_rule(settings: Settings, rule: ClamshellRule) -> Registry {
         Registry {
             settings,
             sessions: BTreeMap::new(),
@@ -410,6 +426,9 @@ impl Registry {
             exit_at: None,
             machine: Machine::UNKNOWN,
             battery: None,
+            thermal: None,
+            rule,
+            guard_slept_at: None,
             pending_suspend: None,
             next_suspend_id: 1,
             last_emergency_at: None,
@@ -429,6 +448,51 @@ impl Registry {
     /// The battery as last read.
     pub fn battery(&self) -> Option<Battery> {
         self.battery
+    }
+
+    /// The thermal state as last read.
+    pub fn thermal(&self) -> Option<ThermalState> {
+        self.thermal
+    }
+
+    /// The lid, displays and power source as last observed, under the OS's rule.
+    pub fn clamshell(&self) -> Clamshell {
+        Clamshell {
+            lid: self.machine.lid,
+            external_displays: self.machine.external_displays,
+            on_battery: self.battery.map(|b| b.on_battery),
+            rule: self.rule,
+        }
+    }
+
+    /// Why the hold ends although agents may work (the battery floor first), or `None`.
+    pub fn stop_reason(&self) -> Option<Stop> {
+        self.battery_floor_reached()
+            .map(Stop::BatteryFloor)
+            .or_else(|| self.thermal_pressure().map(Stop::Thermal))
+    }
+
+    /// What becomes of the hold while agents work: held, released, or released with the
+    /// machine put to sleep.
+    pub fn verdict(&self) -> Verdict {
+        crate::clamshell::verdict(&self.clamshell(), self.stop_reason().as_ref())
+    }
+
+    /// Why protection is released for the heat, or `None` when it is not: a serious thermal
+    /// state or worse while the temperature guard is on.
+    pub fn thermal_pressure(&self) -> Option<String> {
+        let state = self
+            .thermal
+            .filter(|t| t.pressing())
+            .filter(|_| self.settings.emergency_hibernation_on_high_temperature)?;
+        Some(format!("the thermal state is {state}"))
+    }
+
+    /// Whether the daemon should read the thermal state: the temperature guard is on and
+    /// protection is held (the OS's own thermal sleep is off while lidguard holds a lid).
+    pub fn thermal_watch_wanted(&self) -> bool {
+        self.settings.emergency_hibernation_on_high_temperature
+            && (self.protection.is_some() || self.thermal_pressure().is_some())
     }
 
     /// Why protection is released for the battery, or `None` when it is not.
@@ -463,7 +527,7 @@ impl Registry {
     pub fn temperature_watch_wanted(&self) -> bool {
         self.settings.emergency_hibernation_on_high_temperature
             && self.protection.is_some()
-            && self.machine.closed_lid_applies()
+            && self.clamshell().sleeps()
     }
 
     /// The settings in force.
@@ -571,12 +635,21 @@ impl Registry {
             }
             Input::Machine(machine) => {
                 self.observe(machine, &mut fx);
+                self.guard(now, &mut fx);
                 Reply::Done
             }
             Input::Battery(battery) => {
                 let was = self.battery_floor_reached();
                 self.battery = battery;
                 self.battery_floor_changed(was, &mut fx);
+                self.guard(now, &mut fx);
+                Reply::Done
+            }
+            Input::Thermal(thermal) => {
+                let was = self.thermal_pressure();
+                self.thermal = thermal;
+                self.thermal_pressure_changed(was, &mut fx);
+                self.guard(now, &mut fx);
                 Reply::Done
             }
             Input::SoundFinished { id } => {
@@ -627,9 +700,12 @@ impl Registry {
             }
             Input::Settings(settings) => {
                 let was = self.battery_floor_reached();
+                let was_hot = self.thermal_pressure();
                 self.settings = *settings;
                 log(&mut fx, "settings-updated", None, "");
                 self.battery_floor_changed(was, &mut fx);
+                self.thermal_pressure_changed(was_hot, &mut fx);
+                self.guard(now, &mut fx);
                 Reply::Done
             }
             Input::Agent {

@@ -262,6 +262,8 @@ pub struct Settings {
     pub notify_waiting_for_you: bool,
     /// A desktop notification when the battery floor releases protection.
     pub notify_battery_floor: bool,
+    /// A desktop notification when a serious thermal state releases protection.
+    pub notify_thermal_pressure: bool,
 }
 
 impl Default for Settings {
@@ -303,6 +305,7 @@ impl Default for Settings {
             notify_suspend_scheduled: true,
             notify_waiting_for_you: true,
             notify_battery_floor: true,
+            notify_thermal_pressure: true,
         }
     }
 }

@@ -68,22 +68,6 @@ impl Machine {
         lid: Lid::Unknown,
         external_displays: None,
     };
-
-    /// The closed-lid policy applies: the lid is closed and no external display is connected.
-    pub fn closed_lid_applies(&self) -> bool {
-        self.lid == Lid::Closed && self.external_displays == Some(0)
-    }
-
-    /// Why the closed-lid policy does not apply, in words (`None` when it does).
-    pub fn why_not(&self) -> Option<String> {
-        match (self.lid, self.external_displays) {
-            (Lid::Closed, Some(0)) => None,
-            (Lid::Open, _) => Some("the lid is open".into()),
-            (Lid::Unknown, _) => Some("the lid state is unknown".into()),
-            (Lid::Closed, None) => Some("the display count is unknown".into()),
-            (Lid::Closed, Some(n)) => Some(format!("{n} external display(s) connected")),
-        }
-    }
 }
 
 /// Why a suspend is requested. Names as in the reference's suspend history.
@@ -98,6 +82,11 @@ pub enum SuspendReason {
     /// Not lidguard's request: the user (or another program) suspended the machine while
     /// sessions worked, which lidguard let through (see `ProtectionPlan::sleep_gives_way`).
     UserRequested,
+    /// On battery below the floor with the lid closed: the hold ended and the machine sleeps
+    /// (see [`crate::clamshell`]).
+    BatteryFloor,
+    /// At a serious thermal state with the lid closed: the hold ended and the machine sleeps.
+    ThermalPressure,
 }
 
 impl SuspendReason {
@@ -108,6 +97,8 @@ impl SuspendReason {
             SuspendReason::SoftLocked => "SoftLocked",
             SuspendReason::EmergencyHibernation => "EmergencyHibernation",
             SuspendReason::UserRequested => "UserRequested",
+            SuspendReason::BatteryFloor => "BatteryFloor",
+            SuspendReason::ThermalPressure => "ThermalPressure",
         }
     }
 }
@@ -241,19 +232,5 @@ mod tests {
         assert_eq!(clamped_threshold(20), 70);
         assert_eq!(clamped_threshold(93), 93);
         assert_eq!(clamped_threshold(500), 110);
-    }
-
-    #[test]
-    fn eligibility_needs_a_closed_lid_and_no_external_display() {
-        let m = |lid, external_displays| Machine {
-            lid,
-            external_displays,
-        };
-        assert!(m(Lid::Closed, Some(0)).closed_lid_applies());
-        assert!(!m(Lid::Closed, Some(1)).closed_lid_applies());
-        assert!(!m(Lid::Closed, None).closed_lid_applies());
-        assert!(!m(Lid::Open, Some(0)).closed_lid_applies());
-        assert!(!Machine::UNKNOWN.closed_lid_applies());
-        assert_eq!(m(Lid::Open, Some(0)).why_not().unwrap(), "the lid is open");
     }
 }

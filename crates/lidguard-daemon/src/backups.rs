@@ -158,14 +158,15 @@ fn restore_holding(places: &Places, lock: InstanceLock) -> Option<String> {
         Ok(backups) => backups,
         Err(e) => return Some(format!("cannot check for power policy to restore: {e}")),
     };
-    let restored = lidguard_platform::power::restore_pending(&backups);
+    let restored = lidguard_platform::power::restore_pending_and_settle(&backups);
     drop(lock);
     match restored {
         Ok(None) => None,
-        Ok(Some(what)) => {
-            tracing::warn!(%what, "restored OS policy a dead daemon left changed");
+        Ok(Some((what, then))) => {
+            tracing::warn!(%what, ?then, "restored OS policy a dead daemon left changed");
+            let then = then.map(|then| format!("; {then}")).unwrap_or_default();
             Some(format!(
-                "restored {what}, which a stopped daemon had left changed"
+                "restored {what}, which a stopped daemon had left changed{then}"
             ))
         }
         Err(e) => Some(format!(

@@ -4,8 +4,8 @@
 //! - The displays: the kernel's DRM uevents (a connector plugged or unplugged), listened to
 //!   only while sessions exist or a suspend waits (every other device's uevents arrive on the
 //!   same socket, and an idle daemon should not wake for them).
-//! - Lid and display files under `LIDGUARD_PROC_ROOT` / `LIDGUARD_SYS_ROOT` (a fake tree, for
-//!   tests and debugging): inotify on those files.
+//! - Lid, display, power-source and thermal-state files under `LIDGUARD_PROC_ROOT` /
+//!   `LIDGUARD_SYS_ROOT` (a fake tree, for tests and debugging): inotify on those files.
 //!
 //! Each change sends `()`; the runtime then reads the lid and the displays. What has no signal
 //! (a lid known only from `/proc/acpi`, no uevents) falls back to a slow poll while needed.
@@ -48,7 +48,9 @@ impl MachineWatch {
         let watch = if roots.overridden {
             let lid_dir = roots.proc_root.join("acpi/button/lid");
             let drm_dir = roots.sys_root.join("class/drm");
-            let (files, watched) = watch_files(&[lid_dir, drm_dir], changed.clone());
+            // The recorded power sources and thermal state of a relocated Mac.
+            let power_dir = roots.sys_root.join("power");
+            let (files, watched) = watch_files(&[lid_dir, drm_dir, power_dir], changed.clone());
             MachineWatch {
                 changed,
                 _files: files,

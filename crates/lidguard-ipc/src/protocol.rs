@@ -406,9 +406,23 @@ pub struct ProtectionStatus {
     /// or `null`.
     #[serde(default)]
     pub battery_floor: Option<String>,
+    /// Why protection is released for the heat (a serious thermal state with the temperature
+    /// guard on), or `null`.
+    #[serde(default)]
+    pub thermal_pressure: Option<String>,
     /// The user's pause of protection, when one is in force.
     #[serde(default)]
     pub paused: Option<Pause>,
+}
+
+impl ProtectionStatus {
+    /// Why protection is released although agents may work (the battery floor or the heat),
+    /// or `None`.
+    pub fn released_for(&self) -> Option<&str> {
+        self.battery_floor
+            .as_deref()
+            .or(self.thermal_pressure.as_deref())
+    }
 }
 
 /// When the daemon exits on its own.
@@ -457,6 +471,9 @@ pub struct Status {
     /// The battery as last read (`null`: none, or not read yet).
     #[serde(default)]
     pub battery: Option<lidguard_core::suspend::Battery>,
+    /// The thermal state as last read (macOS; `null` elsewhere or not read yet).
+    #[serde(default)]
+    pub thermal_state: Option<lidguard_core::clamshell::ThermalState>,
     /// Connected displays, internal panel included; `null` when unknown.
     pub visible_displays: Option<u32>,
     /// Connected displays other than the internal panel; `null` when unknown.

@@ -3,6 +3,8 @@
 //! - [`power`]: keep-awake protection (logind inhibitors on Linux) behind the
 //!   [`power::PowerControl`] trait.
 //! - [`sources`]: file-based sensing of the lid and the connected displays.
+//! - [`battery`] and [`thermal_state`]: the charge, the power source and the thermal state, for
+//!   the battery floor and the temperature guard.
 //! - [`process`]: whether a watched process is still alive.
 //! - [`lid_action`]: the Windows lid-close action, changed with a durable backup and restored.
 //! - [`sleep_disabled`] and [`pmset`]: macOS's `SleepDisabled`, the same way; [`sudoers`]: the
@@ -18,6 +20,8 @@
     allow(clippy::disallowed_methods, reason = "tests write fixtures")
 )]
 
+pub mod battery;
+pub mod give_back;
 pub mod hibernate_mode;
 pub mod launchd;
 pub mod lid_action;
@@ -41,6 +45,7 @@ pub mod sudoers;
 pub mod tail;
 #[cfg(test)]
 mod test_support;
+pub mod thermal_state;
 #[cfg(target_os = "linux")]
 pub mod uevents;
 mod units;

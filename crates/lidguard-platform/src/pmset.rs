@@ -85,10 +85,20 @@ pub struct Pmset {
 impl Pmset {
     /// `/usr/bin/pmset`, writes through `sudo -n` unless `euid` is 0.
     pub fn new(euid: u32) -> Pmset {
+        Pmset::with_program(PMSET, euid)
+    }
+
+    /// Another program in `pmset`'s place (a stand-in that records its calls, in tests).
+    pub fn with_program(program: impl Into<String>, euid: u32) -> Pmset {
         Pmset {
-            program: PMSET.to_owned(),
+            program: program.into(),
             euid,
         }
+    }
+
+    /// `pmset sleepnow`, which needs no root: it asks the kernel to sleep now and returns.
+    pub fn sleep_now(&self) -> Result<(), PolicyError> {
+        run(&[self.program.clone(), "sleepnow".to_owned()]).map(drop)
     }
 
     /// `pmset -g`.
@@ -134,7 +144,8 @@ impl Setting<u32> for HibernateMode {
     }
 }
 
-/// Runs a command line and returns its stdout, or an error with its stderr.
+/// Runs a command line and returns its stdout, or an error with what it printed (stderr, then
+/// stdout: `pmset` prints some of its errors on stdout).
 pub(crate) fn run(line: &[String]) -> Result<String, PolicyError> {
     let shown = line.join(" ");
     let Some((program, args)) = line.split_first() else {
@@ -151,10 +162,16 @@ pub(crate) fn run(line: &[String]) -> Result<String, PolicyError> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
+        let said = [&out.stderr, &out.stdout]
+            .iter()
+            .map(|bytes| String::from_utf8_lossy(bytes).trim().to_owned())
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
         Err(PolicyError::Command {
             shown,
             status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            said,
         })
     }
 }
@@ -175,6 +192,20 @@ pub fn sleep_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<bool>> {
     } else {
         Arc::new(SleepDisabled(pmset_here()))
     }
+}
+
+/// The kernel lidguard reads back and asks to sleep ([`crate::give_back`]): `IOPMrootDomain` and
+/// `pmset sleepnow`, or the files below `LIDGUARD_SYS_ROOT` when tests relocate the system.
+pub fn kernel(roots: &crate::roots::Roots) -> Arc<dyn crate::give_back::Kernel> {
+    if roots.overridden {
+        return Arc::new(crate::give_back::FileKernel::below(&roots.sys_root));
+    }
+    #[cfg(target_os = "macos")]
+    let read: fn() -> Option<bool> = crate::macos::iokit::sleep_disabled;
+    // Elsewhere there is no root domain to read: the request itself tells.
+    #[cfg(not(target_os = "macos"))]
+    let read: fn() -> Option<bool> = || None;
+    Arc::new(crate::give_back::PmsetKernel::new(pmset_here(), read))
 }
 
 /// The `hibernatemode` lidguard changes to hibernate, like [`sleep_setting`].
@@ -351,6 +382,18 @@ mod tests {
         .unwrap_err();
         let err = err.to_string();
         assert!(err.contains("/bin/sh -c") && err.contains("nope"), "{err}");
+        // What a program prints on stdout when it fails is kept too.
+        let err = run(&[
+            "/bin/sh".into(),
+            "-c".into(),
+            "echo 'Unable to sleep system: error 0xe00002d8'; exit 71".into(),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with("(exit status: 71): Unable to sleep system: error 0xe00002d8"),
+            "{err}"
+        );
         let err = run(&["/nonexistent/pmset".into()]).unwrap_err().to_string();
         assert!(err.starts_with("cannot run /nonexistent/pmset"), "{err}");
     }

@@ -19,14 +19,15 @@ pub enum PolicyError {
         source: std::io::Error,
     },
     /// The program ran and failed.
-    #[error("{shown} failed ({status}): {stderr}")]
+    #[error("{shown} failed ({status}): {said}")]
     Command {
         /// The command line.
         shown: String,
         /// How it ended.
         status: String,
-        /// What it said.
-        stderr: String,
+        /// What it printed: its stderr, and its stdout where some programs print their errors
+        /// (`pmset sleepnow` does: "Unable to sleep system: error 0x…").
+        said: String,
     },
     /// Changing it needs root, and `sudo -n` was refused.
     #[error(

@@ -95,7 +95,7 @@ mod tests {
                 return Err(PolicyError::Command {
                     shown: "sudo -n /usr/bin/pmset -a disablesleep 1".to_owned(),
                     status: "exit status: 1".to_owned(),
-                    stderr: "sudo: a password is required".to_owned(),
+                    said: "sudo: a password is required".to_owned(),
                 });
             }
             self.writes.lock().unwrap().push(disabled);

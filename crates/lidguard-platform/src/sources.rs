@@ -208,52 +208,26 @@ pub fn temperature(roots: &Roots, mode: lidguard_core::settings::TemperatureMode
     lidguard_core::suspend::aggregate_temperature(&thermal_millidegrees(roots), mode)
 }
 
-/// The battery: its charge and whether the machine runs on it, or `None` without a battery
-/// (or when it cannot be read). Linux: the kernel's `power_supply` class below the sys root —
-/// the files UPower reads too: each `type` `Battery` supply's `capacity` (averaged) and
-/// `status`; on battery when a `Mains` supply exists and none is `online`, or, without one, when
-/// a battery reports `Discharging`. Windows: `GetSystemPowerStatus` (fake roots on Windows have
-/// no battery).
-pub fn battery(roots: &Roots) -> Option<lidguard_core::suspend::Battery> {
-    #[cfg(windows)]
-    if !roots.overridden {
-        return crate::windows::battery();
-    }
-    let dir = roots.sys_root.join("class/power_supply");
-    let entries = std::fs::read_dir(dir).ok()?;
-    let read = |path: std::path::PathBuf| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|text| text.trim().to_owned())
+pub use crate::battery::battery;
+
+/// The lid, displays and power source now, without a daemon (the watcher and the commands that
+/// restore `SleepDisabled`): the clamshell from the IORegistry on a Mac, the ACPI files where
+/// the system is relocated; the OS's rule ([`crate::power::CLAMSHELL_RULE`]).
+pub fn clamshell_now(roots: &Roots) -> lidguard_core::clamshell::Clamshell {
+    #[cfg(target_os = "macos")]
+    let lid = match crate::macos::iokit::clamshell_closed().filter(|_| !roots.overridden) {
+        Some(true) => Lid::Closed,
+        Some(false) => Lid::Open,
+        None => lid_state_from_files(roots),
     };
-    let (mut capacities, mut discharging, mut mains, mut mains_online) =
-        (Vec::new(), false, false, false);
-    for entry in entries.flatten() {
-        let supply = entry.path();
-        match read(supply.join("type")).as_deref() {
-            Some("Battery") => {
-                if let Some(percent) =
-                    read(supply.join("capacity")).and_then(|c| c.parse::<u32>().ok())
-                {
-                    capacities.push(percent.min(100));
-                }
-                discharging |= read(supply.join("status")).as_deref() == Some("Discharging");
-            }
-            Some("Mains") => {
-                mains = true;
-                mains_online |= read(supply.join("online")).as_deref() == Some("1");
-            }
-            _ => {}
-        }
+    #[cfg(not(target_os = "macos"))]
+    let lid = lid_state_from_files(roots);
+    lidguard_core::clamshell::Clamshell {
+        lid,
+        external_displays: Some(visible_displays(roots, true)),
+        on_battery: battery(roots).map(|b| b.on_battery),
+        rule: crate::power::CLAMSHELL_RULE,
     }
-    if capacities.is_empty() {
-        return None;
-    }
-    let average = capacities.iter().sum::<u32>() / u32::try_from(capacities.len()).ok()?;
-    Some(lidguard_core::suspend::Battery {
-        percent: u8::try_from(average).unwrap_or(100),
-        on_battery: if mains { !mains_online } else { discharging },
-    })
 }
 
 /// The lid, by the best source: logind's `LidClosed` (system bus) when the machine has a lid

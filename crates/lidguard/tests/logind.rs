@@ -974,3 +974,133 @@ fn the_battery_floor_releases_and_retakes_protection_from_a_simulated_battery() 
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
 }
+
+/// A Mac's power sources as IOKit describes them, recorded below a fake sys root (the reader the
+/// macOS backend runs on IOKit's answer reads this file where the system is relocated).
+fn set_mac_power(sys_root: &std::path::Path, percent: u32, on_battery: bool) {
+    let state = if on_battery {
+        "Battery Power"
+    } else {
+        "AC Power"
+    };
+    let snapshot = serde_json::json!({
+        "providing": state,
+        "sources": [{
+            "Type": "InternalBattery",
+            "Name": "InternalBattery-0",
+            "Power Source State": state,
+            "Current Capacity": percent,
+            "Max Capacity": 100,
+            "Is Present": true,
+            "Is Charging": !on_battery,
+        }],
+    });
+    let power = sys_root.join("power");
+    std::fs::create_dir_all(&power).unwrap();
+    std::fs::write(power.join("power-sources.json"), snapshot.to_string()).unwrap();
+}
+
+/// `NSProcessInfo.thermalState`'s number (0 nominal … 3 critical), recorded the same way.
+fn set_thermal_state(sys_root: &std::path::Path, state: u8) {
+    std::fs::write(sys_root.join("power/thermal-state"), format!("{state}\n")).unwrap();
+}
+
+/// The daemon with a closed lid held while an agent works, its power source and thermal state
+/// scripted as a Mac reports them: at the battery floor the hold ends and lidguard asks for
+/// sleep (refused here: CanSuspend=na, and recorded), AC power brings it back; at a serious
+/// thermal state the same, until the machine cools down. Each says why in `status` and in the
+/// event stream.
+#[test]
+fn a_closed_lid_hold_ends_with_sleep_at_the_battery_floor_and_in_the_heat() {
+    let Some((_serial, logind, home)) = private_logind() else {
+        return;
+    };
+    if !only_where_logind_says_na(&logind, "CanSuspend") {
+        return;
+    }
+    let (proc_root, sys_root) = crate::util::fake_roots(&home, "closed");
+    set_mac_power(&sys_root, 50, true);
+    set_thermal_state(&sys_root, 0);
+    let lidguard = |args: &[&str]| ok_with_roots(&home, (&proc_root, &sys_root), args);
+    lidguard(&["start", "--provider", "claude", "--session", "s1"]);
+    assert!(eventually(WAIT, || home.status()["lid"] == "Closed"));
+    let held = logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
+    let status = home.status();
+    assert_eq!(
+        status["battery"],
+        serde_json::json!({"percent": 50, "onBattery": true})
+    );
+    assert_eq!(status["thermalState"], "nominal");
+    let history = || -> Vec<serde_json::Value> {
+        serde_json::from_str(&home.ok(&["suspend-history", "--json"])).unwrap()
+    };
+
+    // Below the floor (10% by default): released, and a sleep asked for, once.
+    set_mac_power(&sys_root, 8, true);
+    assert!(
+        eventually(WAIT, || !history().is_empty()),
+        "no sleep was asked for; log:\n{}",
+        logind.log()
+    );
+    let entry = &history()[0];
+    assert_eq!(entry["reason"], "BatteryFloor", "{entry}");
+    assert_eq!(entry["suspendMode"], "Sleep");
+    assert_eq!(entry["activeSessionCount"], 1);
+    assert!(
+        entry["error"].as_str().unwrap().contains("CanSuspend=na"),
+        "{entry}"
+    );
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    let status = home.status();
+    assert_eq!(status["protection"]["held"], false);
+    assert_eq!(
+        status["protection"]["batteryFloor"],
+        "on battery at 8%, below the battery floor of 10%"
+    );
+    assert_eq!(status["sessions"][0]["sessionId"], "s1", "still tracked");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(history().len(), 1, "asked once");
+
+    // On AC power: held again.
+    set_mac_power(&sys_root, 8, false);
+    let held = logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
+
+    // Serious heat: released and a sleep asked for; cooler again, held again.
+    set_thermal_state(&sys_root, 2);
+    assert!(
+        eventually(WAIT, || history().len() == 2),
+        "no sleep for the heat; log:\n{}",
+        logind.log()
+    );
+    assert_eq!(history()[1]["reason"], "ThermalPressure");
+    assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
+    let status = home.status();
+    assert_eq!(
+        status["protection"]["thermalPressure"],
+        "the thermal state is serious"
+    );
+    assert_eq!(status["thermalState"], "serious");
+    let text = lidguard(&["status"]);
+    assert!(
+        text.contains("released for the heat: the thermal state is serious"),
+        "{text}"
+    );
+    assert!(text.contains("thermal state serious"), "{text}");
+    set_thermal_state(&sys_root, 1);
+    let held = logind.wait_block_inhibited(WAIT, |s| s.contains("sleep"));
+    assert!(held.split(':').any(|w| w == "sleep"), "{held:?}");
+
+    let events = lidguard(&["events", "--since", "all"]);
+    for line in [
+        "battery-floor-reached  on battery at 8%, below the battery floor of 10%",
+        "suspend-requested  Sleep (BatteryFloor): on battery at 8%, below the battery floor of 10%",
+        "battery-floor-cleared  on AC power at 8%",
+        "thermal-pressure-reached  the thermal state is serious",
+        "suspend-requested  Sleep (ThermalPressure): the thermal state is serious",
+        "thermal-pressure-cleared  the thermal state is fair",
+    ] {
+        assert!(events.contains(line), "{line} missing:\n{events}");
+    }
+}

@@ -250,6 +250,44 @@ fn the_watcher_restores_once_the_daemon_is_gone() {
     assert!(!sleep_disabled_now(&sys));
 }
 
+/// The lid closed while a dead daemon held it: once `SleepDisabled` is back, the watcher does
+/// what the kernel would have done at that lid close (it does not look at a lid closed before)
+/// and puts the Mac to sleep — a request recorded below the relocated system; with the lid open
+/// the Mac stays awake.
+#[test]
+fn the_watcher_puts_a_closed_mac_to_sleep_after_putting_sleep_back() {
+    for (lid, requests, then) in [
+        (
+            "closed",
+            "sleepnow\n",
+            "the lid is closed, so the Mac was put to sleep as it would have been",
+        ),
+        ("open", "", "the Mac stays awake: the lid is open"),
+    ] {
+        let home = Home::new();
+        let sys = left_by_a_dead_daemon(&home);
+        let (proc_root, _) = crate::util::fake_roots(&home, lid);
+        let out = home
+            .cmd(&["power-restore", "--wait-for-daemon"])
+            .env("LIDGUARD_SYS_ROOT", &sys)
+            .env("LIDGUARD_PROC_ROOT", &proc_root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "restored your SleepDisabled setting (0), which a stopped daemon had left \
+                 changed; {then}\n"
+            ),
+            "lid {lid}"
+        );
+        assert!(!sleep_disabled_now(&sys));
+        let asked = std::fs::read_to_string(sys.join("power/sleep-requests")).unwrap_or_default();
+        assert_eq!(asked, requests, "lid {lid}");
+    }
+}
+
 #[test]
 fn power_restore_puts_back_the_hibernate_mode_of_an_interrupted_hibernation() {
     let home = Home::new();

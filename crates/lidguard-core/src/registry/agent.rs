@@ -20,6 +20,12 @@ impl Registry {
             None => event.hook_event.clone(),
         };
         let policy = self.settings.closed_lid_permission_request_decision;
+        // The lid and displays as they were when the event came, the power source as last read.
+        let clamshell = Clamshell {
+            lid,
+            external_displays,
+            ..self.clamshell()
+        };
         let reply = match &event.kind {
             EventKind::SessionStarted | EventKind::Telemetry => Reply::Unchanged,
             EventKind::PromptSubmitted => {
@@ -64,7 +70,7 @@ impl Registry {
                 Reply::Recorded
             }
             EventKind::ToolStarting { asks_user: true } => {
-                let decision = closed_lid_decision(&event.kind, policy, lid, external_displays);
+                let decision = closed_lid_decision(&event.kind, policy, &clamshell);
                 if let Some(d) = &decision {
                     log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
                 }
@@ -85,11 +91,11 @@ impl Registry {
                 self.stop(stop, now, fx)
             }
             EventKind::PermissionRequested { .. } | EventKind::ElicitationRequested => {
-                let decision = closed_lid_decision(&event.kind, policy, lid, external_displays);
+                let decision = closed_lid_decision(&event.kind, policy, &clamshell);
                 if let Some(d) = &decision {
                     log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
                 }
-                if closed_lid_asks(&event.kind, policy, lid, external_displays) {
+                if closed_lid_asks(&event.kind, policy, &clamshell) {
                     let reply = self.soft_lock(&key, CLOSED_LID_ASK_REASON.to_owned(), now, fx);
                     return (reply, None);
                 }

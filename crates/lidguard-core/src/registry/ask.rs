@@ -50,7 +50,7 @@ impl Registry {
 
     /// After the post-stop delay: check again, then send the StopFollowUp question.
     pub(super) fn start_ask(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
-        if let Some(why) = self.machine.why_not() {
+        if let Some(why) = self.clamshell().why_not() {
             return self.cancel_suspend(&why, fx);
         }
         let wait = self.settings.closed_lid_stop_follow_up_delay_seconds;

@@ -23,6 +23,80 @@ impl Registry {
         }
     }
 
+    /// Logs the thermal pressure being reached or left (`was`: the state before the change).
+    pub(super) fn thermal_pressure_changed(&self, was: Option<String>, fx: &mut Vec<Effect>) {
+        match (was, self.thermal_pressure()) {
+            (None, Some(why)) => log(fx, "thermal-pressure-reached", None, &why),
+            (Some(_), None) => {
+                let detail = match self.thermal {
+                    _ if !self.settings.emergency_hibernation_on_high_temperature => {
+                        "the temperature guard was turned off".to_owned()
+                    }
+                    Some(state) => format!("the thermal state is {state}"),
+                    None => "no thermal reading".to_owned(),
+                };
+                log(fx, "thermal-pressure-cleared", None, &detail);
+            }
+            _ => {}
+        }
+    }
+
+    /// The battery floor or the heat while lidguard holds a closed lid that means sleep: the
+    /// hold ends and the machine is put to sleep, as the OS would have done for the lid (it does
+    /// not look at a lid that closed while it was held). Asked once, then again after
+    /// [`EMERGENCY_RETRY`] while the reason lasts and the lid stays closed; with the lid open the
+    /// hold is only released (see [`crate::clamshell::verdict`]).
+    pub(super) fn guard(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let Some(stop) = self.stop_reason() else {
+            self.guard_slept_at = None;
+            return;
+        };
+        if self.verdict() != Verdict::Sleep {
+            self.guard_slept_at = None;
+            return;
+        }
+        // The first time only when lidguard holds the lid (paused or without work, the OS has
+        // had it all along); again while the machine stays awake with the reason and the lid.
+        let first = self.guard_slept_at.is_none() && self.protection.is_some();
+        let again = self
+            .guard_slept_at
+            .is_some_and(|at| now.duration_since(at) >= EMERGENCY_RETRY);
+        if !(first || again) {
+            return;
+        }
+        self.guard_slept_at = Some(now);
+        self.end_pending(stop.why(), true, fx);
+        let reason = match stop {
+            Stop::BatteryFloor(_) => SuspendReason::BatteryFloor,
+            Stop::Thermal(_) => SuspendReason::ThermalPressure,
+        };
+        let active = self
+            .sessions
+            .values()
+            .filter(|s| s.needs_protection())
+            .count();
+        log(
+            fx,
+            "suspend-requested",
+            None,
+            &format!(
+                "{} ({}): {}",
+                self.settings.suspend_mode.name(),
+                reason.as_str(),
+                stop.why()
+            ),
+        );
+        fx.push(Effect::Suspend(SuspendRequest {
+            id: 0,
+            mode: self.settings.suspend_mode,
+            fallback: None,
+            reason,
+            active_session_count: active,
+            trigger_session_count: 0,
+            temperature: None,
+        }));
+    }
+
     pub(super) fn observe(&mut self, machine: Machine, fx: &mut Vec<Effect>) {
         let before = self.machine;
         self.machine = machine;

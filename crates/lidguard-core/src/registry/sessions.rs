@@ -364,9 +364,11 @@ impl Registry {
     /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
     /// released right before the OS request (README, Sleeping when the work is done).
     pub(super) fn wanted_protection(&self) -> Option<ProtectionPlan> {
-        // On battery below the floor the OS gets the machine back: it may sleep or hibernate
-        // as it would. Sessions go on being tracked; protection returns with the charge.
-        if self.battery_floor_reached().is_some() {
+        // On battery below the floor, or at a serious thermal state, the OS gets the machine
+        // back: it may sleep or hibernate as it would (and with a closed lid it is put to sleep,
+        // see `guard`). Sessions go on being tracked; protection returns with the charge or
+        // when the machine cools down.
+        if self.stop_reason().is_some() {
             return None;
         }
         // Paused by the user: the OS handles sleep and the lid as it would without lidguard.

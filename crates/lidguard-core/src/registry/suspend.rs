@@ -37,7 +37,7 @@ impl Registry {
         } else {
             (SuspendReason::SoftLocked, self.sessions.len())
         };
-        if let Some(why) = self.machine.why_not() {
+        if let Some(why) = self.clamshell().why_not() {
             log(
                 fx,
                 "suspend-skipped",
@@ -150,7 +150,7 @@ impl Registry {
         };
         if !pending.webhooks_suppressed && !self.settings.pre_suspend_webhook_url.trim().is_empty()
         {
-            if let Some(why) = self.machine.why_not() {
+            if let Some(why) = self.clamshell().why_not() {
                 return self.cancel_suspend(&why, fx);
             }
             let payload = self.pre_suspend_payload(&pending);
@@ -171,12 +171,13 @@ impl Registry {
 
     /// After the delay and the PreSuspend webhook: the sound if one is set, then the request.
     pub(super) fn play_or_suspend(&mut self, now: Timestamp, fx: &mut Vec<Effect>) {
+        let why_not = self.clamshell().why_not();
         let Some(pending) = self.pending_suspend.as_mut() else {
             return;
         };
         let sound = self.settings.post_stop_suspend_sound.trim().to_owned();
         if pending.phase != SuspendPhase::Sound && !sound.is_empty() {
-            if let Some(why) = self.machine.why_not() {
+            if let Some(why) = why_not {
                 return self.cancel_suspend(&why, fx);
             }
             pending.phase = SuspendPhase::Sound;
@@ -199,7 +200,7 @@ impl Registry {
         if self.sessions.values().any(Session::needs_protection) {
             return self.cancel_suspend("a session works again", fx);
         }
-        if let Some(why) = self.machine.why_not() {
+        if let Some(why) = self.clamshell().why_not() {
             return self.cancel_suspend(&why, fx);
         }
         let Some(pending) = self.pending_suspend.take() else {

@@ -18,8 +18,6 @@ use super::{
 const ALL_OSES: &[Os] = &[Os::Linux, Os::MacOs, Os::Windows];
 /// Windows only.
 const WINDOWS_ONLY: &[Os] = &[Os::Windows];
-/// Where lidguard reads the battery.
-const LINUX_AND_WINDOWS: &[Os] = &[Os::Linux, Os::Windows];
 
 /// A `bool`.
 macro_rules! boolean {
@@ -229,7 +227,7 @@ pub const FIELDS: &[FieldSpec] = &[
         value_hint: "<1-99|off>",
         help: "On battery below this charge, stop keeping the machine awake (it may sleep as \
                it would); above it again or on AC, keep it awake again (off = never).",
-        platforms: LINUX_AND_WINDOWS,
+        platforms: ALL_OSES,
         category: Category::Power,
         kind: number(1, 99, true, "%"),
         user_only: true,
@@ -550,6 +548,18 @@ pub const FIELDS: &[FieldSpec] = &[
         kind: FieldKind::Bool,
         user_only: true,
         access: boolean!(notify_battery_floor),
+    },
+    FieldSpec {
+        flag: "notify-thermal-pressure",
+        aliases: &[],
+        json_key: "notifyThermalPressure",
+        value_hint: "<true|false>",
+        help: "Notify on this desktop when a serious thermal state releases protection.",
+        platforms: ALL_OSES,
+        category: Category::Desktop,
+        kind: FieldKind::Bool,
+        user_only: true,
+        access: boolean!(notify_thermal_pressure),
     },
     // Sessions
     FieldSpec {

@@ -102,7 +102,7 @@ fn field_table_is_consistent() {
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
         assert!(!spec.platforms.is_empty());
     }
-    assert_eq!(FIELDS.len(), 39);
+    assert_eq!(FIELDS.len(), 40);
     // Grouped: each category's fields are contiguous and categories appear in display order.
     let mut seen: Vec<Category> = FIELDS.iter().map(|s| s.category).collect();
     seen.dedup();
@@ -155,11 +155,12 @@ fn reference_flag_names_and_aliases_exist() {
         spec("skip-suspend-when-lid-close-does-nothing").platforms,
         &[Os::Windows]
     );
-    assert_eq!(fields_for(Os::Linux).count(), 37);
-    assert_eq!(fields_for(Os::Windows).count(), 39);
+    assert_eq!(fields_for(Os::Linux).count(), 38);
+    assert_eq!(fields_for(Os::Windows).count(), 40);
+    // Every OS reads its battery now (macOS: IOKit's power sources).
     assert_eq!(
         spec("battery-floor-percent").platforms,
-        &[Os::Linux, Os::Windows]
+        &[Os::Linux, Os::MacOs, Os::Windows]
     );
 }
 
@@ -357,7 +358,7 @@ fn get_field_renders_defaults_as_typed() {
 #[test]
 fn rows_follow_the_table_for_the_os() {
     let linux = Settings::defaults_for(Os::Linux).rows(Os::Linux);
-    assert_eq!(linux.len(), 37);
+    assert_eq!(linux.len(), 38);
     assert!(linux.iter().all(|r| r.flag != "prevent-away-mode-sleep"));
     assert_eq!(linux[0].category, Category::Power);
     assert_eq!(linux[0].flag, "prevent-system-sleep");
@@ -365,7 +366,7 @@ fn rows_follow_the_table_for_the_os() {
     assert_eq!(linux[0].value, "true");
     assert_eq!(linux.last().unwrap().category, Category::Interface);
     let windows = Settings::defaults_for(Os::Windows).rows(Os::Windows);
-    assert_eq!(windows.len(), 39);
+    assert_eq!(windows.len(), 40);
     let row = windows
         .iter()
         .find(|r| r.flag == "skip-suspend-when-lid-close-does-nothing")
@@ -1282,6 +1283,7 @@ fn reset_for_a_model_keeps_every_user_only_field() {
             "notify-suspend-scheduled",
             "notify-waiting-for-you",
             "notify-battery-floor",
+            "notify-thermal-pressure",
             "closed-lid-permission-request-decision",
             "emergency-hibernation-on-high-temperature",
             "emergency-hibernation-temperature-mode",

@@ -5,6 +5,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 use lidguard_core::ask::AskStatus;
+use lidguard_core::clamshell::ClamshellRule;
 use lidguard_core::event::{AgentEvent, EventKind, Lid};
 use lidguard_core::provider::Provider;
 use lidguard_core::registry::{Effect, Input, Outcome, Registry, StartSession, StopSession};
@@ -47,8 +48,13 @@ pub(crate) struct Sim {
 impl Sim {
     /// A restored, empty registry that has seen `machine`.
     pub(crate) fn with(settings: Settings, machine: Machine) -> Sim {
+        Sim::with_rule(settings, machine, ClamshellRule::default())
+    }
+
+    /// [`Sim::with`] for an OS that treats a closed lid with a display by `rule`.
+    pub(crate) fn with_rule(settings: Settings, machine: Machine, rule: ClamshellRule) -> Sim {
         let mut sim = Sim {
-            reg: Registry::new(settings),
+            reg: Registry::with_rule(settings, rule),
             now: "2026-11-30T03:00:00Z".parse().unwrap(),
             effects: Vec::new(),
         };

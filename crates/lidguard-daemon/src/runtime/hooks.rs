@@ -41,6 +41,8 @@ pub(super) struct Seen<'a> {
     pub(super) event: &'a AgentEvent,
     pub(super) at: Timestamp,
     pub(super) machine: (Lid, Option<u32>),
+    /// The same lid and displays with the power source and the OS's rule.
+    pub(super) clamshell: lidguard_core::clamshell::Clamshell,
     /// The session's soft-lock reason before and after.
     pub(super) locked: (Option<String>, Option<String>),
 }
@@ -84,11 +86,10 @@ impl HookTurn {
         let event = seen.event;
         let outcome = reply_outcome(&applied.reply).0;
         let policy = settings.closed_lid_permission_request_decision;
-        let (lid, displays) = seen.machine;
         let to_phone = self.decision.is_none()
             && applied.decision.is_none()
             && self.to_phone.is_none()
-            && lidguard_core::event::closed_lid_remote(&event.kind, policy, lid, displays);
+            && lidguard_core::event::closed_lid_remote(&event.kind, policy, &seen.clamshell);
         // A decision reaches the agent only as the bytes its hook prints: the first one, when
         // the agent's dialect can say it. Any other was not the agent's answer, and neither the
         // log nor the stream names it as one.

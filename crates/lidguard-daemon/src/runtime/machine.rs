@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use lidguard_core::clamshell::ThermalState;
 use lidguard_core::event::{AgentEvent, Lid};
 use lidguard_core::settings::TemperatureMode;
 use lidguard_core::suspend::{Battery, Machine, TEMPERATURE_INTERVAL};
@@ -69,6 +70,11 @@ impl MachineView {
 
     pub(super) fn battery(&self) -> Option<Battery> {
         sources::battery(&self.roots)
+    }
+
+    /// The thermal state (macOS's `NSProcessInfo.thermalState`; none elsewhere).
+    pub(super) fn thermal_state(&self) -> Option<ThermalState> {
+        lidguard_platform::thermal_state::thermal_state(&self.roots)
     }
 
     /// The temperature for the emergency guard, at most every [`TEMPERATURE_INTERVAL`]

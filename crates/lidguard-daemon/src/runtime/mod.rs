@@ -69,7 +69,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     }
     let watch = MachineWatch::start(&roots, protection.power(), to.machine).await;
     let mut rt = Runtime {
-        registry: Registry::new(settings),
+        registry: Registry::with_rule(settings, lidguard_platform::power::CLAMSHELL_RULE),
         places,
         life: Life::new(settings_error),
         records,
@@ -148,7 +148,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             _ = inbox.machine_poll.tick(), if rt.watching_machine() && !rt.machine.watch.complete() => {
                 rt.observe_machine().await;
             }
-            _ = inbox.temperature_poll.tick(), if rt.registry.temperature_watch_wanted() => {
+            _ = inbox.temperature_poll.tick(), if rt.registry.temperature_watch_wanted() || rt.registry.thermal_watch_wanted() => {
                 rt.read_temperature().await;
             }
             () = rt.records.due(), if rt.records.scheduled() => rt.records.flush(),
@@ -184,7 +184,10 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
         let _ = std::fs::remove_file(&socket);
     }
     rt.outbound.finish().await;
-    rt.protection.release_all();
+    let mut out = rt.outbox();
+    let clamshell = rt.registry.clamshell();
+    rt.protection.release_all(clamshell, &mut out).await;
+    rt.settle(out);
     rt.records.flush();
     tracing::info!("daemon stopped");
     drop(lock);
@@ -325,6 +328,11 @@ impl Runtime {
                 event,
                 at,
                 machine: (machine.lid, machine.external_displays),
+                clamshell: lidguard_core::clamshell::Clamshell {
+                    lid: machine.lid,
+                    external_displays: machine.external_displays,
+                    ..self.registry.clamshell()
+                },
                 locked: (before, hooks::soft_lock_reason(&self.registry, &key)),
             };
             let settings = self.registry.settings();
@@ -392,7 +400,10 @@ impl Runtime {
         for effect in outcome.effects {
             webhooks.extend(lines::webhook_sent(&effect));
             match effect {
-                Effect::Protection(plan) => self.protection.set(plan, &mut out).await,
+                Effect::Protection(plan) => {
+                    let clamshell = self.registry.clamshell();
+                    self.protection.set(plan, clamshell, &mut out).await;
+                }
                 Effect::SaveSession(session) => {
                     self.phone.session_saved(self.registry.settings(), &session);
                     out.write(records::save_session(&session));
@@ -500,7 +511,8 @@ impl Runtime {
         self.records.record_suspends(&entries, keep);
         let wanted = self.registry.protection().cloned();
         if wanted.is_some() {
-            self.protection.set(wanted, out).await;
+            let clamshell = self.registry.clamshell();
+            self.protection.set(wanted, clamshell, out).await;
         }
     }
 
@@ -559,12 +571,14 @@ impl Runtime {
         self.registry.sessions().next().is_some() || self.registry.pending_suspend().is_some()
     }
 
-    /// Reads the lid, displays and battery and tells the registry when they changed.
+    /// Reads the lid, displays, battery and thermal state and tells the registry when they
+    /// changed.
     async fn observe_machine(&mut self) {
         let battery = self.machine.battery();
         if battery != self.registry.battery() {
             self.apply(Input::Battery(battery)).await;
         }
+        self.read_thermal_state().await;
         let machine = self.machine.closed_lid_state(self.protection.power()).await;
         let before = self.registry.machine();
         if machine == before {
@@ -584,8 +598,21 @@ impl Runtime {
         }
     }
 
-    /// Emergency guard: every [`TEMPERATURE_INTERVAL`] while it is armed.
+    /// The thermal state (macOS), when it changed.
+    async fn read_thermal_state(&mut self) {
+        let thermal = self.machine.thermal_state();
+        if thermal != self.registry.thermal() {
+            self.apply(Input::Thermal(thermal)).await;
+        }
+    }
+
+    /// Temperature guard: every [`TEMPERATURE_INTERVAL`] while it is armed, the thermal state
+    /// while protection is held (or released for the heat), the temperature while a closed lid
+    /// is held.
     async fn read_temperature(&mut self) {
+        if self.registry.thermal_watch_wanted() {
+            self.read_thermal_state().await;
+        }
         if !self.registry.temperature_watch_wanted() {
             return;
         }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
+use lidguard_core::clamshell::Clamshell;
 use lidguard_core::protection::ProtectionPlan;
 use lidguard_core::registry::LogEvent;
 use lidguard_core::settings::SuspendMode;
@@ -77,8 +78,46 @@ impl Protection {
         (self.plan.as_ref() != wanted).then_some(PROTECTION_RETRY)
     }
 
-    /// Holds `plan` (or releases everything for `None`); what changed goes to the stream.
-    pub(super) async fn set(&mut self, plan: Option<ProtectionPlan>, out: &mut Outbox) {
+    /// Holds `plan` (or releases everything for `None`); what changed goes to the stream. A
+    /// closed-lid hold that ends gives the lid back to the OS with the machine as `clamshell`
+    /// says it is ([`PowerControl::give_back_lid`]).
+    pub(super) async fn set(
+        &mut self,
+        plan: Option<ProtectionPlan>,
+        clamshell: Clamshell,
+        out: &mut Outbox,
+    ) {
+        let held_lid = self.holds_lid();
+        self.hold_plan(plan, out).await;
+        if held_lid && !self.holds_lid() {
+            self.give_back_lid(clamshell, out).await;
+        }
+    }
+
+    /// Whether the lid switch is held now.
+    fn holds_lid(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|h| h.inhibits().contains(&Inhibit::HandleLidSwitch))
+    }
+
+    /// The lid is the OS's again: what it would have done for a closed lid, in the stream.
+    async fn give_back_lid(&self, clamshell: Clamshell, out: &mut Outbox) {
+        let Ok(power) = &self.power else { return };
+        match power.give_back_lid(clamshell).await {
+            Ok(None) => {}
+            Ok(Some(done)) => {
+                tracing::info!(%done, "the lid is the OS's again");
+                out.daemon("lid-given-back", None, done);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the lid is the OS's again, but its sleep failed");
+                out.daemon("lid-given-back", None, format!("its sleep failed: {e}"));
+            }
+        }
+    }
+
+    async fn hold_plan(&mut self, plan: Option<ProtectionPlan>, out: &mut Outbox) {
         let Some(plan) = plan else {
             if self.held.take().is_some() {
                 tracing::info!("protection released");
@@ -131,7 +170,7 @@ impl Protection {
             .last_attempt
             .is_none_or(|t| t.elapsed() >= PROTECTION_RETRY);
         if wanted.is_some() && wanted != self.plan.as_ref() && due && self.power.is_ok() {
-            self.set(wanted.cloned(), out).await;
+            self.hold_plan(wanted.cloned(), out).await;
         }
     }
 
@@ -150,7 +189,7 @@ impl Protection {
             tracing::info!("the machine woke up (or did not sleep)");
             out.daemon("resumed", None, String::new());
             if wanted.is_some() && self.held.is_none() {
-                self.set(wanted.cloned(), out).await;
+                self.hold_plan(wanted.cloned(), out).await;
             }
             return None;
         }
@@ -203,12 +242,16 @@ impl Protection {
         entries
     }
 
-    /// Gives everything back (the daemon stops).
-    pub(super) fn release_all(&mut self) {
+    /// Gives everything back (the daemon stops), the lid too ([`Protection::set`]).
+    pub(super) async fn release_all(&mut self, clamshell: Clamshell, out: &mut Outbox) {
+        let held_lid = self.holds_lid();
         if self.held.take().is_some() {
             tracing::info!("protection released on shutdown");
         }
         self.plan = None;
+        if held_lid {
+            self.give_back_lid(clamshell, out).await;
+        }
     }
 
     /// Why nothing is held, when nothing is and a reason is known (as `status` reports it,
@@ -244,6 +287,7 @@ impl Protection {
             why: self.plan.as_ref().map(|p| p.why.clone()),
             backend: self.power.as_ref().ok().map(|p| p.describe()),
             battery_floor,
+            thermal_pressure: None,
             paused: None,
         }
     }

@@ -29,6 +29,7 @@ pub(super) fn protection(registry: &Registry, protection: &Protection) -> Protec
     let wanted = registry.protection().is_some();
     let mut status = protection.status(wanted, registry.battery_floor_reached());
     status.paused = registry.pause_in_force();
+    status.thermal_pressure = registry.thermal_pressure();
     status
 }
 
@@ -47,6 +48,7 @@ pub(super) async fn snapshot(rt: View<'_>) -> Status {
         protection: protection(registry, rt.protection),
         lid: rt.machine.lid(rt.protection.power()).await.to_string(),
         battery: registry.battery(),
+        thermal_state: registry.thermal(),
         visible_displays: Some(rt.machine.displays(false)),
         external_displays: Some(rt.machine.displays(true)),
         daemon_pid: std::process::id(),

@@ -12,7 +12,7 @@ use objc2_core_foundation::{CFBoolean, CFDictionary, CFRetained, CFString};
 use objc2_io_kit::{
     IOObjectRelease, IOPMAssertionCreateWithName, IOPMAssertionID, IOPMAssertionRelease,
     IORegistryEntryCreateCFProperty, IOServiceGetMatchingService, IOServiceMatching,
-    kAppleClamshellStateKey, kIOMainPortDefault, kIOPMAssertionLevelOn,
+    kAppleClamshellStateKey, kIOPMAssertionLevelOn,
 };
 
 /// The assertion that keeps the Mac from idle sleep.
@@ -62,17 +62,33 @@ impl Drop for Assertion {
 /// `AppleClamshellState` of `IOPMrootDomain`: `Some(true)` closed, `None` on a Mac without a
 /// lid or when the registry cannot be read.
 pub(crate) fn clamshell_closed() -> Option<bool> {
+    root_domain_flag(kAppleClamshellStateKey.to_str().ok()?)
+}
+
+/// `SleepDisabled` as the kernel has it: XNU's `IOPMrootDomain::setProperties` publishes the
+/// value the power daemon pushed as the root domain's own property.
+pub(crate) fn sleep_disabled() -> Option<bool> {
+    root_domain_flag("SleepDisabled")
+}
+
+/// A boolean property of `IOPMrootDomain`; `None` when it is missing or cannot be read.
+fn root_domain_flag(key: &str) -> Option<bool> {
     // SAFETY: a NUL-terminated class name.
     let matching = unsafe { IOServiceMatching(c"IOPMrootDomain".as_ptr()) }?;
     let matching: CFRetained<CFDictionary> = CFRetained::from(&*matching);
-    // SAFETY: reads the default main port; the dictionary reference is consumed.
-    let service = unsafe { IOServiceGetMatchingService(kIOMainPortDefault, Some(matching)) };
+    // SAFETY: the default main port; the dictionary reference is consumed.
+    let service = unsafe { IOServiceGetMatchingService(MAIN_PORT_DEFAULT, Some(matching)) };
     if service == 0 {
         return None;
     }
-    let key = CFString::from_str(kAppleClamshellStateKey.to_str().ok()?);
+    let key = CFString::from_str(key);
     // SAFETY: `service` is a live registry entry and `key` a live CFString.
     let value = unsafe { IORegistryEntryCreateCFProperty(service, Some(&key), None, 0) };
     IOObjectRelease(service);
     value?.downcast_ref::<CFBoolean>().map(CFBoolean::value)
 }
+
+/// The default main port. Apple's `IOKitLib.h`: "When specifying a main port to IOKit functions,
+/// the NULL argument indicates 'use the default'"; `kIOMainPortDefault` is "a synonym for NULL"
+/// and exists from macOS 12 only, so a binary that linked it would not load on macOS 11.
+const MAIN_PORT_DEFAULT: u32 = 0;

@@ -7,17 +7,21 @@
 //! the Mac to sleep. Assertions belong to the process: a killed daemon releases them.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use lidguard_core::clamshell::Clamshell;
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
 
 use super::{
     BoxFuture, HeldProtection, PolicyHold, PowerControl, PowerError, PowerUnavailable, SuspendError,
 };
+use crate::give_back::{self, Kernel};
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
 use crate::pmset::{self, Setting};
 use crate::policy::PolicyError;
 use crate::roots::Roots;
+use crate::saved_setting::Restored;
 use crate::{hibernate_mode, sleep_disabled};
 
 const BACKEND: &str = "macOS power management";
@@ -27,8 +31,13 @@ pub(super) struct MacPower {
     setting: Arc<dyn Setting<bool>>,
     hibernate: Arc<dyn Setting<u32>>,
     backups: Option<Arc<dyn PolicyBackups>>,
+    /// What the kernel applies, and its sleep.
+    kernel: Arc<dyn Kernel>,
     /// The `SleepDisabled` change, shared by every guard that wants it.
     lid_hold: super::SharedChange<PolicyHold>,
+    /// Set when the end of a hold wrote `SleepDisabled` back to 0: the lid is the kernel's
+    /// again, and [`PowerControl::give_back_lid`] has its closed lid to settle.
+    lid_returned: Arc<AtomicBool>,
 }
 
 pub(super) async fn connect(
@@ -37,6 +46,7 @@ pub(super) async fn connect(
     let roots = Roots::from_env();
     let setting = pmset::sleep_setting(&roots);
     let hibernate = pmset::hibernate_setting(&roots);
+    let kernel = pmset::kernel(&roots);
     // A daemon that died with sleep disabled (or hibernating to disk) left a backup: put the
     // user's values back first.
     if let Some(backups) = &backups {
@@ -53,7 +63,9 @@ pub(super) async fn connect(
         setting,
         hibernate,
         backups,
+        kernel,
         lid_hold: super::SharedChange::new(),
+        lid_returned: Arc::new(AtomicBool::new(false)),
     }))
 }
 
@@ -118,10 +130,34 @@ impl PowerControl for MacPower {
         Box::pin(async { (Some("yes".to_owned()), Some("yes".to_owned())) })
     }
 
+    fn give_back_lid(
+        &self,
+        clamshell: Clamshell,
+    ) -> BoxFuture<'_, Result<Option<String>, SuspendError>> {
+        // Only when the end of the hold wrote SleepDisabled back (not when the user had it set
+        // already, and not twice).
+        let returned = self.lid_returned.swap(false, Ordering::AcqRel);
+        let kernel = self.kernel.clone();
+        Box::pin(async move {
+            if !returned {
+                return Ok(None);
+            }
+            let settled = tokio::task::spawn_blocking(move || {
+                give_back::settle(kernel.as_ref(), &clamshell, give_back::Timing::DEFAULT)
+            })
+            .await
+            .map_err(|e| SuspendError::Failed(e.to_string()))??;
+            Ok(Some(settled.describe()))
+        })
+    }
+
     fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
+        // lidguard's own request sleeps the Mac itself: the hold it ended needs no settling.
+        self.lid_returned.store(false, Ordering::Release);
         let setting = self.setting.clone();
         let modes = self.hibernate.clone();
         let backups = self.backups.clone();
+        let kernel = self.kernel.clone();
         Box::pin(async move {
             let asked = tokio::task::spawn_blocking({
                 let modes = modes.clone();
@@ -131,6 +167,7 @@ impl PowerControl for MacPower {
                         setting.as_ref(),
                         modes.as_ref(),
                         backups.as_deref(),
+                        kernel.as_ref(),
                         hibernate,
                     )
                 }
@@ -158,17 +195,20 @@ impl PowerControl for MacPower {
 }
 
 /// Puts `SleepDisabled` back (with it set the Mac would not sleep; a later release then finds
-/// nothing left to restore), sets `hibernatemode 25` when hibernating, and runs `pmset
-/// sleepnow`; a refused sleep puts the hibernate mode back at once.
+/// nothing left to restore), sets `hibernatemode 25` when hibernating, and asks the kernel to
+/// sleep once it has sleep enabled ([`give_back::sleep_after_restore`]); a refused sleep puts
+/// the hibernate mode back at once.
 fn sleep_now(
     setting: &dyn Setting<bool>,
     modes: &dyn Setting<u32>,
     backups: Option<&dyn PolicyBackups>,
+    kernel: &dyn Kernel,
     hibernate: bool,
 ) -> Result<(), PolicyError> {
     if let Some(backups) = backups {
         sleep_disabled::restore(setting, backups)?;
     }
+    let timing = give_back::Timing::DEFAULT;
     if hibernate {
         let Some(backups) = backups else {
             return Err(PolicyError::Missing(
@@ -176,18 +216,13 @@ fn sleep_now(
             ));
         };
         hibernate_mode::prepare(modes, backups)?;
-        let slept = pmset_sleepnow();
+        let slept = give_back::sleep_after_restore(kernel, timing);
         if slept.is_err() {
             let _ = hibernate_mode::restore(modes, backups);
         }
         return slept;
     }
-    pmset_sleepnow()
-}
-
-/// `pmset sleepnow` (no root needed).
-fn pmset_sleepnow() -> Result<(), PolicyError> {
-    pmset::run(&[pmset::PMSET.to_owned(), "sleepnow".to_owned()]).map(drop)
+    give_back::sleep_after_restore(kernel, timing)
 }
 
 impl MacPower {
@@ -207,8 +242,18 @@ impl MacPower {
                     "sleep disabled for the closed lid; the user's value is backed up"
                 );
                 let setting = self.setting.clone();
+                let returned = self.lid_returned.clone();
                 Ok(PolicyHold::new("SleepDisabled", move || {
-                    sleep_disabled::restore(setting.as_ref(), backups.as_ref())
+                    let restored = sleep_disabled::restore(setting.as_ref(), backups.as_ref())?;
+                    if restored
+                        == (Restored::Value {
+                            value: false,
+                            written: true,
+                        })
+                    {
+                        returned.store(true, Ordering::Release);
+                    }
+                    Ok(restored)
                 }))
             })
             .map_err(|e| PowerError::Refused {

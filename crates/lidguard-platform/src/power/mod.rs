@@ -45,6 +45,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// How long [`connect`] waits for the backend to answer before giving up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How this OS treats a closed lid while an external display is connected: XNU sleeps a
+/// closed Mac unless a display *and* AC power keep it awake
+/// (`IOPMrootDomain::shouldSleepOnClamshellClosed`); logind's docked state, and lidguard's
+/// rule on Windows, keep it awake for the display alone.
+pub const CLAMSHELL_RULE: lidguard_core::clamshell::ClamshellRule = if cfg!(target_os = "macos") {
+    lidguard_core::clamshell::ClamshellRule::DisplayOnAcKeepsAwake
+} else {
+    lidguard_core::clamshell::ClamshellRule::DisplayKeepsAwake
+};
+
 /// The `why` text of the lid-switch lock (the keep-awake lock uses [`ProtectionPlan::why`]).
 pub const LID_SWITCH_WHY: &str = "lidguard is holding lid-close handling while agents work";
 
@@ -104,6 +114,23 @@ pub trait PowerControl: Send + Sync {
     ) -> BoxFuture<'_, bool> {
         let _ = changed;
         Box::pin(async { false })
+    }
+
+    /// The closed-lid hold ended (not for lidguard's own suspend request, which sleeps by
+    /// itself): do what the OS would have done had the lid closed now, with the lid, displays
+    /// and power source of `clamshell`. Returns what was done, for the event stream; `None`
+    /// when there was nothing to do.
+    ///
+    /// - Linux: nothing; logind keeps looking at a closed lid (systemd `logind-button.c` checks
+    ///   it again after each event while it stays closed) and acts once no inhibitor blocks it.
+    /// - macOS: the kernel looks at the clamshell only on lid and display events, so lidguard
+    ///   applies its rule and sleeps ([`crate::give_back`]).
+    fn give_back_lid(
+        &self,
+        clamshell: lidguard_core::clamshell::Clamshell,
+    ) -> BoxFuture<'_, Result<Option<String>, SuspendError>> {
+        let _ = clamshell;
+        Box::pin(async { Ok(None) })
     }
 
     /// Asks the OS to suspend (`hibernate`: to disk) now, after checking that it can. Returns
@@ -233,19 +260,53 @@ pub async fn connect_keeping(
 /// the user ("your lid-close action (AC 1, DC 1)"); Linux changes no such policy and reports
 /// nothing. Where tests relocate the system (`LIDGUARD_SYS_ROOT`), the macOS setting files below
 /// it are restored on every system, so the restore paths run in Linux tests too.
+///
+/// This is the daemon's own restore at its start: a daemon started for an agent's hook does not
+/// put the Mac to sleep. The commands and the watcher use [`restore_pending_and_settle`].
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
 ) -> Result<Option<String>, crate::policy::PolicyError> {
+    restore(backups, false).map(|done| done.map(|(what, _)| what))
+}
+
+/// [`restore_pending`], and then, when `SleepDisabled` went back to 0, what the kernel would
+/// have done for a lid closed meanwhile: a closed lid that means sleep by its rule puts the Mac
+/// to sleep ([`crate::give_back::settle`]). Used by the watcher that outlives a dead daemon,
+/// `power-restore` and every command that finds a backup left behind. Returns what came back
+/// and, when the lid was settled, what became of the Mac.
+pub fn restore_pending_and_settle(
+    backups: &dyn crate::lid_action::PolicyBackups,
+) -> Result<Option<(String, Option<String>)>, crate::policy::PolicyError> {
+    restore(backups, true)
+}
+
+fn restore(
+    backups: &dyn crate::lid_action::PolicyBackups,
+    settle: bool,
+) -> Result<Option<(String, Option<String>)>, crate::policy::PolicyError> {
     let roots = crate::roots::Roots::from_env();
     let mut restored: Vec<String> = Vec::new();
+    let mut settled = None;
     #[cfg(windows)]
     restored.extend(imp::restore_pending(backups)?.describe());
     if cfg!(target_os = "macos") || roots.overridden {
-        use crate::{hibernate_mode, pmset, sleep_disabled};
+        use crate::saved_setting::Restored;
+        use crate::{give_back, hibernate_mode, pmset, sleep_disabled};
         if sleep_disabled::pending(backups)? {
             let setting = pmset::sleep_setting(&roots);
             let done = sleep_disabled::restore(setting.as_ref(), backups)?;
             restored.extend(sleep_disabled::describe(&done));
+            let returned = Restored::Value {
+                value: false,
+                written: true,
+            };
+            if settle && done == returned {
+                let clamshell = crate::sources::clamshell_now(&roots);
+                let kernel = pmset::kernel(&roots);
+                let done =
+                    give_back::settle(kernel.as_ref(), &clamshell, give_back::Timing::DEFAULT)?;
+                settled = Some(done.describe());
+            }
         }
         if hibernate_mode::pending(backups)? {
             let setting = pmset::hibernate_setting(&roots);
@@ -253,7 +314,7 @@ pub fn restore_pending(
             restored.extend(hibernate_mode::describe(&done));
         }
     }
-    Ok((!restored.is_empty()).then(|| restored.join(" and ")))
+    Ok((!restored.is_empty()).then(|| (restored.join(" and "), settled)))
 }
 
 /// Like [`connect`], but to the D-Bus at `address` (e.g. `unix:path=/tmp/x/system_bus_socket`)

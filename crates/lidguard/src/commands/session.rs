@@ -53,6 +53,12 @@ pub(crate) fn unprotected_warning(response: &Response) -> Option<String> {
              it comes back above the floor or on AC"
         ));
     }
+    if let Some(why) = &p.thermal_pressure {
+        return Some(format!(
+            "the machine is not kept awake for now: protection is released for the heat ({why}); \
+             it comes back once the machine cools down"
+        ));
+    }
     p.wanted.then(|| {
         format!(
             "the machine is NOT kept awake: {}. `lidguard status` shows what is held and why",

@@ -101,7 +101,7 @@ fn render(s: &Status) -> String {
         s.lid,
         s.visible_displays.map_or("?".into(), |n| n.to_string()),
         s.external_displays.map_or("?".into(), |n| n.to_string()),
-        battery_text(s.battery.as_ref())
+        machine_text(s)
     ));
     if let Some(pending) = &s.pending_suspend {
         line(format!(
@@ -242,6 +242,16 @@ fn render(s: &Status) -> String {
     out
 }
 
+/// The battery and the thermal state for the machine line (` · battery 55% (on battery) ·
+/// thermal state fair`); empty without either reading.
+pub(crate) fn machine_text(s: &lidguard_ipc::protocol::Status) -> String {
+    let thermal = s
+        .thermal_state
+        .map(|t| format!(" · thermal state {t}"))
+        .unwrap_or_default();
+    format!("{}{thermal}", battery_text(s.battery.as_ref()))
+}
+
 /// ` · battery 55% (on battery)` for the machine line; empty without a battery reading.
 pub(crate) fn battery_text(battery: Option<&lidguard_core::suspend::Battery>) -> String {
     match battery {
@@ -290,6 +300,8 @@ pub(crate) fn protection_text(p: &lidguard_ipc::protocol::ProtectionStatus) -> S
         }
     } else if let Some(why) = &p.battery_floor {
         format!("released for the battery: {why} (it comes back above the floor or on AC)")
+    } else if let Some(why) = &p.thermal_pressure {
+        format!("released for the heat: {why} (it comes back once the machine cools down)")
     } else if p.wanted {
         format!(
             "WANTED BUT NOT HELD: {}",

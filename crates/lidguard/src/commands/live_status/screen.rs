@@ -102,7 +102,7 @@ impl Screen<'_> {
             Color::Green
         } else if p.wanted {
             Color::Red
-        } else if p.paused.is_some() || p.battery_floor.is_some() {
+        } else if p.paused.is_some() || p.released_for().is_some() {
             Color::Yellow
         } else {
             Color::Reset
@@ -120,7 +120,7 @@ impl Screen<'_> {
             s.lid,
             s.visible_displays.map_or("?".into(), |n| n.to_string()),
             s.external_displays.map_or("?".into(), |n| n.to_string()),
-            super::super::status::battery_text(s.battery.as_ref()),
+            super::super::status::machine_text(s),
         )));
         let suspend = match &s.pending_suspend {
             Some(pending) => {

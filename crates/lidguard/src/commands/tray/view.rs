@@ -123,7 +123,7 @@ impl View {
             .count();
         let waiting = s.sessions.len() - working;
         let lid_safe = p.inhibitors.iter().any(|i| i == "handle-lid-switch");
-        let (mood, headline) = if p.wanted && !p.held && p.battery_floor.is_none() {
+        let (mood, headline) = if p.wanted && !p.held && p.released_for().is_none() {
             let reason = p.unavailable_reason.as_deref().unwrap_or("unknown reason");
             (
                 Mood::Unavailable,
@@ -230,10 +230,12 @@ mod tests {
                 why: None,
                 backend: None,
                 battery_floor: None,
+                thermal_pressure: None,
                 paused: None,
             },
             lid: "Closed".into(),
             battery: None,
+            thermal_state: None,
             visible_displays: None,
             external_displays: None,
             daemon_pid: 1,
