@@ -7,6 +7,10 @@
 //!   tabs or spaces); a Mac where it was never written has no such line, which means 0;
 //! - the `Currently in use:` block has one `name value` line per setting, `hibernatemode 3`
 //!   among them;
+//! - `pmset -g custom` prints each power source's own settings, a `Battery Power:` and an
+//!   `AC Power:` block (a `UPS Power:` one with a UPS), settings indented by one space; a user
+//!   may keep different values per source (`pmset -b hibernatemode 25`, `-c … 3`: `-b` battery,
+//!   `-c` charger, `-a` all);
 //! - changing a setting needs root: `pmset -a disablesleep 1|0`, `pmset -a hibernatemode N`;
 //!   lidguard runs them as `sudo -n /usr/bin/pmset …` (no prompt: without the sudoers rule of
 //!   `macos-permission install` it fails at once) unless it already runs as root.
@@ -58,9 +62,128 @@ pub fn disablesleep_args(disabled: bool) -> Vec<String> {
     ["-a", "disablesleep", value].map(str::to_owned).to_vec()
 }
 
-/// The arguments of `pmset` that set `hibernatemode`.
-pub fn hibernatemode_args(mode: u32) -> Vec<String> {
-    vec!["-a".into(), "hibernatemode".into(), mode.to_string()]
+/// Which power source's settings `pmset` changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `-a`: every source.
+    All,
+    /// `-b`: on battery.
+    Battery,
+    /// `-c`: on the charger (AC).
+    Charger,
+}
+
+impl Source {
+    /// The flag.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Source::All => "-a",
+            Source::Battery => "-b",
+            Source::Charger => "-c",
+        }
+    }
+}
+
+/// The arguments of `pmset` that set `hibernatemode` for `source`.
+pub fn hibernatemode_args(source: Source, mode: u32) -> Vec<String> {
+    vec![
+        source.flag().into(),
+        "hibernatemode".into(),
+        mode.to_string(),
+    ]
+}
+
+/// A setting's value per power source, as `pmset -g custom` shows them (`None`: the source's
+/// block does not have it, or there is no such block).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PerSource {
+    /// In the `Battery Power:` block.
+    pub battery: Option<u32>,
+    /// In the `AC Power:` block.
+    pub ac: Option<u32>,
+}
+
+impl PerSource {
+    /// The same value on both sources.
+    pub fn both(value: u32) -> PerSource {
+        PerSource {
+            battery: Some(value),
+            ac: Some(value),
+        }
+    }
+
+    /// Each value present, with its source.
+    pub fn values(&self) -> impl Iterator<Item = (Source, u32)> {
+        [(Source::Battery, self.battery), (Source::Charger, self.ac)]
+            .into_iter()
+            .filter_map(|(source, value)| Some((source, value?)))
+    }
+}
+
+// A backup written before values were kept per source holds one number: it was both sources'.
+impl<'de> serde::Deserialize<'de> for PerSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<PerSource, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Saved {
+            One(u32),
+            Each {
+                battery: Option<u32>,
+                ac: Option<u32>,
+            },
+        }
+        Ok(match Saved::deserialize(deserializer)? {
+            Saved::One(value) => PerSource::both(value),
+            Saved::Each { battery, ac } => PerSource { battery, ac },
+        })
+    }
+}
+
+impl std::fmt::Display for PerSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |v: Option<u32>| v.map_or("none".to_owned(), |v| v.to_string());
+        match (self.battery, self.ac) {
+            (Some(b), Some(a)) if b == a => write!(f, "{b}"),
+            (battery, ac) => write!(f, "battery {}, AC {}", shown(battery), shown(ac)),
+        }
+    }
+}
+
+/// `name`'s value in each power source's block of `pmset -g custom` output.
+pub fn custom_setting(pmset_g_custom: &str, name: &str) -> PerSource {
+    let mut found = PerSource::default();
+    let mut block: Option<Source> = None;
+    for line in pmset_g_custom.lines() {
+        if !line.starts_with(' ') {
+            block = match line.trim_end().strip_suffix(':') {
+                Some("Battery Power") => Some(Source::Battery),
+                Some("AC Power") => Some(Source::Charger),
+                _ => None,
+            };
+            continue;
+        }
+        let value = setting(line, name);
+        match (block, value) {
+            (Some(Source::Battery), Some(v)) => found.battery = Some(v),
+            (Some(Source::Charger), Some(v)) => found.ac = Some(v),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `pmset -g custom` text holding `hibernatemode` per source (how the relocated system keeps
+/// it, read back by [`custom_setting`]).
+fn custom_text(modes: PerSource) -> String {
+    let mut text = String::new();
+    for (source, value) in [("Battery Power", modes.battery), ("AC Power", modes.ac)] {
+        text.push_str(source);
+        text.push_str(":\n");
+        if let Some(value) = value {
+            text.push_str(&format!(" hibernatemode        {value}\n"));
+        }
+    }
+    text
 }
 
 /// The command line that runs `pmset ARGS` with root rights: as is for root (`euid` 0), else
@@ -106,6 +229,11 @@ impl Pmset {
         run(&[self.program.clone(), "-g".to_owned()])
     }
 
+    /// `pmset -g custom`.
+    pub fn custom_settings(&self) -> Result<String, PolicyError> {
+        run(&[self.program.clone(), "-g".to_owned(), "custom".to_owned()])
+    }
+
     /// Runs `pmset ARGS` with root rights.
     pub fn set(&self, args: &[String]) -> Result<(), PolicyError> {
         run(&privileged(&self.program, args, self.euid))
@@ -128,19 +256,39 @@ impl Setting<bool> for SleepDisabled {
     }
 }
 
-/// `hibernatemode` through `pmset`.
+/// `hibernatemode` per power source through `pmset`: read from `pmset -g custom`; one value for
+/// both sources is written with `-a`, different ones with `-b` and `-c`.
 #[derive(Clone, Debug)]
 pub struct HibernateMode(pub Pmset);
 
-impl Setting<u32> for HibernateMode {
-    fn read(&self) -> Result<u32, PolicyError> {
-        let text = self.0.settings()?;
-        hibernate_mode(&text)
-            .ok_or_else(|| PolicyError::Missing("pmset -g shows no hibernatemode".to_owned()))
+impl Setting<PerSource> for HibernateMode {
+    fn read(&self) -> Result<PerSource, PolicyError> {
+        let modes = custom_setting(&self.0.custom_settings()?, "hibernatemode");
+        if modes == PerSource::default() {
+            return Err(PolicyError::Missing(
+                "pmset -g custom shows no hibernatemode".to_owned(),
+            ));
+        }
+        Ok(modes)
     }
 
-    fn write(&self, mode: u32) -> Result<(), PolicyError> {
-        self.0.set(&hibernatemode_args(mode))
+    fn write(&self, modes: PerSource) -> Result<(), PolicyError> {
+        write_per_source(modes, |source, mode| {
+            self.0.set(&hibernatemode_args(source, mode))
+        })
+    }
+}
+
+/// Writes `modes`: once with `-a` when both sources take the same value, else per source.
+fn write_per_source(
+    modes: PerSource,
+    mut set: impl FnMut(Source, u32) -> Result<(), PolicyError>,
+) -> Result<(), PolicyError> {
+    match (modes.battery, modes.ac) {
+        (Some(b), Some(a)) if b == a => set(Source::All, b),
+        _ => modes
+            .values()
+            .try_for_each(|(source, mode)| set(source, mode)),
     }
 }
 
@@ -209,7 +357,7 @@ pub fn kernel(roots: &crate::roots::Roots) -> Arc<dyn crate::give_back::Kernel> 
 }
 
 /// The `hibernatemode` lidguard changes to hibernate, like [`sleep_setting`].
-pub fn hibernate_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<u32>> {
+pub fn hibernate_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<PerSource>> {
     if roots.overridden {
         Arc::new(FileSetting::hibernate_mode(&roots.sys_root))
     } else {
@@ -217,9 +365,10 @@ pub fn hibernate_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<u32>> {
     }
 }
 
-/// A setting kept in a file as a number, for tests: `<root>/power/sleep-disabled` (0 or 1) and
-/// `<root>/power/hibernate-mode`; a missing file reads 0 (`SleepDisabled` never written). Used
-/// instead of `pmset` when `LIDGUARD_SYS_ROOT` is set, the seam that relocates `/sys` on Linux.
+/// A setting kept in a file, for tests: `<root>/power/sleep-disabled` (0 or 1; a missing file
+/// reads 0, `SleepDisabled` never written) and `<root>/power/hibernate-mode`, `pmset -g custom`
+/// text read by the same parser as `pmset`'s. Used instead of `pmset` when `LIDGUARD_SYS_ROOT`
+/// is set, the seam that relocates `/sys` on Linux.
 #[derive(Clone, Debug)]
 pub struct FileSetting {
     path: PathBuf,
@@ -267,13 +416,26 @@ impl Setting<bool> for FileSetting {
     }
 }
 
-impl Setting<u32> for FileSetting {
-    fn read(&self) -> Result<u32, PolicyError> {
-        self.number()
+impl Setting<PerSource> for FileSetting {
+    fn read(&self) -> Result<PerSource, PolicyError> {
+        let text =
+            std::fs::read_to_string(&self.path).map_err(|e| PolicyError::file(&self.path, e))?;
+        Ok(custom_setting(&text, "hibernatemode"))
     }
 
-    fn write(&self, value: u32) -> Result<(), PolicyError> {
-        self.set_number(value)
+    fn write(&self, modes: PerSource) -> Result<(), PolicyError> {
+        // As pmset would: each source's value replaced, the others kept.
+        let mut now = self.read().unwrap_or_default();
+        write_per_source(modes, |source, mode| {
+            match source {
+                Source::All => now = PerSource::both(mode),
+                Source::Battery => now.battery = Some(mode),
+                Source::Charger => now.ac = Some(mode),
+            }
+            Ok(())
+        })?;
+        lidguard_files::atomic::write(&self.path, custom_text(now).as_bytes(), 0o600)
+            .map_err(|e| PolicyError::file(&self.path, e))
     }
 }
 
@@ -345,7 +507,7 @@ mod tests {
             ["/usr/bin/pmset", "-a", "disablesleep", "0"]
         );
         assert_eq!(
-            privileged(PMSET, &hibernatemode_args(25), 501),
+            privileged(PMSET, &hibernatemode_args(Source::All, 25), 501),
             [
                 "/usr/bin/sudo",
                 "-n",
@@ -354,6 +516,14 @@ mod tests {
                 "hibernatemode",
                 "25"
             ]
+        );
+        assert_eq!(
+            hibernatemode_args(Source::Battery, 3),
+            ["-b", "hibernatemode", "3"]
+        );
+        assert_eq!(
+            hibernatemode_args(Source::Charger, 0),
+            ["-c", "hibernatemode", "0"]
         );
     }
 
@@ -366,9 +536,87 @@ mod tests {
         Setting::<bool>::write(&sleep, true).unwrap();
         assert!(Setting::<bool>::read(&sleep).unwrap());
         let mode = FileSetting::hibernate_mode(dir.path());
-        assert_eq!(Setting::<u32>::read(&mode).unwrap(), 0);
-        Setting::<u32>::write(&mode, 25).unwrap();
-        assert_eq!(Setting::<u32>::read(&mode).unwrap(), 25);
+        assert!(Setting::<PerSource>::read(&mode).is_err(), "no such file");
+        Setting::<PerSource>::write(&mode, PerSource::both(25)).unwrap();
+        assert_eq!(
+            Setting::<PerSource>::read(&mode).unwrap(),
+            PerSource::both(25)
+        );
+        let apart = PerSource {
+            battery: Some(25),
+            ac: Some(3),
+        };
+        Setting::<PerSource>::write(&mode, apart).unwrap();
+        assert_eq!(Setting::<PerSource>::read(&mode).unwrap(), apart);
+    }
+
+    #[test]
+    fn hibernate_modes_per_source_from_real_output() {
+        let custom = fixture("pmset-g-custom.txt");
+        assert_eq!(custom_setting(&custom, "hibernatemode"), PerSource::both(3));
+        assert_eq!(
+            custom_setting(&custom, "displaysleep"),
+            PerSource {
+                battery: Some(10),
+                ac: Some(0)
+            }
+        );
+        // A user's own values per source (`pmset -b hibernatemode 25`, `-c … 3`).
+        let apart = custom.replacen(" hibernatemode        3", " hibernatemode        25", 1);
+        let modes = custom_setting(&apart, "hibernatemode");
+        assert_eq!(
+            modes,
+            PerSource {
+                battery: Some(25),
+                ac: Some(3)
+            }
+        );
+        assert_eq!(modes.to_string(), "battery 25, AC 3");
+        assert_eq!(PerSource::both(3).to_string(), "3");
+        // `pmset -g` (no source blocks) gives nothing per source.
+        assert_eq!(
+            custom_setting(&fixture("pmset-g-default.txt"), "hibernatemode"),
+            PerSource::default()
+        );
+    }
+
+    #[test]
+    fn per_source_values_are_written_with_the_fewest_invocations() {
+        let written = |modes: PerSource| {
+            let mut calls = Vec::new();
+            write_per_source(modes, |source, mode| {
+                calls.push(hibernatemode_args(source, mode).join(" "));
+                Ok(())
+            })
+            .unwrap();
+            calls
+        };
+        assert_eq!(written(PerSource::both(25)), ["-a hibernatemode 25"]);
+        assert_eq!(
+            written(PerSource {
+                battery: Some(25),
+                ac: Some(3)
+            }),
+            ["-b hibernatemode 25", "-c hibernatemode 3"]
+        );
+        assert_eq!(
+            written(PerSource {
+                battery: None,
+                ac: Some(0)
+            }),
+            ["-c hibernatemode 0"]
+        );
+    }
+
+    #[test]
+    fn a_backup_of_one_number_is_both_sources() {
+        let old: PerSource = serde_json::from_str("3").unwrap();
+        assert_eq!(old, PerSource::both(3));
+        let new: PerSource = serde_json::from_str(r#"{"battery":25,"ac":3}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&new).unwrap(),
+            r#"{"battery":25,"ac":3}"#
+        );
     }
 
     #[cfg(unix)]

@@ -8,14 +8,15 @@
 //! - a drop-in must be mode 0440 and owned by root, and a syntax error in it breaks sudo for
 //!   everyone, so the text is checked with `visudo -cf FILE` before it is put in place.
 //!
-//! Allowed: `disablesleep 1` and `0` (closed-lid protection and its restore) and
-//! `hibernatemode 0`, `3` and `25` (lidguard's hibernate sets 25 and puts the user's mode back).
+//! Allowed: `-a disablesleep 1` and `0` (closed-lid protection and its restore),
+//! `-a hibernatemode 25` (lidguard's hibernate) and `-b`/`-c hibernatemode` 0, 3 and 25 (the
+//! user's modes put back, each on its power source).
 //! No `sleepnow` (it needs no root), no other setting, no other user.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::pmset::{HIBERNATE_MODES, PMSET};
+use crate::pmset::{HIBERNATE_MODES, PMSET, Source};
 use crate::root_file::{Existing, RootFile};
 
 /// The directory macOS's sudo includes drop-ins from.
@@ -39,11 +40,17 @@ pub fn allowed_invocations() -> Vec<Vec<String>> {
         crate::pmset::disablesleep_args(true),
         crate::pmset::disablesleep_args(false),
     ];
-    all.extend(
-        HIBERNATE_MODES
-            .iter()
-            .map(|m| crate::pmset::hibernatemode_args(*m)),
-    );
+    all.push(crate::pmset::hibernatemode_args(
+        Source::All,
+        crate::pmset::HIBERNATE_TO_DISK,
+    ));
+    for source in [Source::Battery, Source::Charger] {
+        all.extend(
+            HIBERNATE_MODES
+                .iter()
+                .map(|m| crate::pmset::hibernatemode_args(source, *m)),
+        );
+    }
     all
 }
 
@@ -411,8 +418,10 @@ mod tests {
         assert_eq!(
             rule,
             "alice ALL=(root) NOPASSWD: /usr/bin/pmset -a disablesleep 1, \
-             /usr/bin/pmset -a disablesleep 0, /usr/bin/pmset -a hibernatemode 0, \
-             /usr/bin/pmset -a hibernatemode 3, /usr/bin/pmset -a hibernatemode 25"
+             /usr/bin/pmset -a disablesleep 0, /usr/bin/pmset -a hibernatemode 25, \
+             /usr/bin/pmset -b hibernatemode 0, /usr/bin/pmset -b hibernatemode 3, \
+             /usr/bin/pmset -b hibernatemode 25, /usr/bin/pmset -c hibernatemode 0, \
+             /usr/bin/pmset -c hibernatemode 3, /usr/bin/pmset -c hibernatemode 25"
         );
         assert_eq!(user_from_rule(&text).as_deref(), Some("alice"));
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 1);

@@ -516,8 +516,9 @@ status: the rule, the launchd job, SleepDisabled now and any pending backup. che
 whether the pmset invocations are allowed without a password (sudo -n -l) and reads pmset -g; \
 changes nothing; exits 1 when something is missing. install (run with sudo): writes \
 /private/etc/sudoers.d/lidguard for --user (default: the user who ran sudo), allowing exactly \
-`/usr/bin/pmset -a disablesleep 1|0` and `/usr/bin/pmset -a hibernatemode 0|3|25`, checked with \
-visudo -cf first; and ~/Library/LaunchAgents/dev.lidguard.power-restore.plist, which runs \
+`/usr/bin/pmset -a disablesleep 1|0`, `/usr/bin/pmset -a hibernatemode 25` and \
+`/usr/bin/pmset -b|-c hibernatemode 0|3|25` (the user's modes put back per power source), checked \
+with visudo -cf first; and ~/Library/LaunchAgents/dev.lidguard.power-restore.plist, which runs \
 `lidguard power-restore --wait-for-daemon` at login and when the daemon disables sleep. \
 --dry-run prints both files and writes nothing. remove: deletes both. Files lidguard did not \
 write are never overwritten or deleted.";

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use lidguard_daemon::{InstanceLock, StoreBackups};
 use lidguard_ipc::Places;
-use lidguard_platform::pmset::{FileSetting, Setting};
+use lidguard_platform::pmset::{FileSetting, PerSource, Setting};
 use lidguard_platform::sleep_disabled;
 
 use crate::util::{Home, eventually};
@@ -76,8 +76,10 @@ fn macos_permission_dry_run_install_status_remove() {
     assert!(
         shown.contains(&format!(
             "{user} ALL=(root) NOPASSWD: /usr/bin/pmset -a disablesleep 1, /usr/bin/pmset -a \
-             disablesleep 0, /usr/bin/pmset -a hibernatemode 0, /usr/bin/pmset -a hibernatemode \
-             3, /usr/bin/pmset -a hibernatemode 25"
+             disablesleep 0, /usr/bin/pmset -a hibernatemode 25, /usr/bin/pmset -b hibernatemode \
+             0, /usr/bin/pmset -b hibernatemode 3, /usr/bin/pmset -b hibernatemode 25, \
+             /usr/bin/pmset -c hibernatemode 0, /usr/bin/pmset -c hibernatemode 3, \
+             /usr/bin/pmset -c hibernatemode 25"
         )),
         "{shown}"
     );
@@ -294,11 +296,16 @@ fn power_restore_puts_back_the_hibernate_mode_of_an_interrupted_hibernation() {
     let sys = home.path().join("sys");
     std::fs::create_dir_all(sys.join("power")).unwrap();
     let file = FileSetting::hibernate_mode(&sys);
-    let mode: &dyn Setting<u32> = &file;
-    mode.write(3).unwrap();
+    let mode: &dyn Setting<PerSource> = &file;
+    // The user's own modes per power source.
+    let users = PerSource {
+        battery: Some(25),
+        ac: Some(3),
+    };
+    mode.write(users).unwrap();
     let backups = StoreBackups::open(&Places::under(home.path())).unwrap();
     lidguard_platform::hibernate_mode::prepare(mode, &backups).unwrap();
-    assert_eq!(mode.read().unwrap(), 25);
+    assert_eq!(mode.read().unwrap(), PerSource::both(25));
     drop(backups);
 
     let out = home
@@ -309,9 +316,10 @@ fn power_restore_puts_back_the_hibernate_mode_of_an_interrupted_hibernation() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "restored your hibernatemode (3), which a stopped daemon had left changed\n"
+        "restored your hibernatemode (battery 25, AC 3), which a stopped daemon had left \
+         changed\n"
     );
-    assert_eq!(mode.read().unwrap(), 3);
+    assert_eq!(mode.read().unwrap(), users);
 }
 
 /// Every file below `dir` owned by root, links not followed.

@@ -18,7 +18,7 @@ use super::{
 use crate::give_back::{self, Kernel};
 use crate::lid_action::PolicyBackups;
 use crate::macos::iokit::{self, Assertion};
-use crate::pmset::{self, Setting};
+use crate::pmset::{self, PerSource, Setting};
 use crate::policy::PolicyError;
 use crate::roots::Roots;
 use crate::saved_setting::Restored;
@@ -29,7 +29,7 @@ const BACKEND: &str = "macOS power management";
 pub(super) struct MacPower {
     roots: Roots,
     setting: Arc<dyn Setting<bool>>,
-    hibernate: Arc<dyn Setting<u32>>,
+    hibernate: Arc<dyn Setting<PerSource>>,
     backups: Option<Arc<dyn PolicyBackups>>,
     /// What the kernel applies, and its sleep.
     kernel: Arc<dyn Kernel>,
@@ -200,7 +200,7 @@ impl PowerControl for MacPower {
 /// the hibernate mode back at once.
 fn sleep_now(
     setting: &dyn Setting<bool>,
-    modes: &dyn Setting<u32>,
+    modes: &dyn Setting<PerSource>,
     backups: Option<&dyn PolicyBackups>,
     kernel: &dyn Kernel,
     hibernate: bool,
