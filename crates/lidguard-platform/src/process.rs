@@ -3,6 +3,9 @@
 use crate::roots::Roots;
 
 pub(crate) mod info;
+#[cfg(target_os = "macos")]
+mod macos;
+pub mod procargs;
 
 pub use info::ProcessInfo;
 
@@ -60,7 +63,7 @@ pub async fn wait_exit(pid: u32) -> bool {
     }
     #[cfg(target_os = "macos")]
     {
-        crate::macos::process::wait_exit(pid).await
+        macos::wait_exit(pid).await
     }
     #[cfg(not(any(windows, target_os = "macos")))]
     {
@@ -97,9 +100,9 @@ fn linux_is_alive(roots: &Roots, pid: u32) -> bool {
 /// The ancestors of `pid` (its parent first), at most `max_depth` of them, stopping at init,
 /// at an unreadable process or at a cycle.
 ///
-/// Linux reads `<proc>/<pid>/stat`, `comm` and `cmdline`; Windows takes one Toolhelp snapshot
-/// (exe names, no command lines); other systems return nothing yet, so sessions there are not
-/// tied to a process.
+/// Linux reads `<proc>/<pid>/stat`, `comm` and `cmdline`; macOS asks `proc_pidinfo` and `sysctl`
+/// `KERN_PROCARGS2` (see `process/macos.rs`); Windows takes one Toolhelp snapshot (exe names, no
+/// command lines); other systems return nothing, so sessions there are not tied to a process.
 pub fn ancestry(roots: &Roots, pid: u32, max_depth: usize) -> Vec<ProcessInfo> {
     #[cfg(windows)]
     {
@@ -159,7 +162,12 @@ fn read_process(roots: &Roots, pid: u32) -> Option<ProcessInfo> {
     })
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+fn read_process(_roots: &Roots, pid: u32) -> Option<ProcessInfo> {
+    macos::read_process(pid)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn read_process(_roots: &Roots, _pid: u32) -> Option<ProcessInfo> {
     None
 }

@@ -488,6 +488,53 @@ fn a_prompt_hook_watches_the_agent_process_found_in_its_ancestry() {
     ));
 }
 
+/// On a Mac the ancestry comes from `proc_pidinfo` (the name) and `KERN_PROCARGS2` (the
+/// arguments): the same rule as on Linux finds Claude Code under Homebrew's Node, and Codex's
+/// own executable, in what that buffer holds (laid out as XNU's `sysctl_procargsx` fills it).
+#[test]
+fn the_agents_rule_finds_the_agent_in_a_macs_process_arguments() {
+    use lidguard_core::provider::Provider;
+    use lidguard_platform::process::procargs;
+    let buffer = |argv: &[&str], path: &str| {
+        let mut bytes = i32::try_from(argv.len()).unwrap().to_ne_bytes().to_vec();
+        bytes.extend_from_slice(path.as_bytes());
+        bytes.extend([0, 0, 0, 0]);
+        for arg in argv {
+            bytes.extend_from_slice(arg.as_bytes());
+            bytes.push(0);
+        }
+        bytes.extend_from_slice(b"HOME=/Users/alice\0");
+        bytes
+    };
+    let shell = procargs::parse(&buffer(&["-zsh"], "/bin/zsh")).unwrap();
+    let claude = procargs::parse(&buffer(
+        &["node", "/opt/homebrew/bin/claude", "-p", "fix the tests"],
+        "/opt/homebrew/Cellar/node/22.11.0/bin/node",
+    ))
+    .unwrap();
+    let codex = procargs::parse(&buffer(&["codex"], "/usr/local/bin/codex")).unwrap();
+    // The hook's parent chain: a shell the agent started, the agent, the user's shell.
+    let chain = [
+        (501, "zsh", shell.argv.join(" ")),
+        (500, "node", claude.argv.join(" ")),
+        (400, "zsh", shell.argv.join(" ")),
+    ];
+    let found = lidguard_providers::owner::find_runner(
+        Provider::Claude,
+        chain
+            .iter()
+            .map(|(pid, name, cmd)| (*pid, *name, cmd.as_str())),
+    );
+    assert_eq!(found.map(|r| r.pid), Some(500));
+    let found = lidguard_providers::owner::find_runner(
+        Provider::Codex,
+        [(700, "codex", codex.argv.join(" "))]
+            .iter()
+            .map(|(pid, name, cmd)| (*pid, *name, cmd.as_str())),
+    );
+    assert_eq!(found.map(|r| r.pid), Some(700));
+}
+
 #[test]
 fn a_claude_hook_run_by_devin_is_devins_session() {
     let home = Home::new();

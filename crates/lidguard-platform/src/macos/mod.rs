@@ -3,4 +3,3 @@
 
 pub(crate) mod displays;
 pub(crate) mod iokit;
-pub(crate) mod process;
