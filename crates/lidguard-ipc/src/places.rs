@@ -2,7 +2,10 @@
 //!
 //! Settings live in `$XDG_CONFIG_HOME/lidguard/`, state (database, logs) in
 //! `$XDG_STATE_HOME/lidguard/`, the socket and the lock in `$XDG_RUNTIME_DIR/lidguard/` (a
-//! private directory under the temp dir when that variable is unset). On Windows: settings in
+//! private directory under the temp dir when that variable is unset). On macOS the socket and
+//! the lock are in the per-user temporary folder the system assigns (see
+//! [`Places::resolve_with`]), so one daemon serves the user however lidguard was started
+//! (Terminal, ssh, launchd: each may have another `TMPDIR`). On Windows: settings in
 //! `%APPDATA%\lidguard\`, state in `%LOCALAPPDATA%\lidguard\state\`, the lock in
 //! `%LOCALAPPDATA%\lidguard\run\`, and a named pipe instead of the socket. `LIDGUARD_HOME`
 //! relocates all of them under one directory, so two daemons with different homes never meet.
@@ -27,12 +30,26 @@ pub struct Places {
 impl Places {
     /// Resolves the places from the process environment.
     pub fn from_env() -> io::Result<Places> {
-        Places::resolve(|name| lidguard_files::environment::var(name).filter(|v| !v.is_empty()))
+        Places::resolve_with(
+            |name| lidguard_files::environment::var(name).filter(|v| !v.is_empty()),
+            lidguard_files::environment::darwin_user_temp_dir(),
+        )
     }
 
     /// Resolves the places from `var` (injectable for tests). Empty values count as unset:
     /// an empty `XDG_*` variable would otherwise resolve relative to the current directory.
     pub fn resolve(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> io::Result<Places> {
+        Places::resolve_with(var, None)
+    }
+
+    /// [`Places::resolve`] where the system assigns the user a temporary folder of its own
+    /// (macOS: `confstr(_CS_DARWIN_USER_TEMP_DIR)`): the socket and the lock go there whatever
+    /// `XDG_RUNTIME_DIR` or `TMPDIR` say, since a Terminal, an ssh login and a launchd job may
+    /// each have their own and would otherwise start a daemon each.
+    pub fn resolve_with(
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+        user_temp_dir: Option<PathBuf>,
+    ) -> io::Result<Places> {
         if let Some(home) = var(HOME_VAR) {
             let home = PathBuf::from(home);
             if !home.is_absolute() {
@@ -57,12 +74,11 @@ impl Places {
                 .unwrap_or_else(|| user_home.join(fallback))
         };
         let state_dir = xdg("XDG_STATE_HOME", ".local/state").join("lidguard");
-        let runtime_dir = match var("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-        {
-            Some(dir) => dir.join("lidguard"),
-            None => {
+        let user_temp_dir = user_temp_dir.filter(|p| p.is_absolute());
+        let runtime_dir = match (user_temp_dir, var("XDG_RUNTIME_DIR").map(PathBuf::from)) {
+            (Some(dir), _) => dir.join("lidguard"),
+            (None, Some(dir)) if dir.is_absolute() => dir.join("lidguard"),
+            (None, _) => {
                 let temp = var("TMPDIR")
                     .map(PathBuf::from)
                     .filter(|p| p.is_absolute())
@@ -362,6 +378,36 @@ mod tests {
         let p = Places::resolve(env(&[("HOME", "/home/u"), ("XDG_CONFIG_HOME", "rel")])).unwrap();
         assert_eq!(p.config_dir, Path::new("/home/u/.config/lidguard"));
         assert!(p.runtime_dir.starts_with(std::env::temp_dir()));
+    }
+
+    /// On a Mac the system's per-user temporary folder decides: a Terminal (`TMPDIR` set by
+    /// launchd), an ssh login (no `TMPDIR`) and a job with `XDG_RUNTIME_DIR` meet one daemon.
+    #[test]
+    fn the_users_own_temporary_folder_wins_over_the_environment() {
+        let user_temp = PathBuf::from("/var/folders/7x/k2q9_abc/T");
+        let contexts = [
+            vec![
+                ("HOME", "/Users/alice"),
+                ("TMPDIR", "/var/folders/7x/k2q9_abc/T/"),
+            ],
+            vec![("HOME", "/Users/alice")],
+            vec![("HOME", "/Users/alice"), ("TMPDIR", "/tmp")],
+            vec![
+                ("HOME", "/Users/alice"),
+                ("XDG_RUNTIME_DIR", "/Users/alice/.run"),
+            ],
+        ];
+        for vars in contexts {
+            let p = Places::resolve_with(env(&vars), Some(user_temp.clone())).unwrap();
+            assert_eq!(
+                p.socket(),
+                user_temp.join("lidguard/lidguard.sock"),
+                "{vars:?}"
+            );
+        }
+        // LIDGUARD_HOME still relocates everything.
+        let p = Places::resolve_with(env(&[("LIDGUARD_HOME", "/t/h")]), Some(user_temp)).unwrap();
+        assert_eq!(p.runtime_dir, Path::new("/t/h/run"));
     }
 
     #[cfg(unix)]

@@ -16,6 +16,21 @@ mod osascript;
 
 pub use lidguard_core::desktop::Notice;
 
+/// What the user must allow before the OS shows lidguard's notices, on an OS that asks: macOS
+/// lists `display notification` under Script Editor in Notification Center and drops it,
+/// without an error, until Script Editor may post notifications (it appears in System Settings
+/// → Notifications once it has tried).
+pub const PERMISSION: Option<&str> = if cfg!(target_os = "macos") {
+    Some(MACOS_PERMISSION)
+} else {
+    None
+};
+
+/// [`PERMISSION`] on macOS.
+pub const MACOS_PERMISSION: &str = "macOS shows lidguard's notices only once Script Editor may \
+    post notifications: run `osascript -e 'display notification \"lidguard\"'` once, then \
+    System Settings → Notifications → Script Editor → Allow notifications";
+
 /// How long osascript may take to post a notice (the daemon waits 5 s for any notice).
 #[cfg(target_os = "macos")]
 const OSASCRIPT_LIMIT: std::time::Duration = std::time::Duration::from_secs(4);

@@ -22,6 +22,9 @@ struct Check {
     /// What was checked: `executables`, `hooks: Claude Code`, `daemon`, `power`, …
     area: String,
     ok: bool,
+    /// Something lidguard cannot check: the user's to do (shown with `!`, not a failure).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unchecked: bool,
     /// What was found.
     detail: String,
     /// What to do, for a ✗.
@@ -34,6 +37,7 @@ impl Check {
         Check {
             area: area.into(),
             ok: true,
+            unchecked: false,
             detail: detail.into(),
             fix: None,
         }
@@ -43,8 +47,37 @@ impl Check {
         Check {
             area: area.into(),
             ok: false,
+            unchecked: false,
             detail: detail.into(),
             fix: Some(fix.into()),
+        }
+    }
+
+    /// The check as `doctor` prints it: `✓`, `✗` or, for what lidguard cannot see, `!`; then
+    /// what to do.
+    fn lines(&self) -> Vec<String> {
+        let (mark, then) = match (self.ok, self.unchecked) {
+            (true, true) => ("!", "make sure"),
+            (true, false) => ("✓", "fix"),
+            (false, _) => ("✗", "fix"),
+        };
+        let mut lines = vec![format!("{mark} {}: {}", self.area, self.detail)];
+        lines.extend(self.fix.as_ref().map(|fix| format!("    {then}: {fix}")));
+        lines
+    }
+
+    /// What lidguard cannot see for itself, with what the user should make sure of.
+    #[cfg_attr(
+        not(any(target_os = "macos", test)),
+        allow(dead_code, reason = "only macOS has such a check")
+    )]
+    fn unchecked(area: impl Into<String>, detail: impl Into<String>, to_do: &str) -> Check {
+        Check {
+            area: area.into(),
+            ok: true,
+            unchecked: true,
+            detail: detail.into(),
+            fix: Some(to_do.to_owned()),
         }
     }
 }
@@ -61,21 +94,14 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     checks.push(tray());
     checks.push(phone(places));
+    checks.extend(notices());
     checks.extend(machine());
     let healthy = checks.iter().all(|c| c.ok);
     if json {
         output::json(&serde_json::json!({"ok": healthy, "checks": checks}))?;
     } else {
-        for c in &checks {
-            output::line(&format!(
-                "{} {}: {}",
-                if c.ok { "✓" } else { "✗" },
-                c.area,
-                c.detail
-            ))?;
-            if let Some(fix) = &c.fix {
-                output::line(&format!("    fix: {fix}"))?;
-            }
+        for line in checks.iter().flat_map(Check::lines) {
+            output::line(&line)?;
         }
     }
     Ok(if healthy {
@@ -372,6 +398,18 @@ fn phone(places: &Places) -> Check {
     }
 }
 
+/// Where desktop notices go, when the OS asks the user to allow them first (macOS): lidguard
+/// cannot see that setting, so it is shown as the user's to make sure of.
+fn notices() -> Option<Check> {
+    lidguard_platform::notify::PERMISSION.map(|to_do| {
+        Check::unchecked(
+            "desktop notices",
+            "posted through osascript (Notification Center lists them under Script Editor)",
+            to_do,
+        )
+    })
+}
+
 /// The lid, displays and battery as the daemon reads them.
 fn machine() -> Vec<Check> {
     let roots = Roots::from_env();
@@ -397,4 +435,49 @@ fn machine() -> Vec<Check> {
         None => Check::ok("battery", "none found (the battery floor does not apply)"),
     };
     vec![lid, displays, battery]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What lidguard cannot see is neither a ✓ nor a ✗: marked `!`, with what to make sure of,
+    /// and it does not fail `doctor`.
+    #[test]
+    fn a_check_lidguard_cannot_make_is_shown_as_the_users_to_do() {
+        let notices = Check::unchecked(
+            "desktop notices",
+            "posted through osascript (Notification Center lists them under Script Editor)",
+            lidguard_platform::notify::MACOS_PERMISSION,
+        );
+        assert!(notices.ok);
+        let lines = notices.lines();
+        assert_eq!(
+            lines[0],
+            "! desktop notices: posted through osascript (Notification Center lists them under \
+             Script Editor)"
+        );
+        assert!(
+            lines[1].starts_with(
+                "    make sure: macOS shows lidguard's notices only once Script \
+                                  Editor may post notifications"
+            ) && lines[1]
+                .ends_with("System Settings → Notifications → Script Editor → Allow notifications"),
+            "{lines:?}"
+        );
+        let json = serde_json::to_value(&notices).unwrap();
+        assert_eq!(json["unchecked"], true);
+        assert_eq!(Check::ok("lid", "Open").lines(), ["✓ lid: Open".to_owned()]);
+        let failed = Check::failed("daemon", "not answering", "lidguard start");
+        assert_eq!(
+            failed.lines(),
+            ["✗ daemon: not answering", "    fix: lidguard start"]
+        );
+        assert!(
+            serde_json::to_value(&failed)
+                .unwrap()
+                .get("unchecked")
+                .is_none()
+        );
+    }
 }
