@@ -1,6 +1,8 @@
 //! Hearing that the lid or the displays changed, instead of reading them every few seconds.
 //!
-//! - The lid: logind's `PropertiesChanged` for `LidClosed` on the system bus.
+//! - The lid: logind's `PropertiesChanged` for `LidClosed` on the system bus; on macOS the root
+//!   power domain's clamshell notification, which also tells an external display appearing or
+//!   going, and IOKit's power-source notification for the battery.
 //! - The displays: the kernel's DRM uevents (a connector plugged or unplugged), listened to
 //!   only while sessions exist or a suspend waits (every other device's uevents arrive on the
 //!   same socket, and an idle daemon should not wake for them).
@@ -36,6 +38,9 @@ pub(crate) struct MachineWatch {
     pub(crate) lid_signalled: bool,
     /// The displays' changes are signalled (uevents while active, or inotify on a fake tree).
     pub(crate) displays_signalled: bool,
+    /// The battery's changes are signalled (uevents while active, macOS's power-source
+    /// notification, or inotify on a fake tree).
+    pub(crate) battery_signalled: bool,
 }
 
 impl MachineWatch {
@@ -58,24 +63,34 @@ impl MachineWatch {
                 real_sys: false,
                 lid_signalled: watched[0],
                 displays_signalled: watched[1],
+                // A relocated battery is read with each change of the lid or displays, as
+                // before; a recorded Mac's power sources (in the power folder) are watched.
+                battery_signalled: true,
             }
         } else {
             let lid_signalled = match power {
                 Some(power) => power.watch_lid(changed.clone()).await,
                 None => false,
             };
+            let battery_signalled = cfg!(target_os = "linux")
+                || lidguard_platform::battery::watch(roots, changed.clone());
             MachineWatch {
                 changed,
                 _files: None,
                 uevents: None,
                 real_sys: true,
                 lid_signalled,
-                displays_signalled: cfg!(target_os = "linux"),
+                // Linux: DRM uevents. macOS: the clamshell notification that tells the lid also
+                // tells an external display appearing or going (what a closed lid means).
+                displays_signalled: cfg!(target_os = "linux")
+                    || (cfg!(target_os = "macos") && lid_signalled),
+                battery_signalled,
             }
         };
         tracing::info!(
             lid = watch.lid_signalled,
             displays = watch.displays_signalled,
+            battery = watch.battery_signalled,
             "lid and display changes signalled (else polled every {} s while needed)",
             FALLBACK_POLL.as_secs()
         );
@@ -129,7 +144,7 @@ impl MachineWatch {
 
     /// Whether everything is signalled (else the slow fallback poll runs while needed).
     pub(crate) fn complete(&self) -> bool {
-        self.lid_signalled && self.displays_signalled
+        self.lid_signalled && self.displays_signalled && self.battery_signalled
     }
 }
 

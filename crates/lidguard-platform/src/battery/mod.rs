@@ -17,6 +17,19 @@ mod power_supply;
 #[cfg(windows)]
 mod windows;
 
+/// Starts sending `()` on `changed` whenever the power source or its charge may have changed, for
+/// as long as `changed` has a receiver; returns whether it could. macOS: the notify(3) name IOKit
+/// posts for those changes; Linux hears of them with the displays' uevents; Windows and
+/// relocated systems: no such signal (the caller reads the battery some other way).
+pub fn watch(roots: &Roots, changed: tokio::sync::mpsc::UnboundedSender<()>) -> bool {
+    #[cfg(target_os = "macos")]
+    if !roots.overridden {
+        return macos::watch(changed);
+    }
+    let _ = (roots, changed);
+    false
+}
+
 /// The battery, or `None` without one (or when it cannot be read).
 pub fn battery(roots: &Roots) -> Option<Battery> {
     if roots.overridden {

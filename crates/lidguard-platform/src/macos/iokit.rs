@@ -71,16 +71,19 @@ pub(crate) fn sleep_disabled() -> Option<bool> {
     root_domain_flag("SleepDisabled")
 }
 
-/// A boolean property of `IOPMrootDomain`; `None` when it is missing or cannot be read.
-fn root_domain_flag(key: &str) -> Option<bool> {
+/// `IOPMrootDomain`'s registry entry, for the caller to release (`IOObjectRelease`).
+pub(crate) fn root_domain() -> Option<u32> {
     // SAFETY: a NUL-terminated class name.
     let matching = unsafe { IOServiceMatching(c"IOPMrootDomain".as_ptr()) }?;
     let matching: CFRetained<CFDictionary> = CFRetained::from(&*matching);
     // SAFETY: the default main port; the dictionary reference is consumed.
     let service = unsafe { IOServiceGetMatchingService(MAIN_PORT_DEFAULT, Some(matching)) };
-    if service == 0 {
-        return None;
-    }
+    (service != 0).then_some(service)
+}
+
+/// A boolean property of `IOPMrootDomain`; `None` when it is missing or cannot be read.
+fn root_domain_flag(key: &str) -> Option<bool> {
+    let service = root_domain()?;
     let key = CFString::from_str(key);
     // SAFETY: `service` is a live registry entry and `key` a live CFString.
     let value = unsafe { IORegistryEntryCreateCFProperty(service, Some(&key), None, 0) };

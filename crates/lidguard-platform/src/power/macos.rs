@@ -125,6 +125,12 @@ impl PowerControl for MacPower {
         Box::pin(async move { closed })
     }
 
+    fn watch_lid(&self, changed: tokio::sync::mpsc::UnboundedSender<()>) -> BoxFuture<'_, bool> {
+        // With the roots relocated, the files below them are watched instead.
+        let watching = !self.roots.overridden && clamshell_notifications(changed);
+        Box::pin(async move { watching })
+    }
+
     fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {
         // Every Mac can sleep; hibernating needs hibernatemode 25 through the sudoers rule.
         Box::pin(async { (Some("yes".to_owned()), Some("yes".to_owned())) })
@@ -275,4 +281,68 @@ impl HeldProtection for MacHeld {
     fn inhibits(&self) -> Vec<Inhibit> {
         self.inhibits.clone()
     }
+}
+
+/// IOKit's interest notifications on `IOPMrootDomain`, delivered on a dispatch queue (no run
+/// loop): XNU's `sendClientClamshellNotification` messages its clients with
+/// `kIOPMMessageClamshellStateChange` at each lid change and when an external display appears or
+/// goes (the clamshell enabled or disabled), so the lid and what a closed lid means are heard of
+/// without polling. The registration lives as long as the process. `false` when it cannot be made.
+fn clamshell_notifications(changed: tokio::sync::mpsc::UnboundedSender<()>) -> bool {
+    use objc2_io_kit::{
+        IONotificationPort, IOObjectRelease, IOServiceAddInterestNotification, kIOGeneralInterest,
+    };
+
+    let Some(service) = crate::macos::iokit::root_domain() else {
+        return false;
+    };
+    let port = IONotificationPort::create(0);
+    if port.is_null() {
+        IOObjectRelease(service);
+        return false;
+    }
+    let queue: &'static dispatch2::DispatchQueue = Box::leak(Box::new(
+        dispatch2::DispatchQueue::new("dev.lidguard.clamshell", None),
+    ));
+    // SAFETY: `port` was just created; the queue lives for the rest of the process.
+    unsafe { IONotificationPort::set_dispatch_queue(port, Some(queue)) };
+    let mut interest = [0 as std::ffi::c_char; 128];
+    for (slot, byte) in interest.iter_mut().zip(kIOGeneralInterest.to_bytes()) {
+        *slot = byte.cast_signed();
+    }
+    let context: *mut std::ffi::c_void = Box::into_raw(Box::new(changed)).cast();
+    let mut notification = 0;
+    // SAFETY: the port and service are live; `interest` is a NUL-terminated io_name_t; the
+    // context is a leaked sender the callback only reads; `notification` is an out-parameter.
+    let status = unsafe {
+        IOServiceAddInterestNotification(
+            port,
+            service,
+            &mut interest,
+            Some(clamshell_changed),
+            context,
+            &mut notification,
+        )
+    };
+    IOObjectRelease(service);
+    if status != 0 {
+        tracing::warn!(status, "no clamshell notifications; the lid is polled");
+        return false;
+    }
+    true
+}
+
+/// Called on the dispatch queue for each message of the root domain.
+unsafe extern "C-unwind" fn clamshell_changed(
+    context: *mut std::ffi::c_void,
+    _service: u32,
+    message: u32,
+    _argument: *mut std::ffi::c_void,
+) {
+    if message != objc2_io_kit::kIOPMMessageClamshellStateChange || context.is_null() {
+        return;
+    }
+    // SAFETY: the context is the sender leaked in `clamshell_notifications`, never freed.
+    let changed = unsafe { &*context.cast::<tokio::sync::mpsc::UnboundedSender<()>>() };
+    let _ = changed.send(());
 }
