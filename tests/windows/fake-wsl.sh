@@ -23,4 +23,14 @@ if [ "$1" = "wslpath" ]; then
   printf '/mnt/%s%s\n' "$drive" "$rest"
   exit 0
 fi
+# wsl.exe reads its command line by rules of its own: an argument with a double quote or a
+# line break would not arrive as it was sent, so lidguard must never pass one (its scripts go on
+# stdin). The stand-in refuses them, so a regression fails the tests instead of passing here.
+nl='
+'
+for arg in "$@"; do
+  case $arg in
+    *\"*|*"$nl"*) echo "fake wsl: an argument wsl.exe would not pass on as it is: $arg" >&2; exit 2 ;;
+  esac
+done
 HOME=$FAKE_WSL_HOME exec "$@"

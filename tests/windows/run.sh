@@ -16,7 +16,8 @@ export WINEPREFIX=$cache/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=
 
 cargo build --locked --target x86_64-pc-windows-gnu -p lidguard --bins
 mkdir -p "$bin"
-cp target/x86_64-pc-windows-gnu/debug/lidguard.exe target/x86_64-pc-windows-gnu/debug/lidguard-hook.exe "$bin/"
+cp target/x86_64-pc-windows-gnu/debug/lidguard.exe target/x86_64-pc-windows-gnu/debug/lidguard-hook.exe \
+  target/x86_64-pc-windows-gnu/debug/lidguard-tray.exe "$bin/"
 x86_64-w64-mingw32-gcc -shared -O2 -o "$bin/bcryptprimitives.dll" tests/windows/bcryptprimitives.c -lbcrypt
 
 if [ ! -f "$WINEPREFIX/system.reg" ]; then

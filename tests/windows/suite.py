@@ -116,6 +116,24 @@ def daemon_over_the_named_pipe():
     check(any(x["sessionId"] == "h1" for x in e.status()["sessions"]), "the hook's session is tracked")
     out = e.run("claude-hook", stdin=b"{not json")
     check(out.returncode == 0 and out.stdout == b"", "a malformed payload fails open")
+    # The pipe's server is checked before anything is sent: a server that is not the user's
+    # own (the expected user set to another SID, since Wine runs every process as one user)
+    # gets no payload; the hook fails open and says why in lidguard's log.
+    impostor = dict(e.env, LIDGUARD_TEST_PIPE_SERVER_SID="S-1-5-21-0-0-0-4242")
+    out = run_exe(wine, e.exe / "lidguard-hook.exe", ["claude-hook"], impostor,
+                  b'{"hook_event_name":"UserPromptSubmit","session_id":"spy","cwd":"C:\\\\x","prompt":"p"}')
+    check(out.returncode == 0 and out.stdout == b"" and out.stderr == b"",
+          "a hook facing a pipe served by another user fails open, prints nothing", out.stderr)
+    sessions = [x["sessionId"] for x in e.status()["sessions"]]
+    check("spy" not in sessions, "that server got no payload: no session from it", sessions)
+    log = (e.root / "lidguard" / "state" / "lidguard.log").read_text(errors="replace")
+    check("not as you (S-1-5-21-0-0-0-4242); nothing was sent" in log,
+          "the log names who serves the pipe", log[-600:])
+    out = run_exe(wine, e.exe / "lidguard-hook.exe", ["claude-hook"], e.env,
+                  b'{"hook_event_name":"UserPromptSubmit","session_id":"spy","cwd":"C:\\\\x","prompt":"p"}')
+    check(any(x["sessionId"] == "spy" for x in e.status()["sessions"]),
+          "the same hook facing the user's own daemon is heard (the check passes its own user)")
+    e.run("stop", "--provider", "claude", "--session", "spy")
     e.run("stop", "--provider", "claude", "--session", "h1")
     e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
     # pause and resume over the pipe: the power request goes, and comes back.
@@ -294,8 +312,10 @@ def tray_in_a_wine_desktop():
     display = ":" + xvfb.stdout.readline().decode().strip()
     e = Env("tray", DISPLAY=display)
     e.run("settings", "--server-runtime-cleanup-delay-minutes", "0")
+    # Started as at login: through lidguard-tray.exe, the GUI-subsystem program the Run key
+    # names, which starts `lidguard.exe tray` with no console window and returns.
     desktop = subprocess.Popen(
-        [wine, "explorer", "/desktop=lidguard,1000x700", str(e.exe / "lidguard.exe"), "tray"],
+        [wine, "explorer", "/desktop=lidguard,1000x700", str(e.exe / "lidguard-tray.exe")],
         env=e.env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # The tray starts the daemon and shows its idle disc.
@@ -399,6 +419,59 @@ def read_lid_action(sys_root: Path):
     return v["ac"], v["dc"]
 
 
+def write_plan_value(sys_root: Path, name: str, ac: int, dc: int):
+    (sys_root / "power").mkdir(parents=True, exist_ok=True)
+    (sys_root / f"power/{name}.json").write_text(json.dumps(
+        {"activeScheme": BALANCED, "schemes": {BALANCED: {"ac": ac, "dc": dc}}}))
+
+
+def read_plan_value(sys_root: Path, name: str):
+    v = json.loads((sys_root / f"power/{name}.json").read_text())["schemes"][BALANCED]
+    return (v["ac"], v["dc"])
+
+
+def modern_standby_battery_timeout():
+    """On a Modern Standby machine a power request on battery ends 5 minutes after the sleep
+    timeout: while it holds, lidguard sets that timeout (DC) to never, and puts it back exactly
+    — on release, and after a kill with the next command. The capabilities come from the seam
+    (Wine reports no Modern Standby)."""
+    print("Modern Standby: the battery sleep timeout")
+    e = Env("standby")
+    sys_root = e.root / "sys"
+    write_lid_action(sys_root, 1, 1)
+    write_plan_value(sys_root, "standby-idle", 1800, 300)
+    (sys_root / "power/capabilities.json").write_text(json.dumps(
+        {"SystemS3": False, "SystemS4": True, "HiberFilePresent": True, "AoAc": True}))
+    e.env["LIDGUARD_SYS_ROOT"] = windows_path(sys_root)
+    e.run("start", "--provider", "custom", "--session", "ms")
+    check(read_plan_value(sys_root, "standby-idle") == (1800, 0),
+          "Modern Standby, held: the sleep timeout on battery is never (0), on AC untouched")
+    e.run("stop", "--provider", "custom", "--session", "ms")
+    check(e.wait_until(lambda: read_plan_value(sys_root, "standby-idle") == (1800, 300), "restore"),
+          "released: the user's 1800 s on AC and 300 s on battery are back exactly")
+    e.run("start", "--provider", "custom", "--session", "ms2")
+    check(read_plan_value(sys_root, "standby-idle") == (1800, 0), "held again")
+    for pid in e.daemon_unix_pids():
+        os.kill(pid, 9)
+    check(e.wait_until(lambda: not e.daemon_unix_pids(), "killed"), "daemon killed (SIGKILL)")
+    out = e.run("settings")
+    check(read_plan_value(sys_root, "standby-idle") == (1800, 300)
+          and b"your sleep timeout on battery (AC 1800, DC 300)" in out.stderr,
+          "after the kill the next command put the timeout back and said so", out.stderr)
+    out = e.run("doctor", "--json")
+    report = json.loads(out.stdout)
+    power = next(c for c in report["checks"] if c["area"] == "power")
+    check("Modern Standby" in power["detail"],
+          "doctor says how this machine sleeps (Modern Standby: the display turned off)", power)
+    # Without Modern Standby nothing of the sort is touched.
+    (sys_root / "power/capabilities.json").write_text(json.dumps({"SystemS3": True, "AoAc": False}))
+    e.run("start", "--provider", "custom", "--session", "s3")
+    check(read_plan_value(sys_root, "standby-idle") == (1800, 300),
+          "an S3 machine's sleep timeout is left alone")
+    e.run("stop", "--provider", "custom", "--session", "s3")
+    e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+
+
 def lid_action_backup_and_restore():
     print("lid-close action: backup, change, restore, crash restore")
     for ac, dc in ((1, 2), (0, 0)):
@@ -440,6 +513,7 @@ def lid_action_backup_and_restore():
         check(e.wait_until(lambda: read_lid_action(sys_root) == (ac, dc), "restore"),
               f"[user had {ac},{dc}] after the restart and release the user's values are back (not lidguard's 0)")
         e.wait_until(lambda: not e.daemon_unix_pids(), "exit")
+    modern_standby_battery_timeout()
     # Without the seam Wine has no lid-action API: the lid hold is refused, keep-awake still held.
     e = Env("lid-wine")
     e.run("start", "--provider", "custom", "--session", "w")
@@ -555,11 +629,17 @@ def installers_round_trip():
     check(b"Claude Code" in out.stdout and b"lidguard doctor" in out.stdout,
           "setup --yes --mcp hooks the agents found and runs doctor", out.stdout + out.stderr)
     check("claude-hook" in claude.read_text(), "setup installed Claude's hooks")
-    # The tray at login: a value of the user's Run key naming this lidguard.exe.
-    tray_at_login = f'"{windows_path(exe_dir / "lidguard.exe")}" tray'
+    # The tray at login: a value of the user's Run key naming lidguard-tray.exe, a program of
+    # the GUI subsystem (no console window opens for it at login).
+    tray_at_login = f'"{windows_path(exe_dir / "lidguard-tray.exe")}"'
     check(run_value(s) == tray_at_login and b"tray starts at your next login" in out.stdout,
           "setup puts the tray in the user's Run key (Wine's registry, read back with reg.exe)",
           f"{run_value(s)!r}\n{out.stdout.decode(errors='replace')}")
+    check(pe_subsystem(exe_dir / "lidguard-tray.exe") == GUI_SUBSYSTEM,
+          "the program the Run key names is a GUI-subsystem executable (its PE header says so)",
+          f"subsystem {pe_subsystem(exe_dir / 'lidguard-tray.exe')}")
+    check(pe_subsystem(exe_dir / "lidguard.exe") == CONSOLE_SUBSYSTEM,
+          "lidguard.exe itself stays a console program (its PE header says so)")
     check(b"starts at login (HKCU\\Software" in out.stdout,
           "doctor reports it", out.stdout)
     out = s.run("uninstall", "--yes")
@@ -580,6 +660,21 @@ def installers_round_trip():
     reg(s, "delete", RUN_KEY, "/v", "lidguard tray", "/f")
     left = [str(p) for p in (s.root / "lidguard").rglob("*")] if (s.root / "lidguard").exists() else []
     check(not left, "a second uninstall leaves no lidguard file either", left)
+
+
+# The PE optional header's Subsystem values (Microsoft Learn, "PE Format"): 2 Windows GUI,
+# 3 Windows character (console).
+GUI_SUBSYSTEM, CONSOLE_SUBSYSTEM = 2, 3
+
+
+def pe_subsystem(path):
+    """The Subsystem field of an executable's PE optional header: the header's offset is at
+    0x3c, after the 4-byte signature and the 20-byte COFF header comes the optional header, whose
+    Subsystem is 68 bytes in (PE32 and PE32+ alike)."""
+    data = Path(path).read_bytes()
+    pe = int.from_bytes(data[0x3C:0x40], "little")
+    assert data[pe:pe + 4] == b"PE\0\0", f"{path} is not a PE file"
+    return int.from_bytes(data[pe + 24 + 68:pe + 24 + 70], "little")
 
 
 def main():

@@ -69,7 +69,18 @@ pub(crate) fn docs(dist: &Dist) -> anyhow::Result<Docs> {
     })
 }
 
-/// Builds `lidguard` and `lidguard-hook` for `target` with `profile`; returns their paths.
+/// The executables a target's archive carries: `lidguard` and `lidguard-hook`, and on Windows
+/// `lidguard-tray` (the GUI-subsystem program the tray's Run key entry names, so no console
+/// window opens at login).
+fn bins(target: Target) -> &'static [&'static str] {
+    if target.is_windows() {
+        &["lidguard", "lidguard-hook", "lidguard-tray"]
+    } else {
+        &["lidguard", "lidguard-hook"]
+    }
+}
+
+/// Builds the executables of `target` ([`bins`]) with `profile`; returns their paths.
 pub(crate) fn executables(
     dist: &Dist,
     target: Target,
@@ -86,7 +97,7 @@ pub(crate) fn executables(
                 .join("target/universal-apple-darwin")
                 .join(profile);
             std::fs::create_dir_all(&dir)?;
-            for (i, name) in ["lidguard", "lidguard-hook"].iter().enumerate() {
+            for (i, name) in bins(target).iter().enumerate() {
                 run(Command::new("lipo")
                     .arg("-create")
                     .arg("-output")
@@ -115,11 +126,10 @@ pub(crate) fn executables(
         target.triple(),
         "-p",
         "lidguard",
-        "--bin",
-        "lidguard",
-        "--bin",
-        "lidguard-hook",
     ]);
+    for bin in bins(target) {
+        cmd.args(["--bin", bin]);
+    }
     run(&mut cmd).with_context(|| {
         if target.is_linux() {
             format!(
@@ -140,7 +150,7 @@ pub(crate) fn executables(
 }
 
 fn names(dir: &std::path::Path, target: Target) -> Vec<PathBuf> {
-    ["lidguard", "lidguard-hook"]
+    bins(target)
         .iter()
         .map(|n| dir.join(format!("{n}{}", target.exe_suffix())))
         .collect()

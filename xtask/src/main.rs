@@ -73,7 +73,7 @@ pub(crate) struct Dist {
 /// One built target: its executables and the archive made of them.
 pub(crate) struct Built {
     pub target: Target,
-    /// `lidguard` and `lidguard-hook` (with `.exe` on Windows).
+    /// `lidguard` and `lidguard-hook` (with `.exe` and `lidguard-tray.exe` on Windows).
     pub executables: Vec<PathBuf>,
     /// The archive file, inside `target/dist`.
     pub archive: PathBuf,

@@ -295,3 +295,31 @@ fn a_display_on_battery_does_not_keep_a_mac_from_the_closed_lid_policy() {
     })));
     assert_eq!(decide(&mut docked_sim), None);
 }
+
+/// Away mode (Windows) turns a sleep into a running machine with its screen off: asked for on AC
+/// only, so a laptop on battery in a bag is never kept running that way.
+#[test]
+fn away_mode_is_asked_for_on_ac_only() {
+    let open = Machine {
+        lid: Lid::Open,
+        external_displays: Some(0),
+    };
+    let mut sim = sim::Sim::with(Settings::defaults_for(Os::Windows), open);
+    sim.start("a");
+    let away = |sim: &sim::Sim| sim.reg.protection().map(|p| p.away_mode);
+    assert_eq!(
+        away(&sim),
+        Some(true),
+        "no battery reading: a desktop on AC"
+    );
+    sim.apply(Input::Battery(Some(Battery {
+        percent: 80,
+        on_battery: true,
+    })));
+    assert_eq!(away(&sim), Some(false), "on battery: no away mode");
+    sim.apply(Input::Battery(Some(Battery {
+        percent: 80,
+        on_battery: false,
+    })));
+    assert_eq!(away(&sim), Some(true), "on AC again");
+}

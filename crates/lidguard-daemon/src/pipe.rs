@@ -7,22 +7,14 @@
 
 use std::ffi::c_void;
 use std::io;
-use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
-use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, LocalFree};
+use windows_sys::Win32::Foundation::LocalFree;
 use windows_sys::Win32::Security::Authorization::{
-    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+    ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
 };
-use windows_sys::Win32::Security::{
-    GetTokenInformation, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
-    TokenUser,
-};
-use windows_sys::Win32::System::Pipes::GetNamedPipeClientProcessId;
-use windows_sys::Win32::System::Threading::{
-    GetCurrentProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION,
-};
+use windows_sys::Win32::Security::{PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
 
 /// The listening side: the pipe's name, its security and the instance waiting for a client.
 pub(crate) struct Listener {
@@ -118,74 +110,13 @@ pub(crate) fn sddl_for(sid: &str) -> String {
 
 /// The SID of the user running this process, as a string (`S-1-5-21-…`).
 pub(crate) fn own_sid() -> io::Result<String> {
-    // SAFETY: the pseudo handle of the current process needs no closing.
-    token_sid(unsafe { GetCurrentProcess() })
+    lidguard_ipc::windows_identity::own_sid()
 }
 
 /// The connecting client's user SID and process id.
 pub(crate) fn client_sid(pipe: &NamedPipeServer) -> io::Result<(String, Option<u32>)> {
-    let mut pid = 0_u32;
-    // SAFETY: the handle is the live pipe instance owned by `pipe`.
-    if unsafe { GetNamedPipeClientProcessId(pipe.as_raw_handle() as HANDLE, &mut pid) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: plain call; a null result is handled.
-    let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
-    if process.is_null() {
-        return Err(io::Error::last_os_error());
-    }
-    let sid = token_sid(process);
-    // SAFETY: opened above, closed once.
-    unsafe { CloseHandle(process) };
-    Ok((sid?, Some(pid)))
-}
-
-/// The user SID in the token of `process`.
-fn token_sid(process: HANDLE) -> io::Result<String> {
-    let mut token: HANDLE = std::ptr::null_mut();
-    // SAFETY: `process` is a valid process handle; `token` receives a handle closed below.
-    if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let result = user_of_token(token);
-    // SAFETY: opened above, closed once.
-    unsafe { CloseHandle(token) };
-    result
-}
-
-fn user_of_token(token: HANDLE) -> io::Result<String> {
-    let mut needed = 0_u32;
-    // SAFETY: a size query with no buffer.
-    unsafe { GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &mut needed) };
-    // u64 elements keep the TOKEN_USER the buffer holds aligned.
-    let mut buffer = vec![0_u64; (needed as usize).div_ceil(8).max(1)];
-    // SAFETY: `buffer` has at least `needed` bytes.
-    let ok = unsafe {
-        GetTokenInformation(
-            token,
-            TokenUser,
-            buffer.as_mut_ptr().cast(),
-            needed,
-            &mut needed,
-        )
-    };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: on success the buffer starts with a TOKEN_USER whose SID points into it.
-    let sid = unsafe { (*buffer.as_ptr().cast::<TOKEN_USER>()).User.Sid };
-    let mut text: *mut u16 = std::ptr::null_mut();
-    // SAFETY: `sid` is valid while `buffer` lives; the string is LocalAlloc'd and freed below.
-    if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a NUL-terminated UTF-16 string from ConvertSidToStringSidW.
-    let len = (0..).take_while(|&i| unsafe { *text.add(i) } != 0).count();
-    // SAFETY: `len` UTF-16 units were just counted.
-    let sid = String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(text, len) });
-    // SAFETY: allocated by ConvertSidToStringSidW.
-    unsafe { LocalFree(text.cast()) };
-    Ok(sid)
+    let (sid, pid) = lidguard_ipc::windows_identity::client_of(pipe)?;
+    Ok((sid, Some(pid)))
 }
 
 fn wide(text: &str) -> Vec<u16> {

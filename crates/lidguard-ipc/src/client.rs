@@ -302,12 +302,13 @@ pub fn request_by(
 }
 
 /// Opens the daemon's pipe; while every instance is busy (`ERROR_PIPE_BUSY`), tries again until
-/// `deadline`.
+/// `deadline`. A pipe whose server runs as another user is refused before anything is written
+/// ([`crate::windows_identity`]).
 #[cfg(windows)]
 fn open_pipe(path: &Path, deadline: Instant) -> io::Result<std::fs::File> {
     /// `ERROR_PIPE_BUSY`: all instances of the pipe are connected.
     const PIPE_BUSY: i32 = 231;
-    loop {
+    let pipe = loop {
         match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -319,9 +320,28 @@ fn open_pipe(path: &Path, deadline: Instant) -> io::Result<std::fs::File> {
             Err(e) if e.raw_os_error() == Some(PIPE_BUSY) => {
                 return Err(io::Error::from(io::ErrorKind::TimedOut));
             }
-            other => return other,
+            other => break other?,
         }
+    };
+    crate::windows_identity::check_server(&pipe, &expected_server()?)?;
+    Ok(pipe)
+}
+
+/// The user the pipe's server must run as: this process's own. Debug builds (what the Wine suite
+/// runs) take another from `LIDGUARD_TEST_PIPE_SERVER_SID`: Wine runs every process as one user,
+/// so a server of another user cannot be made there. Release builds never read it.
+#[cfg(windows)]
+fn expected_server() -> io::Result<String> {
+    #[cfg(debug_assertions)]
+    if let Some(sid) = lidguard_files::environment::text("LIDGUARD_TEST_PIPE_SERVER_SID") {
+        return Ok(sid);
     }
+    static OWN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(sid) = OWN.get() {
+        return Ok(sid.clone());
+    }
+    let sid = crate::windows_identity::own_sid()?;
+    Ok(OWN.get_or_init(|| sid).clone())
 }
 
 /// Sends `request` (builds for other platforms have no daemon transport).

@@ -15,6 +15,8 @@ pub mod places;
 pub mod protocol;
 pub mod settings_file;
 pub mod stream;
+#[cfg(windows)]
+pub mod windows_identity;
 
 pub use places::Places;
 pub use protocol::{PROTOCOL_VERSION, Request, Response};

@@ -1,15 +1,19 @@
-//! The lid-close action lidguard changes while it protects a Windows laptop, and how the user's
-//! own values come back.
+//! The power-plan values lidguard changes while it protects a Windows laptop, and how the user's
+//! own values come back ([`PlanSetting`]):
 //!
-//! A power request ends when the lid closes (Microsoft's `PowerSetRequest` documentation:
-//! requests end at user-initiated sleep, lid close included), so closed-lid protection on
-//! Windows sets the active scheme's `LIDACTION` (AC and DC) to "do nothing". The order is what
-//! makes it safe:
+//! - the lid-close action: a power request ends when the lid closes (Microsoft's
+//!   `PowerSetRequest` documentation: requests end at user-initiated sleep, lid close included),
+//!   so closed-lid protection sets the active scheme's `LIDACTION` (AC and DC) to "do nothing";
+//! - the sleep timeout on battery: on a Modern Standby machine on battery, system and execution
+//!   requests end 5 minutes after the system sleep timeout (same page, Remarks), so while it
+//!   holds there lidguard sets `STANDBYIDLE`'s DC value to 0 (never); the AC value stays.
+//!
+//! The order is what makes it safe:
 //!
 //! 1. read the active scheme and both values;
 //! 2. save them durably ([`PolicyBackups`], lidguard's store) — an existing backup is kept, since
 //!    it holds the user's original and the current value may already be lidguard's;
-//! 3. write 0 to AC and DC and re-apply the scheme; when that fails, restore at once.
+//! 3. write the new values and re-apply the scheme; when that fails, restore at once.
 //!
 //! [`restore`] writes the saved values into the *saved* scheme, re-applies it only if it is still
 //! the active one (a plan switch the user made meanwhile is not undone) and deletes the backup.
@@ -17,7 +21,8 @@
 //! backup while no daemon runs (after a crash).
 //!
 //! The OS calls sit behind [`LidActionPolicy`]: powrprof on Windows, or [`FilePolicy`] — a JSON
-//! file below the `LIDGUARD_SYS_ROOT` seam — where tests need a lid action Wine does not have.
+//! file per setting below the `LIDGUARD_SYS_ROOT` seam — where tests need values Wine does not
+//! have.
 
 use crate::policy::PolicyError;
 use std::path::{Path, PathBuf};
@@ -31,6 +36,61 @@ pub const BACKUP_KIND: &str = "windows-lid-action";
 /// 2 hibernate, 3 shut down).
 pub const DO_NOTHING: u32 = 0;
 
+/// A power-plan value lidguard changes for a while.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanSetting {
+    /// `SUB_BUTTONS` / `LIDACTION`: set to "do nothing" on AC and DC.
+    LidAction,
+    /// `SUB_SLEEP` / `STANDBYIDLE` (seconds; 0 never): set to 0 on DC (battery) only, on a
+    /// Modern Standby machine.
+    BatterySleepTimeout,
+}
+
+impl PlanSetting {
+    /// Both settings, in the order they are restored.
+    pub const ALL: [PlanSetting; 2] = [PlanSetting::LidAction, PlanSetting::BatterySleepTimeout];
+
+    /// The store's backup kind.
+    pub fn backup_kind(self) -> &'static str {
+        match self {
+            PlanSetting::LidAction => BACKUP_KIND,
+            PlanSetting::BatterySleepTimeout => "windows-battery-sleep-timeout",
+        }
+    }
+
+    /// What it is, for the user.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanSetting::LidAction => "lid-close action",
+            PlanSetting::BatterySleepTimeout => "sleep timeout on battery",
+        }
+    }
+
+    /// The values lidguard holds, from the user's `(ac, dc)`.
+    fn held(self, (ac, _dc): (u32, u32)) -> (u32, u32) {
+        match self {
+            PlanSetting::LidAction => (DO_NOTHING, DO_NOTHING),
+            PlanSetting::BatterySleepTimeout => (ac, 0),
+        }
+    }
+
+    /// What [`change`] does, for its error.
+    fn change_text(self) -> &'static str {
+        match self {
+            PlanSetting::LidAction => "set the lid-close action to do nothing",
+            PlanSetting::BatterySleepTimeout => "set the sleep timeout on battery to never",
+        }
+    }
+
+    /// The file standing in for it below the sys root.
+    fn file_name(self) -> &'static str {
+        match self {
+            PlanSetting::LidAction => "lid-action.json",
+            PlanSetting::BatterySleepTimeout => "standby-idle.json",
+        }
+    }
+}
+
 /// The user's lid-close action, as saved before lidguard changed it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,14 +103,20 @@ pub struct LidActionBackup {
     pub dc: u32,
 }
 
-/// The OS side: the active power scheme and its lid-close action.
+/// The OS side: the active power scheme and its values.
 pub trait LidActionPolicy: Send + Sync {
     /// The active scheme's GUID.
     fn active_scheme(&self) -> Result<String, PolicyError>;
-    /// `(AC, DC)` lid-close action of `scheme`.
-    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError>;
-    /// Writes both values into `scheme` (not yet in effect for the active scheme).
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError>;
+    /// `(AC, DC)` value of `setting` in `scheme`.
+    fn read(&self, scheme: &str, setting: PlanSetting) -> Result<(u32, u32), PolicyError>;
+    /// Writes both values of `setting` into `scheme` (not yet in effect for the active scheme).
+    fn write(
+        &self,
+        scheme: &str,
+        setting: PlanSetting,
+        ac: u32,
+        dc: u32,
+    ) -> Result<(), PolicyError>;
     /// Makes `scheme` active again, which puts written values into effect.
     fn apply(&self, scheme: &str) -> Result<(), PolicyError>;
 }
@@ -71,29 +137,31 @@ pub trait PolicyBackups: Send + Sync {
     }
 }
 
-/// Sets the lid-close action to "do nothing" after backing up the user's values; returns the
-/// backup in force (an older one when it existed).
+/// Sets `setting` to lidguard's values after backing up the user's; returns the backup in force
+/// (an older one when it existed).
 pub fn change(
     policy: &dyn LidActionPolicy,
     backups: &dyn PolicyBackups,
+    setting: PlanSetting,
 ) -> Result<LidActionBackup, PolicyError> {
     let scheme = policy.active_scheme()?;
-    let (ac, dc) = policy.read(&scheme)?;
+    let (ac, dc) = policy.read(&scheme, setting)?;
     let current = LidActionBackup { scheme, ac, dc };
     let json = serde_json::to_string(&current).expect("a backup always serializes");
-    let saved = if backups.save_if_absent(BACKUP_KIND, &json)? {
+    let saved = if backups.save_if_absent(setting.backup_kind(), &json)? {
         current.clone()
     } else {
-        load(backups)?.unwrap_or_else(|| current.clone())
+        load(backups, setting)?.unwrap_or_else(|| current.clone())
     };
+    let (new_ac, new_dc) = setting.held((ac, dc));
     let changed = policy
-        .write(&current.scheme, DO_NOTHING, DO_NOTHING)
+        .write(&current.scheme, setting, new_ac, new_dc)
         .and_then(|()| policy.apply(&current.scheme));
     if let Err(e) = changed {
         return Err(PolicyError::Change {
-            what: "set the lid-close action to do nothing",
+            what: setting.change_text(),
             cause: Box::new(e),
-            undo: restore(policy, backups).err().map(Box::new),
+            undo: restore(policy, backups, setting).err().map(Box::new),
         });
     }
     Ok(saved)
@@ -107,6 +175,8 @@ pub enum Restored {
     /// The saved values were written back; `applied` tells whether their scheme was still the
     /// active one (and so was re-applied).
     Values {
+        /// Which setting.
+        setting: PlanSetting,
         /// The values written back.
         backup: LidActionBackup,
         /// Whether the scheme was re-applied.
@@ -119,26 +189,31 @@ impl Restored {
     pub fn describe(&self) -> Option<String> {
         match self {
             Restored::Nothing => None,
-            Restored::Values { backup, .. } => Some(format!(
-                "your lid-close action (AC {}, DC {})",
-                backup.ac, backup.dc
+            Restored::Values {
+                setting, backup, ..
+            } => Some(format!(
+                "your {} (AC {}, DC {})",
+                setting.name(),
+                backup.ac,
+                backup.dc
             )),
         }
     }
 }
 
-/// Writes the backed-up lid-close action back and deletes the backup.
+/// Writes the backed-up values of `setting` back and deletes the backup.
 ///
 /// An unreadable backup is left in place (and reported): deleting it would lose the user's
 /// values for good.
 pub fn restore(
     policy: &dyn LidActionPolicy,
     backups: &dyn PolicyBackups,
+    setting: PlanSetting,
 ) -> Result<Restored, PolicyError> {
-    let Some(backup) = load(backups)? else {
+    let Some(backup) = load(backups, setting)? else {
         return Ok(Restored::Nothing);
     };
-    policy.write(&backup.scheme, backup.ac, backup.dc)?;
+    policy.write(&backup.scheme, setting, backup.ac, backup.dc)?;
     let applied = match policy.active_scheme() {
         Ok(active) if active.eq_ignore_ascii_case(&backup.scheme) => {
             policy.apply(&backup.scheme)?;
@@ -149,17 +224,24 @@ pub fn restore(
         Ok(_) => false,
         Err(e) => return Err(e),
     };
-    backups.delete(BACKUP_KIND)?;
-    Ok(Restored::Values { backup, applied })
+    backups.delete(setting.backup_kind())?;
+    Ok(Restored::Values {
+        setting,
+        backup,
+        applied,
+    })
 }
 
-fn load(backups: &dyn PolicyBackups) -> Result<Option<LidActionBackup>, PolicyError> {
-    match backups.load(BACKUP_KIND)? {
+fn load(
+    backups: &dyn PolicyBackups,
+    setting: PlanSetting,
+) -> Result<Option<LidActionBackup>, PolicyError> {
+    match backups.load(setting.backup_kind())? {
         None => Ok(None),
         Some(json) => match serde_json::from_str(&json) {
             Ok(backup) => Ok(Some(backup)),
             Err(e) => Err(PolicyError::SavedUnreadable {
-                kind: "lid-close action".to_owned(),
+                kind: setting.name().to_owned(),
                 reason: e.to_string(),
                 json,
             }),
@@ -206,12 +288,13 @@ pub fn parse_guid(text: &str) -> Result<(u32, u16, u16, [u8; 8]), PolicyError> {
     Ok((data1, data2, data3, data4))
 }
 
-/// The lid-close action kept in a JSON file, for tests: `<root>/power/lid-action.json` with
-/// `{"activeScheme": GUID, "schemes": {GUID: {"ac": N, "dc": N}}}`. Used instead of powrprof
-/// when `LIDGUARD_SYS_ROOT` is set, the same seam that relocates `/sys` on Linux.
+/// The plan's values kept in JSON files, for tests: `<root>/power/lid-action.json` and
+/// `<root>/power/standby-idle.json`, each `{"activeScheme": GUID, "schemes": {GUID: {"ac": N,
+/// "dc": N}}}` (the active scheme is the lid action file's). Used instead of powrprof when
+/// `LIDGUARD_SYS_ROOT` is set, the same seam that relocates `/sys` on Linux.
 #[derive(Clone, Debug)]
 pub struct FilePolicy {
-    path: PathBuf,
+    dir: PathBuf,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -228,45 +311,56 @@ struct AcDc {
 }
 
 impl FilePolicy {
-    /// The file below `sys_root`.
+    /// The files below `sys_root`.
     pub fn below(sys_root: &Path) -> FilePolicy {
         FilePolicy {
-            path: sys_root.join("power").join("lid-action.json"),
+            dir: sys_root.join("power"),
         }
     }
 
-    fn read_file(&self) -> Result<PolicyFile, PolicyError> {
-        let text =
-            std::fs::read_to_string(&self.path).map_err(|e| PolicyError::file(&self.path, e))?;
-        serde_json::from_str(&text).map_err(|e| PolicyError::file(&self.path, e))
+    fn path(&self, setting: PlanSetting) -> PathBuf {
+        self.dir.join(setting.file_name())
+    }
+
+    fn read_file(&self, setting: PlanSetting) -> Result<PolicyFile, PolicyError> {
+        let path = self.path(setting);
+        let text = std::fs::read_to_string(&path).map_err(|e| PolicyError::file(&path, e))?;
+        serde_json::from_str(&text).map_err(|e| PolicyError::file(&path, e))
     }
 }
 
 impl LidActionPolicy for FilePolicy {
     fn active_scheme(&self) -> Result<String, PolicyError> {
-        Ok(self.read_file()?.active_scheme)
+        Ok(self.read_file(PlanSetting::LidAction)?.active_scheme)
     }
 
-    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
-        let file = self.read_file()?;
+    fn read(&self, scheme: &str, setting: PlanSetting) -> Result<(u32, u32), PolicyError> {
+        let file = self.read_file(setting)?;
         let values = file
             .schemes
             .get(scheme)
-            .ok_or_else(|| PolicyError::file(&self.path, format!("no scheme {scheme}")))?;
+            .ok_or_else(|| PolicyError::file(&self.path(setting), format!("no scheme {scheme}")))?;
         Ok((values.ac, values.dc))
     }
 
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
-        let mut file = self.read_file()?;
+    fn write(
+        &self,
+        scheme: &str,
+        setting: PlanSetting,
+        ac: u32,
+        dc: u32,
+    ) -> Result<(), PolicyError> {
+        let path = self.path(setting);
+        let mut file = self.read_file(setting)?;
         file.schemes.insert(scheme.to_owned(), AcDc { ac, dc });
         let text = serde_json::to_string_pretty(&file).expect("the policy file always serializes");
-        lidguard_files::atomic::write(&self.path, text.as_bytes(), 0o600)
-            .map_err(|e| PolicyError::file(&self.path, e))
+        lidguard_files::atomic::write(&path, text.as_bytes(), 0o600)
+            .map_err(|e| PolicyError::file(&path, e))
     }
 
     fn apply(&self, scheme: &str) -> Result<(), PolicyError> {
         // Only checks the scheme exists: the file has no "in effect" state of its own.
-        self.read(scheme).map(drop)
+        self.read(scheme, PlanSetting::LidAction).map(drop)
     }
 }
 
@@ -309,6 +403,7 @@ mod tests {
     use super::*;
 
     const BALANCED: &str = "381b4222-f694-41f0-9685-ff5bb260df2e";
+    const LID: PlanSetting = PlanSetting::LidAction;
     const SAVER: &str = "a1841308-3541-4fab-bc81-f71556f20b4a";
 
     /// The OS's schemes, with what is in effect, and calls to fail on purpose.
@@ -349,10 +444,16 @@ mod tests {
         fn active_scheme(&self) -> Result<String, PolicyError> {
             Ok(self.state.lock().unwrap().active.clone())
         }
-        fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
+        fn read(&self, scheme: &str, _setting: PlanSetting) -> Result<(u32, u32), PolicyError> {
             Ok(self.stored(scheme))
         }
-        fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
+        fn write(
+            &self,
+            scheme: &str,
+            _setting: PlanSetting,
+            ac: u32,
+            dc: u32,
+        ) -> Result<(), PolicyError> {
             let mut s = self.state.lock().unwrap();
             if s.fail_write_of == Some(ac) {
                 return Err(PolicyError::Call {
@@ -379,7 +480,7 @@ mod tests {
     fn change_backs_up_first_then_sets_do_nothing_and_restore_brings_the_values_back() {
         let os = Os::with(BALANCED, 1, 2);
         let store = Store::default();
-        let saved = change(&os, &store).unwrap();
+        let saved = change(&os, &store, LID).unwrap();
         assert_eq!(
             saved,
             LidActionBackup {
@@ -391,29 +492,30 @@ mod tests {
         assert_eq!(os.in_effect(), (0, 0), "both AC and DC are changed");
         assert!(store.load(BACKUP_KIND).unwrap().is_some());
 
-        let restored = restore(&os, &store).unwrap();
+        let restored = restore(&os, &store, LID).unwrap();
         assert_eq!(
             restored,
             Restored::Values {
+                setting: LID,
                 backup: saved,
                 applied: true
             }
         );
         assert_eq!(os.in_effect(), (1, 2));
         assert_eq!(store.load(BACKUP_KIND).unwrap(), None);
-        assert_eq!(restore(&os, &store).unwrap(), Restored::Nothing);
+        assert_eq!(restore(&os, &store, LID).unwrap(), Restored::Nothing);
     }
 
     #[test]
     fn a_second_change_keeps_the_users_original_backup() {
         let os = Os::with(BALANCED, 1, 1);
         let store = Store::default();
-        change(&os, &store).unwrap();
+        change(&os, &store, LID).unwrap();
         // The daemon died here; a new one changes again while the old backup is pending: the
         // current values (0, lidguard's) must not replace the user's.
-        let saved = change(&os, &store).unwrap();
+        let saved = change(&os, &store, LID).unwrap();
         assert_eq!((saved.ac, saved.dc), (1, 1));
-        restore(&os, &store).unwrap();
+        restore(&os, &store, LID).unwrap();
         assert_eq!(os.in_effect(), (1, 1));
     }
 
@@ -421,8 +523,8 @@ mod tests {
     fn a_user_who_already_had_do_nothing_keeps_it() {
         let os = Os::with(BALANCED, 0, 0);
         let store = Store::default();
-        change(&os, &store).unwrap();
-        restore(&os, &store).unwrap();
+        change(&os, &store, LID).unwrap();
+        restore(&os, &store, LID).unwrap();
         assert_eq!(os.in_effect(), (0, 0));
     }
 
@@ -431,7 +533,7 @@ mod tests {
         let os = Os::with(BALANCED, 1, 1);
         os.state.lock().unwrap().fail_write_of = Some(DO_NOTHING);
         let store = Store::default();
-        let error = change(&os, &store).unwrap_err();
+        let error = change(&os, &store, LID).unwrap_err();
         let error = error.to_string();
         assert!(
             error.starts_with("cannot set the lid-close action to do nothing")
@@ -451,14 +553,14 @@ mod tests {
             .written
             .insert(SAVER.to_owned(), (2, 2));
         let store = Store::default();
-        change(&os, &store).unwrap();
+        change(&os, &store, LID).unwrap();
         // The user switches to another plan while protected.
         {
             let mut s = os.state.lock().unwrap();
             s.active = SAVER.to_owned();
             s.in_effect = (2, 2);
         }
-        let restored = restore(&os, &store).unwrap();
+        let restored = restore(&os, &store, LID).unwrap();
         assert!(matches!(restored, Restored::Values { applied: false, .. }));
         assert_eq!(
             os.stored(BALANCED),
@@ -478,7 +580,7 @@ mod tests {
         let os = Os::with(BALANCED, 0, 0);
         let store = Store::default();
         store.save_if_absent(BACKUP_KIND, "{not json").unwrap();
-        let error = restore(&os, &store).unwrap_err();
+        let error = restore(&os, &store, LID).unwrap_err();
         assert!(error.to_string().contains("unreadable"), "{error}");
         assert!(store.load(BACKUP_KIND).unwrap().is_some());
     }
@@ -508,6 +610,26 @@ mod tests {
         }
     }
 
+    /// The battery's sleep timeout: only its DC value goes to 0 (never), the AC one stays, and
+    /// both come back exactly; a backup of its own next to the lid action's.
+    #[test]
+    fn the_battery_sleep_timeout_is_zeroed_on_dc_only_and_comes_back() {
+        let timeout = PlanSetting::BatterySleepTimeout;
+        let os = Os::with(BALANCED, 1800, 300);
+        let store = Store::default();
+        let saved = change(&os, &store, timeout).unwrap();
+        assert_eq!((saved.ac, saved.dc), (1800, 300));
+        assert_eq!(os.in_effect(), (1800, 0));
+        assert!(store.load(timeout.backup_kind()).unwrap().is_some());
+        assert!(store.load(BACKUP_KIND).unwrap().is_none(), "not the lid's");
+        let restored = restore(&os, &store, timeout).unwrap();
+        assert_eq!(
+            restored.describe().as_deref(),
+            Some("your sleep timeout on battery (AC 1800, DC 300)")
+        );
+        assert_eq!(os.in_effect(), (1800, 300));
+    }
+
     #[test]
     fn file_policy_round_trip() {
         let dir = tempfile::tempdir().unwrap();
@@ -519,12 +641,24 @@ mod tests {
             ),
         )
         .unwrap();
+        std::fs::write(
+            dir.path().join("power/standby-idle.json"),
+            format!(
+                r#"{{"activeScheme":"{BALANCED}","schemes":{{"{BALANCED}":{{"ac":0,"dc":600}}}}}}"#
+            ),
+        )
+        .unwrap();
         let policy = FilePolicy::below(dir.path());
         let store = Store::default();
-        change(&policy, &store).unwrap();
-        assert_eq!(policy.read(BALANCED).unwrap(), (0, 0));
-        restore(&policy, &store).unwrap();
-        assert_eq!(policy.read(BALANCED).unwrap(), (1, 3));
+        let timeout = PlanSetting::BatterySleepTimeout;
+        change(&policy, &store, LID).unwrap();
+        change(&policy, &store, timeout).unwrap();
+        assert_eq!(policy.read(BALANCED, LID).unwrap(), (0, 0));
+        assert_eq!(policy.read(BALANCED, timeout).unwrap(), (0, 0));
+        restore(&policy, &store, LID).unwrap();
+        restore(&policy, &store, timeout).unwrap();
+        assert_eq!(policy.read(BALANCED, LID).unwrap(), (1, 3));
+        assert_eq!(policy.read(BALANCED, timeout).unwrap(), (0, 600));
         assert!(
             FilePolicy::below(&dir.path().join("none"))
                 .active_scheme()

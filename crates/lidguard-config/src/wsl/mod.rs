@@ -7,8 +7,12 @@
 //!   with no `--distribution` in the default distro;
 //! - `wslpath -a -u 'C:\…'` prints the Linux form (`/mnt/c/…`) of a Windows path.
 //!
-//! Configuration inside a distro is read and written through `sh -c SCRIPT lidguard-wsl ARGS…`,
-//! the file paths passed as positional parameters, so nothing is quoted into the script.
+//! Configuration inside a distro is read and written by small `sh` scripts. Over ssh they run as
+//! `sh -c SCRIPT lidguard-wsl ARGS…`, the file paths passed as positional parameters, so nothing
+//! is quoted into the script. Through `wsl.exe` nothing but plain words goes on its command line:
+//! `wsl.exe` reads its command line with rules of its own, which a script full of quotes and
+//! newlines would not survive, so the script, its arguments and its input reach the distro's
+//! `sh` on stdin as one program ([`stdin_program`]).
 //!
 //! The same edits reach a Linux host over the user's own `ssh` (`lidguard ssh --install`): the
 //! command line ssh hands to the remote login shell is each word single-quoted, which every
@@ -111,6 +115,29 @@ mv -f -- "$tmp" "$1""#;
 /// left empty.
 pub const REMOVE_EXECUTABLE_SCRIPT: &str =
     r#"rm -f -- "$1" && { rmdir -- "$(dirname -- "$1")" 2>/dev/null || true; }"#;
+
+/// The program `sh` reads on stdin to run `script` with `args` and `input` as its stdin, for a
+/// command line that carries nothing but `sh` itself: the arguments are set with `set --`, each
+/// single-quoted; the input travels base64-encoded in a here-document (any bytes, never taken
+/// for shell code) and is decoded into the script's stdin (`base64 -d`, coreutils and BusyBox).
+/// The script runs in a subshell, so its `exit` or a failure under `set -e` ends only it, and its
+/// status is the program's.
+pub fn stdin_program(script: &str, args: &[&str], input: &[u8]) -> String {
+    use base64::Engine;
+    let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(input);
+    let mut program = String::from("lidguard_input() {\nbase64 -d <<'LIDGUARD_INPUT'\n");
+    for chunk in encoded.as_bytes().chunks(76) {
+        program.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        program.push('\n');
+    }
+    program.push_str("LIDGUARD_INPUT\n}\n");
+    program.push_str(&format!("set -- {}\n", words.join(" ")));
+    program.push_str("lidguard_input | (\n");
+    program.push_str(script);
+    program.push_str("\n)\n");
+    program
+}
 
 /// `NAME=value` lines (as [`ENV_SCRIPT`] prints them) as a lookup.
 pub fn parse_env(text: &str) -> impl Fn(&str) -> Option<std::ffi::OsString> + '_ {
@@ -432,9 +459,15 @@ impl<'a> Distro<'a> {
     }
 
     fn sh(&self, script: &str, args: &[&str], stdin: &[u8]) -> Result<Output, WslError> {
-        let mut all = vec!["-c", script, "lidguard-wsl"];
-        all.extend_from_slice(args);
-        self.exec("sh", &all, stdin)
+        match &self.side {
+            // wsl.exe's own command-line reading never sees the script: it goes on stdin.
+            Side::Wsl(_) => self.exec("sh", &[], stdin_program(script, args, stdin).as_bytes()),
+            Side::Ssh { .. } => {
+                let mut all = vec!["-c", script, "lidguard-wsl"];
+                all.extend_from_slice(args);
+                self.exec("sh", &all, stdin)
+            }
+        }
     }
 
     fn failed(&self, what: &str, out: &Output) -> WslError {
@@ -1238,24 +1271,38 @@ mod tests {
     }
 
     /// The scripts run for real in `sh` here (Linux): read, write with backup and mode kept,
-    /// write through a symlink, delete with backup.
+    /// write through a symlink, delete with backup — both as ssh runs them (`sh -c`, input on
+    /// stdin) and as a WSL distro gets them (the whole program on stdin, `sh` alone on the
+    /// command line).
     #[cfg(unix)]
     #[test]
     fn scripts_behave_in_a_real_shell() {
+        for on_stdin in [false, true] {
+            scripts_behave(on_stdin);
+        }
+    }
+
+    #[cfg(unix)]
+    fn scripts_behave(on_stdin: bool) {
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
         use std::process::{Command, Stdio};
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("cfg/settings.json");
         let sh = |script: &str, args: &[&str], stdin: &[u8]| {
-            let mut child = Command::new("sh")
-                .args(["-c", script, "lidguard-wsl"])
-                .args(args)
+            let mut command = Command::new("sh");
+            let input = if on_stdin {
+                stdin_program(script, args, stdin).into_bytes()
+            } else {
+                command.args(["-c", script, "lidguard-wsl"]).args(args);
+                stdin.to_vec()
+            };
+            let mut child = command
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap();
-            child.stdin.take().unwrap().write_all(stdin).unwrap();
+            child.stdin.take().unwrap().write_all(&input).unwrap();
             child.wait_with_output().unwrap()
         };
         let f = file.to_str().unwrap();
@@ -1313,5 +1360,32 @@ mod tests {
         assert!(sh(REMOVE_EXECUTABLE_SCRIPT, &[e], b"").status.success());
         assert!(!exe.exists() && !exe.parent().unwrap().exists());
         assert!(dir.path().join("lib").exists());
+
+        // Paths with spaces, quotes and a newline, and input with every byte value, arrive
+        // exactly; a failing script's status is the program's.
+        let odd = dir.path().join("odd dir/it's \"a\"\nfile");
+        let o = odd.to_str().unwrap();
+        let every: Vec<u8> = (0..=255).collect();
+        assert!(sh(PUT_EXECUTABLE_SCRIPT, &[o], &every).status.success());
+        assert_eq!(std::fs::read(&odd).unwrap(), every);
+        assert_eq!(sh("exit 7", &[], b"").status.code(), Some(7));
+    }
+
+    /// What a WSL distro's `sh` gets: nothing on the command line but `sh`, the rest a program
+    /// on stdin whose input is base64 in a here-document.
+    #[test]
+    fn a_distro_gets_its_scripts_on_stdin() {
+        assert_eq!(
+            exec_args(Some("Ubuntu"), "sh", &[]),
+            ["--distribution", "Ubuntu", "--exec", "sh"]
+        );
+        let program = stdin_program(READ_SCRIPT, &["/home/u/a b"], b"hi");
+        assert_eq!(
+            program,
+            format!(
+                "lidguard_input() {{\nbase64 -d <<'LIDGUARD_INPUT'\naGk=\nLIDGUARD_INPUT\n}}\n\
+                 set -- '/home/u/a b'\nlidguard_input | (\n{READ_SCRIPT}\n)\n"
+            )
+        );
     }
 }

@@ -70,11 +70,7 @@ impl Registry {
             Stop::BatteryFloor(_) => SuspendReason::BatteryFloor,
             Stop::Thermal(_) => SuspendReason::ThermalPressure,
         };
-        let active = self
-            .sessions
-            .values()
-            .filter(|s| s.needs_protection())
-            .count();
+        let active = self.working_count();
         log(
             fx,
             "suspend-requested",
@@ -142,11 +138,7 @@ impl Registry {
                 }),
             });
         }
-        let active = self
-            .sessions
-            .values()
-            .filter(|s| s.needs_protection())
-            .count();
+        let active = self.working_count();
         log(
             fx,
             "emergency-hibernation-requested",

@@ -335,11 +335,7 @@ impl Registry {
         if self.settings.post_session_end_webhook_url.trim().is_empty() {
             return;
         }
-        let active = self
-            .sessions
-            .values()
-            .filter(|s| s.needs_protection())
-            .count();
+        let active = self.working_count();
         let payload = with_session(
             Payload {
                 event_type: Some(EventType::PostSessionEnd),
@@ -363,6 +359,14 @@ impl Registry {
     /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
     /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
     /// released right before the OS request (README, Sleeping when the work is done).
+    /// How many sessions need protection (working, or with pending work).
+    pub(super) fn working_count(&self) -> usize {
+        self.sessions
+            .values()
+            .filter(|s| s.needs_protection())
+            .count()
+    }
+
     pub(super) fn wanted_protection(&self) -> Option<ProtectionPlan> {
         // On battery below the floor, or at a serious thermal state, the OS gets the machine
         // back: it may sleep or hibernate as it would (and with a closed lid it is put to sleep,
@@ -375,11 +379,7 @@ impl Registry {
         if self.pause.is_some() {
             return None;
         }
-        let count = self
-            .sessions
-            .values()
-            .filter(|s| s.needs_protection())
-            .count();
+        let count = self.working_count();
         if count == 0 && self.pending_suspend.is_none() {
             return None;
         }
@@ -396,7 +396,11 @@ impl Registry {
             lid_switch: self.settings.change_lid_action,
             who: WHO.to_owned(),
             reason: power.reason.clone(),
-            away_mode: power.prevent_system_sleep && power.prevent_away_mode_sleep == Some(true),
+            // Away mode turns a sleep into a running machine with its screen off: never on
+            // battery, where that is a laptop running down in a bag.
+            away_mode: power.prevent_system_sleep
+                && power.prevent_away_mode_sleep == Some(true)
+                && !self.battery.is_some_and(|b| b.on_battery),
             display: power.prevent_display_sleep,
             sleep_gives_way: self.machine.lid != Lid::Closed,
             why: match (count, &self.pending_suspend) {

@@ -187,7 +187,8 @@ pub const FIELDS: &[FieldSpec] = &[
         aliases: &[],
         json_key: "powerRequest.preventAwayModeSleep",
         value_hint: "<true|false>",
-        help: "Also block away-mode sleep while an agent session is working.",
+        help: "Also block away-mode sleep while an agent session is working (on AC only: on \
+               battery away mode would keep a closed laptop running with its screen off).",
         platforms: WINDOWS_ONLY,
         category: Category::Power,
         kind: FieldKind::Bool,

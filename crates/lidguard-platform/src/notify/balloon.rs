@@ -1,8 +1,11 @@
 //! Windows: a notice is the balloon of a notification-area icon of its own
 //! (`Shell_NotifyIconW` with `NIF_INFO`), which Windows 10 and 11 show as a toast and Wine's
-//! shell as a balloon. The icon comes with the notice and goes when the notice is clicked or
-//! closed, or after [`SHOWN_FOR`]. A WinRT toast would need an AppUserModelID registered
-//! through a Start-menu shortcut; a balloon needs nothing installed.
+//! shell as a balloon. The icon comes with the notice and goes when the notice has been seen:
+//! clicked, closed, or timed out — and Windows does not count the time while nobody uses the
+//! machine (Microsoft Learn, `NOTIFYICONDATA`, `uTimeout`), so a notice that comes while the
+//! laptop is in a bag waits for its user. [`AT_MOST`] only bounds a shell that never says. A
+//! WinRT toast would need an AppUserModelID registered through a Start-menu shortcut; a balloon
+//! needs nothing installed.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Once, mpsc};
@@ -12,8 +15,8 @@ use windows_sys::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
 use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows_sys::Win32::UI::Shell::{
     NIF_ICON, NIF_INFO, NIF_MESSAGE, NIF_TIP, NIIF_INFO, NIIF_RESPECT_QUIET_TIME, NIIF_WARNING,
-    NIM_ADD, NIM_DELETE, NIN_BALLOONHIDE, NIN_BALLOONUSERCLICK, NOTIFYICONDATAW, NOTIFYICONDATAW_0,
-    Shell_NotifyIconW,
+    NIM_ADD, NIM_DELETE, NIN_BALLOONHIDE, NIN_BALLOONTIMEOUT, NIN_BALLOONUSERCLICK,
+    NOTIFYICONDATAW, NOTIFYICONDATAW_0, Shell_NotifyIconW,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
     CreateWindowExW, DefWindowProcW, DestroyWindow, DispatchMessageW, GetMessageW, IDI_INFORMATION,
@@ -27,8 +30,9 @@ use super::{Notice, NotifyError};
 const CLASS: &str = "lidguard-notice";
 /// What the notification area sends about a notice's icon and balloon.
 const WM_NOTICE: u32 = WM_APP + 1;
-/// How long a notice's icon stays when nobody clicks or closes its notice.
-const SHOWN_FOR: Duration = Duration::from_secs(60);
+/// The longest a notice's icon stays when the shell never says its balloon was seen or timed
+/// out (an Explorer restarted meanwhile forgets it).
+const AT_MOST: Duration = Duration::from_secs(8 * 60 * 60);
 /// How long the balloon itself asks to stay: the longest a shell that reads it allows (Wine
 /// keeps a balloon 10 to 30 s; Windows since Vista takes the time from its accessibility
 /// settings instead).
@@ -97,7 +101,7 @@ fn run(notice: &Notice, ready: &mpsc::Sender<Result<u32, NotifyError>>) {
     // SAFETY: a timer of this thread's window, then its message loop, until the window
     // procedure posts the quit.
     unsafe {
-        SetTimer(hwnd, 1, SHOWN_FOR.as_millis() as u32, None);
+        SetTimer(hwnd, 1, AT_MOST.as_millis() as u32, None);
         while GetMessageW(&mut msg, std::ptr::null_mut(), 0, 0) > 0 {
             TranslateMessage(&msg);
             DispatchMessageW(&msg);
@@ -147,7 +151,9 @@ fn window() -> Result<HWND, NotifyError> {
     Ok(hwnd)
 }
 
-/// Ends the notice when it is clicked or closed (or its icon clicked), or its time is up.
+/// Ends the notice once it has been seen: clicked or closed (or its icon clicked), or timed out
+/// (`NIN_BALLOONTIMEOUT`: shown for its time while someone used the machine, or closed with
+/// its ×) — or at [`AT_MOST`].
 unsafe extern "system" fn window_proc(
     hwnd: HWND,
     message: u32,
@@ -157,7 +163,7 @@ unsafe extern "system" fn window_proc(
     let done = match message {
         WM_NOTICE => matches!(
             lparam as u32,
-            NIN_BALLOONUSERCLICK | NIN_BALLOONHIDE | WM_LBUTTONUP
+            NIN_BALLOONUSERCLICK | NIN_BALLOONTIMEOUT | NIN_BALLOONHIDE | WM_LBUTTONUP
         ),
         WM_TIMER => true,
         _ => false,

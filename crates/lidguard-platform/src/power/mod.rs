@@ -288,7 +288,7 @@ fn restore(
     let mut restored: Vec<String> = Vec::new();
     let mut settled = None;
     #[cfg(windows)]
-    restored.extend(imp::restore_pending(backups)?.describe());
+    restored.extend(imp::restore_pending(backups)?);
     if cfg!(target_os = "macos") || roots.overridden {
         use crate::saved_setting::Restored;
         use crate::{give_back, hibernate_mode, pmset, sleep_disabled};

@@ -10,7 +10,14 @@
 //! - `SetThreadExecutionState` belongs to the calling thread, so the fallback keeps one thread
 //!   alive per hold;
 //! - the lid-switch notification delivers the current state right after registration, then each
-//!   change (0 closed, 1 open); a machine without a lid never calls back.
+//!   change (0 closed, 1 open); a machine without a lid never calls back;
+//! - on a Modern Standby machine (`GetPwrCapabilities().AoAc`) on battery, system and execution
+//!   requests end 5 minutes after the system sleep timeout (`PowerSetRequest`, Remarks), so while
+//!   it holds there lidguard sets the battery's sleep timeout to never, backed up like the lid
+//!   action ([`crate::lid_action::PlanSetting::BatterySleepTimeout`]);
+//! - `SetSuspendState` fails with `ERROR_NOT_SUPPORTED` on Modern Standby; turning the display
+//!   off (`WM_SYSCOMMAND` / `SC_MONITORPOWER` 2, broadcast) enters it, as the reference
+//!   LidGuard and PowerToys do.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -44,7 +51,7 @@ use windows_sys::Win32::UI::WindowsAndMessaging::{DEVICE_NOTIFY_CALLBACK, PBT_PO
 use super::{
     BoxFuture, HeldProtection, PolicyHold, PowerControl, PowerError, PowerUnavailable, SuspendError,
 };
-use crate::lid_action::{self, LidActionPolicy, PolicyBackups};
+use crate::lid_action::{self, LidActionPolicy, PlanSetting, PolicyBackups};
 use crate::policy::PolicyError;
 use crate::roots::Roots;
 
@@ -66,8 +73,50 @@ pub(super) struct WindowsPower {
     lid_policy: Option<Arc<dyn LidActionPolicy>>,
     lid_policy_error: String,
     backups: Option<Arc<dyn PolicyBackups>>,
+    /// What the machine can do (Modern Standby among it).
+    caps: Capabilities,
     /// The lid-action change, shared by every guard that wants it.
     lid_hold: super::SharedChange<PolicyHold>,
+    /// The battery sleep timeout's change (Modern Standby), shared the same way.
+    timeout_hold: super::SharedChange<PolicyHold>,
+}
+
+/// What `GetPwrCapabilities` says (`SYSTEM_POWER_CAPABILITIES`), or, where tests relocate the
+/// system, `<root>/power/capabilities.json` with the same fields (Wine reports no Modern
+/// Standby).
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize)]
+struct Capabilities {
+    #[serde(rename = "SystemS3", default)]
+    s3: bool,
+    #[serde(rename = "SystemS4", default)]
+    s4: bool,
+    #[serde(rename = "HiberFilePresent", default)]
+    hiberfile: bool,
+    /// Modern Standby (S0 low-power idle).
+    #[serde(rename = "AoAc", default)]
+    aoac: bool,
+}
+
+impl Capabilities {
+    fn read(roots: &Roots) -> Option<Capabilities> {
+        if roots.overridden {
+            let path = roots.sys_root.join("power/capabilities.json");
+            if let Ok(text) = std::fs::read_to_string(path) {
+                return serde_json::from_str(&text).ok();
+            }
+        }
+        let mut caps = SYSTEM_POWER_CAPABILITIES::default();
+        // SAFETY: fills the caller's struct.
+        if !unsafe { GetPwrCapabilities(&mut caps) } {
+            return None;
+        }
+        Some(Capabilities {
+            s3: caps.SystemS3,
+            s4: caps.SystemS4,
+            hiberfile: caps.HiberFilePresent,
+            aoac: caps.AoAc,
+        })
+    }
 }
 
 pub(super) async fn connect(
@@ -86,20 +135,25 @@ pub(super) async fn connect(
                 Err(e) => (None, e.to_string()),
             }
         };
-    // A daemon that died with the lid action changed left a backup: put the user's values
-    // back before anything else.
+    // A daemon that died with the plan changed left backups: put the user's values back
+    // before anything else.
     if let (Some(policy), Some(backups)) = (&lid_policy, &backups) {
-        match lid_action::restore(policy.as_ref(), backups.as_ref()) {
-            Ok(lid_action::Restored::Nothing) => {}
-            Ok(restored) => tracing::warn!(
-                ?restored,
-                "restored the lid-close action a previous daemon left changed"
-            ),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot restore the lid-close action a previous daemon left changed")
+        for setting in PlanSetting::ALL {
+            match lid_action::restore(policy.as_ref(), backups.as_ref(), setting) {
+                Ok(lid_action::Restored::Nothing) => {}
+                Ok(restored) => tracing::warn!(
+                    ?restored,
+                    "restored the power plan value a previous daemon left changed"
+                ),
+                Err(e) => tracing::error!(
+                    error = %e,
+                    setting = setting.name(),
+                    "cannot restore the power plan value a previous daemon left changed"
+                ),
             }
         }
     }
+    let caps = Capabilities::read(&roots).unwrap_or_default();
     let keep_awake = match Request::create("lidguard") {
         Ok(request) => {
             drop(request);
@@ -114,24 +168,35 @@ pub(super) async fn connect(
         lid_policy,
         lid_policy_error,
         backups,
+        caps,
         lid_hold: super::SharedChange::new(),
+        timeout_hold: super::SharedChange::new(),
     }))
 }
 
-/// Restores a lid-close action left changed, with the OS's own policy (or the test seam).
-pub(super) fn restore_pending(
-    backups: &dyn PolicyBackups,
-) -> Result<lid_action::Restored, PolicyError> {
+/// Restores the plan values left changed (the lid-close action, the battery sleep timeout), with
+/// the OS's own policy (or the test seam); returns what came back.
+pub(super) fn restore_pending(backups: &dyn PolicyBackups) -> Result<Vec<String>, PolicyError> {
     let roots = Roots::from_env();
-    if backups.load(lid_action::BACKUP_KIND)?.is_none() {
-        return Ok(lid_action::Restored::Nothing);
+    let mut pending = Vec::new();
+    for setting in PlanSetting::ALL {
+        if backups.load(setting.backup_kind())?.is_some() {
+            pending.push(setting);
+        }
     }
-    if roots.overridden {
-        lid_action::restore(&lid_action::FilePolicy::below(&roots.sys_root), backups)
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let policy: Box<dyn LidActionPolicy> = if roots.overridden {
+        Box::new(lid_action::FilePolicy::below(&roots.sys_root))
     } else {
-        let policy = crate::windows::powrprof::Powrprof::load()?;
-        lid_action::restore(&policy, backups)
+        Box::new(crate::windows::powrprof::Powrprof::load()?)
+    };
+    let mut restored = Vec::new();
+    for setting in pending {
+        restored.extend(lid_action::restore(policy.as_ref(), backups, setting)?.describe());
     }
+    Ok(restored)
 }
 
 pub(super) async fn logind_lid_closed() -> Option<bool> {
@@ -151,10 +216,12 @@ impl PowerControl for WindowsPower {
             } else {
                 Some(self.keep_awake(plan)?)
             };
+            let timeout = keep.as_ref().and_then(|_| self.timeout_hold());
             let lid = super::lid_hold_if(plan, &mut inhibits, || self.lid_hold())?;
             Ok(Box::new(WindowsHeld {
                 inhibits,
                 _keep: keep,
+                _timeout: timeout,
                 _lid: lid,
             }) as Box<dyn HeldProtection>)
         })
@@ -190,24 +257,23 @@ impl PowerControl for WindowsPower {
     }
 
     fn capabilities(&self) -> BoxFuture<'_, (Option<String>, Option<String>)> {
-        Box::pin(async {
-            let mut caps = SYSTEM_POWER_CAPABILITIES::default();
-            // SAFETY: fills the caller's struct.
-            if !unsafe { GetPwrCapabilities(&mut caps) } {
-                return (None, None);
-            }
+        let caps = self.caps;
+        Box::pin(async move {
             let yes = |b: bool| if b { "yes" } else { "na" }.to_owned();
-            // Modern Standby machines (AoAc) sleep without S3.
-            (
-                Some(yes(caps.SystemS3 || caps.AoAc)),
-                Some(yes(caps.SystemS4 && caps.HiberFilePresent)),
-            )
+            // Modern Standby machines (AoAc) have no S3: their sleep is the display turned off.
+            let sleep = match (caps.s3, caps.aoac) {
+                (true, _) => yes(true),
+                (false, true) => "yes (Modern Standby: the display turned off)".to_owned(),
+                (false, false) => yes(false),
+            };
+            (Some(sleep), Some(yes(caps.s4 && caps.hiberfile)))
         })
     }
 
     fn suspend(&self, hibernate: bool) -> BoxFuture<'_, Result<(), SuspendError>> {
+        let modern_standby = self.caps.aoac;
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || suspend_now(hibernate))
+            tokio::task::spawn_blocking(move || suspend_now(hibernate, modern_standby))
                 .await
                 .map_err(|e| SuspendError::Failed(e.to_string()))?
         })
@@ -258,30 +324,68 @@ impl WindowsPower {
     }
 
     fn lid_hold(&self) -> Result<Arc<PolicyHold>, PowerError> {
-        self.lid_hold
-            .get_or_make(|| {
-                let Some(policy) = self.lid_policy.clone() else {
-                    return Err(PolicyError::Missing(format!(
-                        "the lid-close action cannot be read or changed here: {}",
-                        self.lid_policy_error
-                    )));
-                };
-                let Some(backups) = self.backups.clone() else {
-                    return Err(PolicyError::Missing(
-                        "there is no durable place to back up the lid-close action".to_owned(),
-                    ));
-                };
-                let saved = lid_action::change(policy.as_ref(), backups.as_ref())?;
-                tracing::info!(scheme = %saved.scheme, ac = saved.ac, dc = saved.dc, "lid-close action set to do nothing; the user's values are backed up");
-                Ok(PolicyHold::new("the lid-close action", move || {
-                    lid_action::restore(policy.as_ref(), backups.as_ref())
-                }))
-            })
+        self.plan_hold(&self.lid_hold, PlanSetting::LidAction)
             .map_err(|e| PowerError::Refused {
                 backend: BACKEND.to_owned(),
                 what: Inhibit::HandleLidSwitch.as_str().to_owned(),
                 message: e.to_string(),
             })
+    }
+
+    /// On a Modern Standby machine, the battery's sleep timeout set to never while keep-awake is
+    /// held (else the power request ends 5 minutes after it on battery). A refusal (a value
+    /// Group Policy enforces, say) keeps the power request and says in the log that on battery
+    /// it will not last.
+    fn timeout_hold(&self) -> Option<Arc<PolicyHold>> {
+        if !self.caps.aoac {
+            return None;
+        }
+        match self.plan_hold(&self.timeout_hold, PlanSetting::BatterySleepTimeout) {
+            Ok(hold) => Some(hold),
+            Err(e) => {
+                tracing::warn!(
+                    error = %e,
+                    "Modern Standby: the sleep timeout on battery could not be set to never, so \
+                     on battery the hold ends 5 minutes after that timeout"
+                );
+                None
+            }
+        }
+    }
+
+    /// `setting` changed to lidguard's values in the active plan, the user's backed up first; one
+    /// change shared by every guard (`shared`), undone by the last one's drop.
+    fn plan_hold(
+        &self,
+        shared: &super::SharedChange<PolicyHold>,
+        setting: PlanSetting,
+    ) -> Result<Arc<PolicyHold>, PolicyError> {
+        shared.get_or_make(|| {
+            let Some(policy) = self.lid_policy.clone() else {
+                return Err(PolicyError::Missing(format!(
+                    "the {} cannot be read or changed here: {}",
+                    setting.name(),
+                    self.lid_policy_error
+                )));
+            };
+            let Some(backups) = self.backups.clone() else {
+                return Err(PolicyError::Missing(format!(
+                    "there is no durable place to back up the {}",
+                    setting.name()
+                )));
+            };
+            let saved = lid_action::change(policy.as_ref(), backups.as_ref(), setting)?;
+            tracing::info!(
+                setting = setting.name(),
+                scheme = %saved.scheme,
+                ac = saved.ac,
+                dc = saved.dc,
+                "power plan value changed; the user's values are backed up"
+            );
+            Ok(PolicyHold::new(setting.name(), move || {
+                lid_action::restore(policy.as_ref(), backups.as_ref(), setting)
+            }))
+        })
     }
 }
 
@@ -297,6 +401,7 @@ fn backend_error(what: &str, message: String) -> PowerError {
 struct WindowsHeld {
     inhibits: Vec<Inhibit>,
     _keep: Option<KeepHold>,
+    _timeout: Option<Arc<PolicyHold>>,
     _lid: Option<Arc<PolicyHold>>,
 }
 
@@ -493,23 +598,54 @@ unsafe extern "system" fn lid_callback(
     0
 }
 
-/// `SetSuspendState` after enabling the shutdown privilege it needs.
-fn suspend_now(hibernate: bool) -> Result<(), SuspendError> {
+/// `SetSuspendState` after enabling the shutdown privilege it needs; on a Modern Standby
+/// machine, where it is not supported, sleep is the display turned off.
+fn suspend_now(hibernate: bool, modern_standby: bool) -> Result<(), SuspendError> {
     enable_shutdown_privilege()?;
     // SAFETY: plain call; the privilege is enabled above.
     if unsafe { SetSuspendState(hibernate, false, false) } {
+        return Ok(());
+    }
+    // SAFETY: reads this thread's last error.
+    let code = unsafe { GetLastError() };
+    const NOT_SUPPORTED: u32 = 50;
+    match (code, modern_standby, hibernate) {
+        (NOT_SUPPORTED, true, false) => display_off(),
+        (NOT_SUPPORTED, _, _) => Err(SuspendError::Unsupported(format!(
+            "SetSuspendState failed (error {code}: not supported{})",
+            if modern_standby {
+                "; Modern Standby has no hibernation of its own to ask for"
+            } else {
+                ""
+            }
+        ))),
+        _ => Err(SuspendError::Failed(format!(
+            "SetSuspendState failed (error {code})"
+        ))),
+    }
+}
+
+/// Modern Standby's way to sleep: the display turned off (`WM_SYSCOMMAND` with
+/// `SC_MONITORPOWER` 2, broadcast to the session's windows), which the system takes as the
+/// start of standby. Works from the user's session only (the daemon runs there).
+fn display_off() -> Result<(), SuspendError> {
+    use windows_sys::Win32::UI::WindowsAndMessaging::{
+        HWND_BROADCAST, SC_MONITORPOWER, SendNotifyMessageW, WM_SYSCOMMAND,
+    };
+    /// `SC_MONITORPOWER`'s argument: the display is being shut off.
+    const OFF: isize = 2;
+    // SAFETY: a broadcast message with plain integer arguments; SendNotifyMessage does not wait.
+    if unsafe { SendNotifyMessageW(HWND_BROADCAST, WM_SYSCOMMAND, SC_MONITORPOWER as usize, OFF) }
+        != 0
+    {
+        tracing::info!("Modern Standby: the display was turned off, which enters standby");
         Ok(())
     } else {
         // SAFETY: reads this thread's last error.
         let code = unsafe { GetLastError() };
-        Err(if code == 50 {
-            SuspendError::Unsupported(format!(
-                "SetSuspendState failed (error {code}: not supported, as on Modern Standby \
-                 machines)"
-            ))
-        } else {
-            SuspendError::Failed(format!("SetSuspendState failed (error {code})"))
-        })
+        Err(SuspendError::Failed(format!(
+            "Modern Standby: turning the display off failed (error {code})"
+        )))
     }
 }
 

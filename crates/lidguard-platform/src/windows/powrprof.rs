@@ -10,11 +10,19 @@ use std::ffi::c_void;
 use windows_sys::Win32::Foundation::{HLOCAL, LocalFree};
 use windows_sys::Win32::System::LibraryLoader::{GetProcAddress, LoadLibraryW};
 use windows_sys::Win32::System::SystemServices::{
-    GUID_LIDCLOSE_ACTION, GUID_SYSTEM_BUTTON_SUBGROUP,
+    GUID_LIDCLOSE_ACTION, GUID_SLEEP_SUBGROUP, GUID_STANDBY_TIMEOUT, GUID_SYSTEM_BUTTON_SUBGROUP,
 };
 use windows_sys::core::GUID;
 
-use crate::lid_action::LidActionPolicy;
+use crate::lid_action::{LidActionPolicy, PlanSetting};
+
+/// A setting's subgroup and setting GUIDs (Microsoft's power-setting GUID list).
+fn guids(setting: PlanSetting) -> (&'static GUID, &'static GUID) {
+    match setting {
+        PlanSetting::LidAction => (&GUID_SYSTEM_BUTTON_SUBGROUP, &GUID_LIDCLOSE_ACTION),
+        PlanSetting::BatterySleepTimeout => (&GUID_SLEEP_SUBGROUP, &GUID_STANDBY_TIMEOUT),
+    }
+}
 
 type GetActive = unsafe extern "system" fn(*mut c_void, *mut *mut GUID) -> u32;
 type ReadIndex =
@@ -104,58 +112,42 @@ impl LidActionPolicy for Powrprof {
         Ok(text)
     }
 
-    fn read(&self, scheme: &str) -> Result<(u32, u32), PolicyError> {
+    fn read(&self, scheme: &str, setting: PlanSetting) -> Result<(u32, u32), PolicyError> {
         let scheme = parse_guid(scheme)?;
+        let (subgroup, setting) = guids(setting);
         let (mut ac, mut dc) = (0u32, 0u32);
         // SAFETY: the GUIDs live across the calls; the outputs are ours.
         unsafe {
             check(
                 "PowerReadACValueIndex",
-                (self.read_ac)(
-                    std::ptr::null_mut(),
-                    &scheme,
-                    &GUID_SYSTEM_BUTTON_SUBGROUP,
-                    &GUID_LIDCLOSE_ACTION,
-                    &mut ac,
-                ),
+                (self.read_ac)(std::ptr::null_mut(), &scheme, subgroup, setting, &mut ac),
             )?;
             check(
                 "PowerReadDCValueIndex",
-                (self.read_dc)(
-                    std::ptr::null_mut(),
-                    &scheme,
-                    &GUID_SYSTEM_BUTTON_SUBGROUP,
-                    &GUID_LIDCLOSE_ACTION,
-                    &mut dc,
-                ),
+                (self.read_dc)(std::ptr::null_mut(), &scheme, subgroup, setting, &mut dc),
             )?;
         }
         Ok((ac, dc))
     }
 
-    fn write(&self, scheme: &str, ac: u32, dc: u32) -> Result<(), PolicyError> {
+    fn write(
+        &self,
+        scheme: &str,
+        setting: PlanSetting,
+        ac: u32,
+        dc: u32,
+    ) -> Result<(), PolicyError> {
         let scheme = parse_guid(scheme)?;
+        let (subgroup, setting) = guids(setting);
         // SAFETY: the GUIDs live across the calls.
         unsafe {
             check(
                 "PowerWriteACValueIndex",
-                (self.write_ac)(
-                    std::ptr::null_mut(),
-                    &scheme,
-                    &GUID_SYSTEM_BUTTON_SUBGROUP,
-                    &GUID_LIDCLOSE_ACTION,
-                    ac,
-                ),
+                (self.write_ac)(std::ptr::null_mut(), &scheme, subgroup, setting, ac),
             )?;
             check(
                 "PowerWriteDCValueIndex",
-                (self.write_dc)(
-                    std::ptr::null_mut(),
-                    &scheme,
-                    &GUID_SYSTEM_BUTTON_SUBGROUP,
-                    &GUID_LIDCLOSE_ACTION,
-                    dc,
-                ),
+                (self.write_dc)(std::ptr::null_mut(), &scheme, subgroup, setting, dc),
             )
         }
     }

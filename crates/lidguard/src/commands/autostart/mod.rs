@@ -6,6 +6,8 @@
 mod launch_agent;
 #[cfg(windows)]
 mod run_key;
+#[cfg(any(windows, test))]
+mod run_key_entry;
 #[cfg(target_os = "linux")]
 mod xdg;
 

@@ -1,11 +1,13 @@
 //! The tray at login on Windows: the value `lidguard tray` of the user's Run key
 //! (`HKCU\Software\Microsoft\Windows\CurrentVersion\Run`), a command line Explorer runs at each
-//! login of this user. A value of that name is lidguard's only when it runs a `lidguard.exe`'s
-//! `tray`; another is the user's, and stays.
-
-use std::path::Path;
+//! login of this user. It names `lidguard-tray.exe`, a GUI-subsystem program that starts the tray
+//! with no console window (see its source); an entry an earlier lidguard wrote (`lidguard.exe`
+//! then `tray`, which opened one) is lidguard's too and is replaced. A value of that name that
+//! runs anything else is the user's, and stays.
 
 use anyhow::Context;
+
+use super::run_key_entry::{LAUNCHER, command, ours};
 use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
 use windows_sys::Win32::System::Registry::{
     HKEY_CURRENT_USER, REG_SZ, RRF_RT_REG_SZ, RegDeleteKeyValueW, RegGetValueW, RegSetKeyValueW,
@@ -29,10 +31,19 @@ pub(crate) fn installed() -> anyhow::Result<bool> {
     Ok(read()?.is_some_and(|command| ours(&command)))
 }
 
-/// Sets the value to this executable's `tray`; returns where it is.
+/// Sets the value to the `lidguard-tray.exe` next to this executable; returns where it is.
 pub(crate) fn install() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    let data = wide(&command(&exe));
+    let launcher = exe.with_file_name(LAUNCHER);
+    if !launcher.is_file() {
+        anyhow::bail!(
+            "{} is missing next to {}: install them together (the Windows zip and `cargo \
+             install` both do)",
+            launcher.display(),
+            exe.display()
+        );
+    }
+    let data = wide(&command(&launcher));
     let bytes = u32::try_from(data.len() * 2).context("the executable's path is too long")?;
     // SAFETY: NUL-terminated strings and a buffer of `bytes` bytes, all living through the call.
     let status = unsafe {
@@ -60,18 +71,6 @@ pub(crate) fn remove() -> anyhow::Result<Option<String>> {
         unsafe { RegDeleteKeyValueW(HKEY_CURRENT_USER, wide(KEY).as_ptr(), wide(VALUE).as_ptr()) };
     checked(status).with_context(|| format!("cannot delete {}", place().unwrap_or_default()))?;
     place().map(Some)
-}
-
-/// The command line: the executable quoted (its path may hold spaces), then `tray`.
-fn command(exe: &Path) -> String {
-    format!("\"{}\" tray", exe.display())
-}
-
-/// A command line lidguard wrote: a quoted `lidguard.exe`, then `tray`.
-fn ours(command: &str) -> bool {
-    command
-        .strip_suffix("\" tray")
-        .is_some_and(|exe| exe.to_ascii_lowercase().ends_with("lidguard.exe"))
 }
 
 /// The value's text; `None` when there is no such value.
