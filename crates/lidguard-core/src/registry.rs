@@ -51,6 +51,11 @@ pub const WHO: &str = "lidguard";
 /// The soft-lock reason of the inactivity timeout, before the minutes.
 pub const TIMEOUT_SOFT_LOCK_PREFIX: &str = "session-timeout-expired:";
 
+/// The most sessions one place elsewhere (a relay's `via`: an ssh host, a container) may keep
+/// here at once; a new one beyond it is refused, so a far side cannot make the daemon's work
+/// grow without bound.
+pub const MAX_SESSIONS_PER_PLACE: usize = 32;
+
 /// How many ended sessions are remembered to answer late stops with "already stopped".
 const ENDED_MEMORY: usize = 256;
 

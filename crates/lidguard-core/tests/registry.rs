@@ -579,3 +579,51 @@ proptest! {
         }
     }
 }
+
+/// A place elsewhere keeps at most `MAX_SESSIONS_PER_PLACE` sessions here: one more is refused
+/// and logged, while its existing sessions go on and another place and local work are not
+/// counted against it.
+#[test]
+fn a_place_elsewhere_keeps_a_bounded_number_of_sessions() {
+    use lidguard_core::registry::MAX_SESSIONS_PER_PLACE;
+    let mut sim = Sim::new(Settings::default());
+    let relayed = |id: String, via: &str| {
+        Input::Start(StartSession {
+            key: SessionKey::new(Provider::Claude, &id, ""),
+            cwd: None,
+            transcript_path: None,
+            watched_pid: None,
+            run_by: None,
+            via: Some(via.to_owned()),
+        })
+    };
+    let flood = "ssh mallory@build";
+    for n in 0..MAX_SESSIONS_PER_PLACE {
+        let id = format!("ssh:mallory@build/{n}");
+        assert_eq!(sim.apply(relayed(id, flood)), Reply::Started);
+    }
+    let one_more = format!("ssh:mallory@build/{MAX_SESSIONS_PER_PLACE}");
+    assert_eq!(sim.apply(relayed(one_more, flood)), Reply::Unchanged);
+    assert_eq!(sim.reg.sessions().count(), MAX_SESSIONS_PER_PLACE);
+    assert!(sim.effects.iter().any(|e| matches!(e, Effect::Log(l)
+        if l.name == "relayed-session-refused"
+            && l.detail == format!("{flood} already has {MAX_SESSIONS_PER_PLACE} sessions here"))));
+    // Its own sessions go on; others are not counted against it.
+    assert_eq!(
+        sim.apply(relayed("ssh:mallory@build/0".into(), flood)),
+        Reply::Updated
+    );
+    assert_eq!(
+        sim.apply(relayed("container:dev/1".into(), "container dev (podman)")),
+        Reply::Started
+    );
+    let local = Input::Start(StartSession {
+        key: SessionKey::new(Provider::Claude, "here", ""),
+        cwd: None,
+        transcript_path: None,
+        watched_pid: None,
+        run_by: None,
+        via: None,
+    });
+    assert_eq!(sim.apply(local), Reply::Started);
+}

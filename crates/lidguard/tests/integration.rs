@@ -55,5 +55,7 @@ mod trust;
 mod guards;
 // `lidguard ssh` against a real sshd on loopback: the relay, its limits and its lease.
 mod relay;
+// The far side as the less trusted party: a relay's bounds, a TCP relay's secret first.
+mod far_side;
 // `lidguard tray`: the StatusNotifierItem and its menu on a private session bus.
 mod tray;

@@ -22,6 +22,19 @@ impl Registry {
         // session's pid and transcript are another machine's: never looked up here.
         let watched_pid = watched_pid.filter(|_| key.provider != Provider::Mcp && via.is_none());
         let transcript_path = transcript_path.filter(|_| via.is_none());
+        // A place elsewhere is less trusted: it may keep only so many sessions here.
+        if let Some(place) = via.as_deref()
+            && !self.sessions.contains_key(&key)
+            && self.sessions_via(place) >= MAX_SESSIONS_PER_PLACE
+        {
+            log(
+                fx,
+                "relayed-session-refused",
+                Some(&key),
+                &format!("{place} already has {MAX_SESSIONS_PER_PLACE} sessions here"),
+            );
+            return Reply::Unchanged;
+        }
         self.ended.retain(|e| e.key != key);
         let (reply, session) = match self.sessions.get_mut(&key) {
             Some(session) => {
@@ -359,6 +372,14 @@ impl Registry {
     /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
     /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
     /// released right before the OS request (README, Sleeping when the work is done).
+    /// How many sessions came through relays to `place`.
+    fn sessions_via(&self, place: &str) -> usize {
+        self.sessions
+            .values()
+            .filter(|s| s.via.as_deref() == Some(place))
+            .count()
+    }
+
     /// How many sessions need protection (working, or with pending work).
     pub(super) fn working_count(&self) -> usize {
         self.sessions

@@ -26,11 +26,26 @@ use lidguard_ipc::protocol::{
 
 use super::session::{STARTUP_TIMEOUT, daemon_error};
 
-/// Guests served at once; more are refused (a flood never reaches the daemon).
+/// Guests served at once (on a TCP relay: once they showed the secret); more are refused (a
+/// flood never reaches the daemon).
 const MAX_GUESTS: usize = 32;
 
-/// How long a guest has to send its request line.
+/// TCP connections still to show the secret; more are closed at once, unanswered. A pool of
+/// their own: connections without the secret never take the places of those with it.
+const MAX_UNPROVEN: usize = 64;
+
+/// How long a guest has for its secret line and its request line, each as a whole: a byte now
+/// and then does not keep a connection open.
 const GUEST_READ: Duration = Duration::from_secs(5);
+
+/// The most hook events one relayed request may carry: what one hook sends (an event, and the
+/// few a transcript adds), not a batch.
+pub(crate) const MAX_RELAYED_EVENTS: usize = 8;
+
+/// Relayed requests handed to the daemon at once, until each has its first answer: a place that
+/// floods its relay waits behind its own requests, and the daemon serves local hooks between
+/// them. A Stop hook waiting for a second answer (ask before sleep) no longer counts.
+const MAX_FORWARDED: usize = 2;
 
 /// How often a relay whose daemon went away tries to take its lease on a new one.
 const LEASE_RETRY: Duration = Duration::from_millis(500);
@@ -137,16 +152,23 @@ macro_rules! guest {
 guest!(UnixStream, std::net::TcpStream);
 
 /// Serves the guests `accept` hands over, each on a thread of its own, at most [`MAX_GUESTS`]
-/// at once; with `secret` (its digest), a guest's first line must be the secret.
+/// at once; with `secret` (its digest), a guest's first line must be the secret, shown within
+/// [`GUEST_READ`], and until it is the guest is one of at most [`MAX_UNPROVEN`] others and is
+/// told nothing.
 fn serve<G: Guest>(
     places: &Places,
     place: Place,
     secret: Option<[u8; 32]>,
     mut accept: impl FnMut() -> std::io::Result<G> + Send + 'static,
 ) {
-    let daemon = places.socket();
-    let place = Arc::new(place);
-    let guests = Arc::new(AtomicUsize::new(0));
+    let relay = Arc::new(Served {
+        daemon: places.socket(),
+        place,
+        secret,
+        guests: AtomicUsize::new(0),
+        unproven: AtomicUsize::new(0),
+        forwarding: Slots::new(MAX_FORWARDED),
+    });
     std::thread::spawn(move || {
         loop {
             // One failed accept (a guest that hung up first, a moment out of descriptors)
@@ -159,20 +181,118 @@ fn serve<G: Guest>(
                     continue;
                 }
             };
-            if guests.fetch_add(1, Ordering::SeqCst) >= MAX_GUESTS {
-                guests.fetch_sub(1, Ordering::SeqCst);
-                refuse(guest, "too many relayed requests at once");
+            let pool = if relay.secret.is_some() {
+                Pool::Unproven
+            } else {
+                Pool::Guests
+            };
+            let Some(taken) = Taken::from(&relay, pool) else {
+                // Over the limit: a guest without the secret is told nothing at all.
+                if relay.secret.is_none() {
+                    refuse(guest, "too many relayed requests at once");
+                }
                 continue;
-            }
-            let (daemon, place, guests) = (daemon.clone(), Arc::clone(&place), Arc::clone(&guests));
+            };
             std::thread::spawn(move || {
-                if let Err(e) = serve_guest(guest, &daemon, &place, secret) {
+                if let Err(e) = serve_guest(guest, taken) {
                     tracing::debug!(error = %e, "relayed request failed");
                 }
-                guests.fetch_sub(1, Ordering::SeqCst);
             });
         }
     });
+}
+
+/// What a relay's guests share: where the daemon is, the place, the secret's digest, how many
+/// guests are being served or are still to show the secret, and the daemon's slots.
+struct Served {
+    daemon: PathBuf,
+    place: Place,
+    secret: Option<[u8; 32]>,
+    guests: AtomicUsize,
+    unproven: AtomicUsize,
+    forwarding: Slots,
+}
+
+/// The two pools of a relay's guests.
+#[derive(Clone, Copy)]
+enum Pool {
+    /// Being served.
+    Guests,
+    /// Still to show the secret (TCP).
+    Unproven,
+}
+
+impl Served {
+    fn pool(&self, pool: Pool) -> (&AtomicUsize, usize) {
+        match pool {
+            Pool::Guests => (&self.guests, MAX_GUESTS),
+            Pool::Unproven => (&self.unproven, MAX_UNPROVEN),
+        }
+    }
+}
+
+/// One place in a pool of a relay's guests, given back when dropped.
+struct Taken {
+    relay: Arc<Served>,
+    pool: Pool,
+}
+
+impl Taken {
+    /// A place in `pool` when not all are taken.
+    fn from(relay: &Arc<Served>, pool: Pool) -> Option<Taken> {
+        let (count, limit) = relay.pool(pool);
+        if count.fetch_add(1, Ordering::SeqCst) >= limit {
+            count.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Taken {
+            relay: Arc::clone(relay),
+            pool,
+        })
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.relay.pool(self.pool).0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A counting semaphore: at most `n` holders at once, the others wait.
+struct Slots {
+    free: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            free: Mutex::new(n),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a slot; it is given back when the guard drops.
+    fn take(&self) -> SlotGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+struct SlotGuard<'a>(&'a Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 /// The secret's digest: compared instead of the secret, so the time a comparison takes says
@@ -302,27 +422,30 @@ fn refuse(mut guest: impl Write, why: &str) {
 
 /// One relayed request: checked and rewritten here, then passed to the daemon, whose answer
 /// (and, for ask before sleep, its second answer) goes back as it is. A guest of a TCP relay
-/// without the secret gets no answer at all.
-fn serve_guest(
-    guest: impl Guest,
-    daemon: &Path,
-    place: &Place,
-    secret: Option<[u8; 32]>,
-) -> anyhow::Result<()> {
-    guest.read_timeout(Some(GUEST_READ))?;
+/// without the secret gets no answer at all. `taken` is the guest's place in its pool.
+fn serve_guest(guest: impl Guest, taken: Taken) -> anyhow::Result<()> {
+    let relay = Arc::clone(&taken.relay);
+    let place = &relay.place;
+    let deadline = Instant::now() + GUEST_READ;
     let mut reader = BufReader::new(guest.again()?);
-    if let Some(secret) = secret {
-        let mut given = Vec::new();
-        (&mut reader).take(256).read_until(b'\n', &mut given)?;
-        if secret_digest(given.strip_suffix(b"\n").unwrap_or(&given)) != secret {
-            tracing::warn!(place = %place.key, "refused a relay connection without the secret");
-            return Ok(());
+    let _taken = match relay.secret {
+        Some(secret) => {
+            let given = read_line_by(&guest, &mut reader, 256, deadline)?;
+            if secret_digest(given.strip_suffix(b"\n").unwrap_or(&given)) != secret {
+                tracing::warn!(place = %place.key, "refused a relay connection without the secret");
+                return Ok(());
+            }
+            // Proven: from the pool of those still to show it to the guests'.
+            drop(taken);
+            let Some(guest_place) = Taken::from(&relay, Pool::Guests) else {
+                refuse(guest, "too many relayed requests at once");
+                return Ok(());
+            };
+            guest_place
         }
-    }
-    let mut first = Vec::new();
-    (&mut reader)
-        .take(MAX_REQUEST_BYTES as u64 + 1)
-        .read_until(b'\n', &mut first)?;
+        None => taken,
+    };
+    let first = read_line_by(&guest, &mut reader, MAX_REQUEST_BYTES + 1, deadline)?;
     let request = match relayable(&first, place) {
         Ok(request) => request,
         Err(why) => {
@@ -332,8 +455,9 @@ fn serve_guest(
         }
     };
     guest.read_timeout(None)?;
-    let mut to_daemon = UnixStream::connect(daemon)?;
-    to_daemon.write_all(&line(&request)?)?;
+    let slot = relay.forwarding.take();
+    let to_daemon = UnixStream::connect(&relay.daemon)?;
+    (&to_daemon).write_all(&line(&request)?)?;
     // What the hook sends afterwards (nothing, or its close while it waits for a second
     // answer) reaches the daemon; the daemon's answers reach the hook.
     let mut upstream = to_daemon.try_clone()?;
@@ -341,10 +465,49 @@ fn serve_guest(
         let _ = std::io::copy(&mut reader, &mut upstream);
         let _ = upstream.shutdown(std::net::Shutdown::Write);
     });
+    let mut answers = BufReader::new(to_daemon);
     let mut downstream = guest;
-    std::io::copy(&mut to_daemon, &mut downstream)?;
+    let mut answer = Vec::new();
+    answers.read_until(b'\n', &mut answer)?;
+    // The daemon has answered: a second answer, if one comes, waits without a slot.
+    drop(slot);
+    downstream.write_all(&answer)?;
+    std::io::copy(&mut answers, &mut downstream)?;
     downstream.close_write();
     Ok(())
+}
+
+/// A line of at most `limit` bytes from `reader`, all of it by `deadline` (each read waits only
+/// what is left of it, so a byte now and then does not keep the connection open).
+fn read_line_by(
+    guest: &impl Guest,
+    reader: &mut BufReader<impl Read>,
+    limit: usize,
+    deadline: Instant,
+) -> std::io::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        guest.read_timeout(Some(left))?;
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(line);
+        }
+        let room = limit.saturating_sub(line.len());
+        let (take, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) if end < room => (end + 1, true),
+            _ if buffer.len() >= room => (room, true),
+            _ => (buffer.len(), false),
+        };
+        line.extend_from_slice(&buffer[..take]);
+        reader.consume(take);
+        if done {
+            return Ok(line);
+        }
+    }
 }
 
 /// The guest's request as the daemon may see it: hook events only, each under this relay's
@@ -366,6 +529,13 @@ fn relayable(first: &[u8], place: &Place) -> Result<Request, String> {
     let Request::Hook { mut events } = envelope.request else {
         return Err("a relay carries hook events only".into());
     };
+    if events.len() > MAX_RELAYED_EVENTS {
+        return Err(format!(
+            "{} events in one request: a relay carries what one hook sends, at most \
+             {MAX_RELAYED_EVENTS}",
+            events.len()
+        ));
+    }
     for event in &mut events {
         event.session_id = format!("{}/{}", place.key, event.session_id);
         // The other machine's processes and files mean nothing here, and must never be read.
