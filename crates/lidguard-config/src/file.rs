@@ -363,13 +363,15 @@ fn backup(
         .unwrap_or_default();
     let stamp = Timestamp::now().strftime(BACKUP_STAMP).to_string();
     let file = format!("{name}.{stamp}");
-    lidguard_files::private::write_copy(&dir, &file, &current.bytes, current.mode).map_err(
-        |source| ConfigError::Io {
+    lidguard_files::private::ensure_dir_below(&places.state_dir, &dir)
+        .and_then(|_| {
+            lidguard_files::private::write_copy(&dir, &file, &current.bytes, current.mode)
+        })
+        .map_err(|source| ConfigError::Io {
             action: "back up",
             path: target.path.clone(),
             source,
-        },
-    )?;
+        })?;
     prune_backups(&dir, &name);
     Ok(dir.join(file))
 }

@@ -30,7 +30,10 @@ impl InstanceLock {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(lidguard_files::private::FILE_MODE);
+            // A link planted at the lock's name is refused (ELOOP), never followed.
+            options
+                .mode(lidguard_files::private::FILE_MODE)
+                .custom_flags(lidguard_files::private::NO_FOLLOW);
         }
         let mut file = options.open(path)?;
         if wait {

@@ -37,8 +37,10 @@ impl std::fmt::Display for Tightened {
 }
 
 /// Creates `dir` and its missing parents as 0700; an existing `dir` open to group or others is
-/// tightened to 0700 (returned). The parents that already exist are left as they are.
+/// tightened to 0700 (returned). The parents that already exist are left as they are. `dir`
+/// itself is lidguard's own folder: a link planted at its name is refused, never followed.
 pub fn ensure_dir(dir: &Path) -> io::Result<Option<Tightened>> {
+    refuse_link(dir)?;
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -48,6 +50,42 @@ pub fn ensure_dir(dir: &Path) -> io::Result<Option<Tightened>> {
     }
     builder.create(dir)?;
     tighten(dir, DIR_MODE)
+}
+
+/// [`ensure_dir`] for `dir` below lidguard's folder `base` (`state/backups/<tag>` below the
+/// state folder): `base` and every folder between it and `dir` are lidguard's own, so each is
+/// made one at a time and none may be a link (a link planted at `backups` would otherwise send
+/// the copies of the agents' configs, keys included, wherever it points).
+pub fn ensure_dir_below(base: &Path, dir: &Path) -> io::Result<Option<Tightened>> {
+    let Ok(inside) = dir.strip_prefix(base) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not below {}", dir.display(), base.display()),
+        ));
+    };
+    ensure_dir(base)?;
+    let mut path = base.to_path_buf();
+    let mut tightened = None;
+    for part in inside.components() {
+        path.push(part);
+        tightened = ensure_dir(&path)?.or(tightened);
+    }
+    Ok(tightened)
+}
+
+/// Refuses `path` when it is a link (it is not followed; a missing path is fine).
+fn refuse_link(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a link; lidguard's own folders are never links, and it does not follow \
+                 one planted there (remove it, and lidguard makes the folder again)",
+                path.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Narrows `path` (file or directory, not followed through a link) to `limit`: any permission
@@ -200,6 +238,28 @@ mod tests {
         assert!(changed[1].to_string().contains("from 0644 to 0600"));
         assert_eq!((mode(&dir), mode(&file)), (0o700, 0o600));
         assert!(tighten_all([dir.as_path()], [file.as_path()]).is_empty());
+    }
+
+    /// A link planted where lidguard keeps its own folders is refused, never followed: at the
+    /// folder's own name, and at any folder between lidguard's base and it.
+    #[test]
+    fn links_planted_at_lidguards_folders_are_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let state = tmp.path().join("state");
+        ensure_dir(&state).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, state.join("backups")).unwrap();
+        let tagged = state.join("backups/hooks-claude");
+        let err = ensure_dir_below(&state, &tagged).unwrap_err();
+        assert!(err.to_string().contains("is a link"), "{err}");
+        let err = write_copy(&state.join("backups"), "x", b"key", 0o600).unwrap_err();
+        assert!(err.to_string().contains("is a link"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        std::fs::remove_file(state.join("backups")).unwrap();
+        ensure_dir_below(&state, &tagged).unwrap();
+        assert_eq!(mode(&tagged), 0o700);
+        assert!(ensure_dir_below(&state, tmp.path()).is_err(), "not below");
     }
 
     #[test]

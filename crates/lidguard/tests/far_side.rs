@@ -260,3 +260,40 @@ fn a_tcp_relay_answers_nothing_before_its_secret_and_slow_strangers_crowd_out_no
         assert!(kept < Duration::from_secs(12), "kept open {kept:?}");
     }
 }
+
+/// Links planted where lidguard keeps its own files are not followed: a link at the daemon's
+/// lock file makes the daemon refuse to start instead of writing through it; a link at the
+/// backups folder makes an install fail instead of copying the agent's config (keys and all)
+/// wherever it points.
+#[test]
+fn links_planted_at_the_lock_and_the_backups_folder_are_not_followed() {
+    let home = Home::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "untouched\n").unwrap();
+    let run = home.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::os::unix::fs::symlink(&victim, run.join("lidguard.lock")).unwrap();
+    let out = home.run(&["run-server"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+    std::fs::remove_file(run.join("lidguard.lock")).unwrap();
+
+    let user = home.path().join("user-home/.claude");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), "{\"apiKeyHelper\": \"secret\"}\n").unwrap();
+    let state = home.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let elsewhere = outside.path().join("copies");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, state.join("backups")).unwrap();
+    let out = home.run(&["hook-install", "--provider", "claude"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("is a link"), "{said}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(user.join("settings.json")).unwrap(),
+        "{\"apiKeyHelper\": \"secret\"}\n",
+        "nothing was changed without its backup"
+    );
+}

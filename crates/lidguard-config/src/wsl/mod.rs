@@ -73,9 +73,21 @@ pub fn wslpath_args(distro: Option<&str>, windows_path: &str) -> Vec<String> {
     exec_args(distro, "wslpath", &["-a", "-u", windows_path])
 }
 
+/// The largest agent config lidguard reads on the far side (a WSL distro, an ssh host): configs
+/// are a few kilobytes; anything bigger is not one, and the far side is not trusted to say so.
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// The most a command on the far side may print before lidguard stops reading it (a config of
+/// [`MAX_CONFIG_BYTES`] and some room).
+pub const MAX_OUTPUT_BYTES: usize = 2 << 20;
+
 /// A script run as `sh -c SCRIPT lidguard-wsl FILE`: prints FILE, or nothing with exit 3 when it
-/// does not exist (so "missing" and "unreadable" differ).
-pub const READ_SCRIPT: &str = r#"if [ -e "$1" ]; then cat -- "$1"; else exit 3; fi"#;
+/// does not exist (so "missing" and "unreadable" differ), or exit 4 when it is not a regular
+/// file (a device, a folder, a pipe: never read); at most [`MAX_CONFIG_BYTES`] and one byte
+/// more, so a larger file is seen to be larger without being read whole.
+pub const READ_SCRIPT: &str = r#"if [ ! -e "$1" ]; then exit 3; fi
+if [ ! -f "$1" ]; then echo "not a regular file" >&2; exit 4; fi
+head -c 1048577 -- "$1""#;
 
 /// A script run as `sh -c SCRIPT lidguard-wsl FILE STAMP` with the new content on stdin: makes
 /// the directory, keeps a backup `FILE.STAMP.bak` of an existing file (mode kept by `cp -p`),
@@ -312,8 +324,8 @@ impl Wsl for WslExe {
             let bytes = stdin.to_vec();
             std::thread::spawn(move || pipe.write_all(&bytes))
         });
-        let stdout = drain(child.stdout.take());
-        let stderr = drain(child.stderr.take());
+        let stdout = drain(child.stdout.take(), MAX_OUTPUT_BYTES);
+        let stderr = drain(child.stderr.take(), MAX_OUTPUT_BYTES);
         let Some(status) = child.wait_timeout(self.timeout)? else {
             let _ = child.kill();
             let _ = child.wait();
@@ -330,20 +342,37 @@ impl Wsl for WslExe {
         if let Some(input) = input {
             let _ = input.join();
         }
+        let stdout = stdout.join().unwrap_or_default();
+        if stdout.len() > MAX_OUTPUT_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} printed more than {} MiB, which none of lidguard's commands there does; \
+                     its output was not read further",
+                    self.program.to_string_lossy(),
+                    MAX_OUTPUT_BYTES >> 20
+                ),
+            ));
+        }
         Ok(Output {
             status,
-            stdout: stdout.join().unwrap_or_default(),
+            stdout,
             stderr: stderr.join().unwrap_or_default(),
         })
     }
 }
 
-/// Reads a child's pipe to its end on a thread of its own.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+/// Reads a child's pipe on a thread of its own: to its end, or `limit` bytes and one more, after
+/// which the pipe is closed (a program that goes on writing gets `EPIPE` and ends), so the far
+/// side cannot make this process hold more than that.
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+    limit: usize,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
+        if let Some(pipe) = pipe {
+            let _ = pipe.take(limit as u64 + 1).read_to_end(&mut bytes);
         }
         bytes
     })
@@ -562,10 +591,19 @@ impl<'a> Distro<'a> {
     pub fn read(&self, file: &str) -> Result<Option<String>, WslError> {
         let out = self.sh(READ_SCRIPT, &[file], b"")?;
         match out.status.code() {
+            Some(0) if out.stdout.len() > MAX_CONFIG_BYTES => Err(self.unusable(format!(
+                "{file} is larger than {} MiB, which no agent's config is; lidguard leaves it \
+                 alone",
+                MAX_CONFIG_BYTES >> 20
+            ))),
             Some(0) => String::from_utf8(out.stdout)
                 .map(Some)
                 .map_err(|_| self.unusable(format!("{file} is not UTF-8 text"))),
             Some(3) => Ok(None),
+            Some(4) => Err(self.unusable(format!(
+                "{file} is not a regular file (a device, a folder, a link to one); lidguard \
+                 reads and writes agents' configs only as regular files"
+            ))),
             _ => Err(self.failed(&format!("reading {file}"), &out)),
         }
     }
@@ -1221,6 +1259,45 @@ mod tests {
                 .join("../../tests/windows/fake-wsl.sh"),
         )
         .with_env("FAKE_WSL_HOME", home)
+    }
+
+    /// The far side's files are read only when regular and small: a config that is a link to
+    /// `/dev/zero`, a folder, or a 300 MB file is refused quickly, with at most a little more
+    /// than the cap read.
+    #[cfg(unix)]
+    #[test]
+    fn what_is_read_from_the_far_side_is_bounded() {
+        assert!(READ_SCRIPT.contains(&format!("head -c {} ", MAX_CONFIG_BYTES + 1)));
+        let home = tempfile::tempdir().unwrap();
+        let wsl = fake_wsl(home.path());
+        let distro = Distro::new(&wsl, Some("Ubuntu"));
+        let claude = home.path().join(".claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        let file = claude.join("settings.json");
+        let f = file.to_str().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        let started = std::time::Instant::now();
+        let err = distro.read(f).unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::create_dir(&file).unwrap();
+        let err = distro.read(f).unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+        std::fs::remove_dir(&file).unwrap();
+        let big = std::fs::File::create(&file).unwrap();
+        big.set_len(300 << 20).unwrap();
+        let err = distro.read(f).unwrap_err().to_string();
+        assert!(err.contains("is larger than 1 MiB"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        std::fs::write(&file, "{}\n").unwrap();
+        assert_eq!(distro.read(f).unwrap().as_deref(), Some("{}\n"));
+        // A far side that prints without end is cut off, not read whole.
+        let endless = WslExe::at("sh");
+        let err = endless
+            .run(&["-c".into(), "exec cat /dev/zero".into()], b"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("printed more than 2 MiB"), "{err}");
     }
 
     #[cfg(unix)]

@@ -344,6 +344,17 @@ fn service() -> Check {
 /// The tray: started at login by its entry, or how to have it.
 #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 fn tray() -> Check {
+    if super::autostart::foreign().unwrap_or(false) {
+        let place = super::autostart::place().unwrap_or_default();
+        return Check::failed(
+            "tray",
+            format!(
+                "{place} is there and lidguard did not write it: lidguard left it as it is, and \
+                 its tray does not start at login"
+            ),
+            "move that entry away if it is not yours on purpose, then `lidguard setup`",
+        );
+    }
     match super::autostart::installed() {
         Ok(true) => Check::ok(
             "tray",

@@ -35,6 +35,13 @@ pub(crate) fn installed() -> anyhow::Result<bool> {
     Ok(installed_in(&home()?))
 }
 
+/// Whether a file of that name is there that lidguard did not write.
+#[cfg(target_os = "macos")]
+pub(crate) fn foreign() -> anyhow::Result<bool> {
+    let home = home()?;
+    Ok(launchd::tray_agent_path(&home).symlink_metadata().is_ok() && !installed_in(&home))
+}
+
 /// Writes the agent (loaded at the next login); returns its path.
 #[cfg(target_os = "macos")]
 pub(crate) fn install() -> anyhow::Result<String> {

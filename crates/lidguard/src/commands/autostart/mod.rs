@@ -1,6 +1,7 @@
-//! The tray at login: each platform's place for it, each backend with the same five
+//! The tray at login: each platform's place for it, each backend with the same six
 //! functions. `setup` adds the entry, `uninstall` takes it out, `doctor` says whether it is
-//! there.
+//! there; an entry of that name that lidguard did not write is the user's and stays, and
+//! `doctor` says so.
 
 #[cfg(any(target_os = "macos", all(test, unix)))]
 mod launch_agent;
@@ -12,8 +13,8 @@ mod run_key_entry;
 mod xdg;
 
 #[cfg(target_os = "macos")]
-pub(crate) use launch_agent::{install, installed, place, remove, wanted};
+pub(crate) use launch_agent::{foreign, install, installed, place, remove, wanted};
 #[cfg(windows)]
-pub(crate) use run_key::{install, installed, place, remove, wanted};
+pub(crate) use run_key::{foreign, install, installed, place, remove, wanted};
 #[cfg(target_os = "linux")]
-pub(crate) use xdg::{install, installed, place, remove, wanted};
+pub(crate) use xdg::{foreign, install, installed, place, remove, wanted};

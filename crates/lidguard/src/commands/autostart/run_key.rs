@@ -31,6 +31,11 @@ pub(crate) fn installed() -> anyhow::Result<bool> {
     Ok(read()?.is_some_and(|command| ours(&command)))
 }
 
+/// Whether a value of that name is there that runs something else (the user's).
+pub(crate) fn foreign() -> anyhow::Result<bool> {
+    Ok(read()?.is_some_and(|command| !ours(&command)))
+}
+
 /// Sets the value to the `lidguard-tray.exe` next to this executable; returns where it is.
 pub(crate) fn install() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the lidguard executable")?;

@@ -2,7 +2,11 @@
 //! `$XDG_CONFIG_HOME/autostart/` (else `~/.config/autostart/`), which every desktop that
 //! follows the Desktop Application Autostart specification starts at login. `setup` writes it
 //! where a desktop session runs; `uninstall` deletes it, and the folders it had to create when
-//! they are empty (the entry lists them itself, `X-Lidguard-Created-Dirs`).
+//! they are empty (the entry lists them itself, `X-Lidguard-Created-Dirs`). A file of that name
+//! without that key is the user's: `setup` stops rather than replace it, `uninstall` leaves it,
+//! and `doctor` says so.
+//!
+//! The file work takes the config folder as an argument, so it is tested here.
 
 use std::path::{Path, PathBuf};
 
@@ -14,19 +18,41 @@ const FILE: &str = "lidguard-tray.desktop";
 /// The key that marks the entry as lidguard's and lists the folders it created.
 const CREATED: &str = "X-Lidguard-Created-Dirs=";
 
-/// Where the entry goes.
-fn path() -> anyhow::Result<PathBuf> {
-    Ok(crate::commands::config_home()?.join("autostart").join(FILE))
+/// Where the entry goes below the config folder `config` (`~/.config`).
+fn path_in(config: &Path) -> PathBuf {
+    config.join("autostart").join(FILE)
+}
+
+fn config() -> anyhow::Result<PathBuf> {
+    crate::commands::config_home()
 }
 
 /// The entry's path, as the user reads it.
 pub(crate) fn place() -> anyhow::Result<String> {
-    Ok(path()?.display().to_string())
+    Ok(path_in(&config()?).display().to_string())
 }
 
 /// Whether lidguard's entry is there.
 pub(crate) fn installed() -> anyhow::Result<bool> {
-    Ok(path()?.exists())
+    Ok(ours(&path_in(&config()?)).is_some())
+}
+
+/// Whether a file of that name is there that lidguard did not write.
+pub(crate) fn foreign() -> anyhow::Result<bool> {
+    Ok(foreign_in(&config()?))
+}
+
+/// The folders lidguard's entry at `path` created, when the file is lidguard's.
+fn ours(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(CREATED))
+        .map(str::to_owned)
+}
+
+fn foreign_in(config: &Path) -> bool {
+    let path = path_in(config);
+    path.symlink_metadata().is_ok() && ours(&path).is_none()
 }
 
 /// Whether a graphical session runs here (where a tray makes sense).
@@ -77,17 +103,38 @@ fn entry(exe: &Path, created: &[PathBuf]) -> String {
 
 /// Writes the entry (readable by the user alone); returns its path.
 pub(crate) fn install() -> anyhow::Result<String> {
-    let path = path()?;
+    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+    install_in(&config()?, &exe)
+}
+
+/// Writes the entry running `exe` below `config`; a file of that name lidguard did not write
+/// stops it, untouched.
+fn install_in(config: &Path, exe: &Path) -> anyhow::Result<String> {
+    let path = path_in(config);
+    if foreign_in(config) {
+        anyhow::bail!(
+            "{} is there and lidguard did not write it; it is left alone. Move it away and run \
+             setup again, or pass --no-tray",
+            path.display()
+        );
+    }
     let dir = path.parent().context("the autostart folder")?;
-    let mut created = Vec::new();
+    // Written again over its own entry: the folders it made then are still its to take away.
+    let mut created: Vec<PathBuf> = ours(&path)
+        .map(|dirs| {
+            dirs.split(';')
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut missing = Some(dir);
     while let Some(d) = missing.filter(|d| !d.exists()) {
         created.push(d.to_path_buf());
         missing = d.parent();
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    lidguard_files::atomic::write(&path, entry(&exe, &created).as_bytes(), 0o600)
+    lidguard_files::atomic::write(&path, entry(exe, &created).as_bytes(), 0o600)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path.display().to_string())
 }
@@ -95,11 +142,12 @@ pub(crate) fn install() -> anyhow::Result<String> {
 /// Deletes lidguard's entry (never a file it did not write) and the folders it created, when
 /// empty; returns its path, `None` when there was none.
 pub(crate) fn remove() -> anyhow::Result<Option<String>> {
-    let path = path()?;
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
-    };
-    let Some(dirs) = text.lines().find_map(|l| l.strip_prefix(CREATED)) else {
+    remove_in(&config()?)
+}
+
+fn remove_in(config: &Path) -> anyhow::Result<Option<String>> {
+    let path = path_in(config);
+    let Some(dirs) = ours(&path) else {
         return Ok(None);
     };
     std::fs::remove_file(&path).with_context(|| format!("cannot delete {}", path.display()))?;
@@ -136,5 +184,30 @@ mod tests {
         assert!(text.starts_with("[Desktop Entry]\n"));
         assert!(text.contains("\nExec=/opt/lidguard tray\n"));
         assert!(text.ends_with("X-Lidguard-Created-Dirs=/h/.config/autostart;/h/.config\n"));
+    }
+
+    /// A user's own entry of that name survives `setup` and `uninstall` byte for byte, and is
+    /// told apart; lidguard's own is written again over itself and taken away with the folders
+    /// it made.
+    #[test]
+    fn a_users_own_entry_of_that_name_is_left_as_it_is() {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(".config");
+        let exe = Path::new("/opt/lidguard");
+        let path = install_in(&config, exe).unwrap();
+        assert!(!foreign_in(&config) && ours(Path::new(&path)).is_some());
+        install_in(&config, exe).unwrap();
+        assert_eq!(remove_in(&config).unwrap().as_deref(), Some(path.as_str()));
+        assert!(!config.exists(), "the folders it made went with it");
+
+        let autostart = config.join("autostart");
+        std::fs::create_dir_all(&autostart).unwrap();
+        let mine = "[Desktop Entry]\nType=Application\nExec=my-own-tray\n";
+        lidguard_files::atomic::write(&autostart.join(FILE), mine.as_bytes(), 0o644).unwrap();
+        assert!(foreign_in(&config));
+        let err = install_in(&config, exe).unwrap_err().to_string();
+        assert!(err.contains("lidguard did not write it"), "{err}");
+        assert_eq!(remove_in(&config).unwrap(), None);
+        assert_eq!(std::fs::read_to_string(autostart.join(FILE)).unwrap(), mine);
     }
 }
