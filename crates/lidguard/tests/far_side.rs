@@ -281,7 +281,11 @@ fn links_planted_at_the_lock_and_the_backups_folder_are_not_followed() {
 
     let user = home.path().join("user-home/.claude");
     std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("settings.json"), "{\"apiKeyHelper\": \"secret\"}\n").unwrap();
+    std::fs::write(
+        user.join("settings.json"),
+        "{\"apiKeyHelper\": \"secret\"}\n",
+    )
+    .unwrap();
     let state = home.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
     let elsewhere = outside.path().join("copies");
@@ -289,7 +293,10 @@ fn links_planted_at_the_lock_and_the_backups_folder_are_not_followed() {
     std::os::unix::fs::symlink(&elsewhere, state.join("backups")).unwrap();
     let out = home.run(&["hook-install", "--provider", "claude"]);
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && said.contains("is a link"), "{said}");
+    assert!(
+        !out.status.success() && said.contains("is a link"),
+        "{said}"
+    );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     assert_eq!(
         std::fs::read_to_string(user.join("settings.json")).unwrap(),

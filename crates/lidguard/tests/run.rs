@@ -46,15 +46,19 @@ fn exit_code_and_output_pass_through() {
 #[test]
 fn signals_reach_the_command_and_the_session_ends_with_it() {
     let home = Home::new();
+    use rustix::process::Signal;
     for (sig, code) in [
-        (rustix::process::Signal::TERM, 7),
-        (rustix::process::Signal::HUP, 8),
-        (rustix::process::Signal::INT, 9),
+        (Signal::TERM, 7),
+        (Signal::HUP, 8),
+        (Signal::INT, 9),
+        (Signal::USR1, 10),
+        (Signal::USR2, 11),
+        (Signal::ALARM, 12),
     ] {
         let ready = home.path().join(format!("ready-{code}"));
         let script = format!(
-            "trap 'exit 7' TERM; trap 'exit 8' HUP; trap 'exit 9' INT; : > '{}'; \
-             sleep 30 & wait; exit 1",
+            "trap 'exit 7' TERM; trap 'exit 8' HUP; trap 'exit 9' INT; trap 'exit 10' USR1; \
+             trap 'exit 11' USR2; trap 'exit 12' ALRM; : > '{}'; sleep 30 & wait; exit 1",
             ready.display()
         );
         let mut run = home

@@ -8,9 +8,9 @@
 //! lidguard adopts what the command leaves running in the background (as a child subreaper) and
 //! holds until the last process of its process group exits. The command's stdin, stdout and
 //! stderr are its own (inherited, never read); its exit code is lidguard's (128 + N when a signal
-//! N ended it, as shells report). SIGTERM and SIGHUP sent to lidguard are passed on to the
-//! command; so are SIGINT and SIGQUIT, unless lidguard runs in the terminal's foreground, where
-//! the terminal already delivers them to the command itself. Once the command has exited, any of
+//! N ended it, as shells report). SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 and SIGALRM sent to
+//! lidguard are passed on to the command; so are SIGINT and SIGQUIT, unless lidguard runs in the
+//! terminal's foreground, where the terminal already delivers them to the command itself. Once the command has exited, any of
 //! them ends the wait for its background processes. When the daemon cannot be reached the
 //! command still runs, with a warning.
 
@@ -259,11 +259,17 @@ mod signals {
             return;
         };
         runtime.block_on(async {
+            // Every signal a terminal or a supervisor sends whose default would end lidguard
+            // without the command; INT and QUIT come from the terminal to the whole foreground
+            // group, so they are passed on only when lidguard is not in it.
             let kinds = [
                 (SignalKind::terminate(), Signal::TERM, true),
                 (SignalKind::hangup(), Signal::HUP, true),
                 (SignalKind::interrupt(), Signal::INT, false),
                 (SignalKind::quit(), Signal::QUIT, false),
+                (SignalKind::user_defined1(), Signal::USR1, true),
+                (SignalKind::user_defined2(), Signal::USR2, true),
+                (SignalKind::alarm(), Signal::ALARM, true),
             ];
             let mut streams = Vec::new();
             for (kind, sig, always) in kinds {
