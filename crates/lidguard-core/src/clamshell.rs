@@ -14,7 +14,29 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::Lid;
+/// The lid as the decision saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Lid {
+    /// Open.
+    Open,
+    /// Closed.
+    Closed,
+    /// Not known (no lid switch, unreadable state): never treated as closed.
+    Unknown,
+}
+
+impl Lid {
+    /// "Open", "Closed" or "Unknown".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lid::Open => "Open",
+            Lid::Closed => "Closed",
+            Lid::Unknown => "Unknown",
+        }
+    }
+}
+
+display_as!(Lid, as_str);
 
 /// How the OS treats a closed lid while an external display is connected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

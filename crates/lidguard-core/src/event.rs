@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clamshell::Clamshell;
+/// The lid, defined with the rule that reads it ([`crate::clamshell`]).
+pub use crate::clamshell::Lid;
 use crate::provider::Provider;
 use crate::session::SessionKey;
 use crate::settings::ClosedLidPermissionRequestDecision;
@@ -261,30 +263,6 @@ pub fn truncate_bytes(text: &str, max: usize) -> &str {
 pub fn truncate_chars(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
-
-/// The lid as the decision saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Lid {
-    /// Open.
-    Open,
-    /// Closed.
-    Closed,
-    /// Not known (no lid switch, unreadable state): never treated as closed.
-    Unknown,
-}
-
-impl Lid {
-    /// "Open", "Closed" or "Unknown".
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lid::Open => "Open",
-            Lid::Closed => "Closed",
-            Lid::Unknown => "Unknown",
-        }
-    }
-}
-
-display_as!(Lid, as_str);
 
 /// What lidguard answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -158,7 +158,7 @@ fn restore_holding(places: &Places, lock: InstanceLock) -> Option<String> {
         Ok(backups) => backups,
         Err(e) => return Some(format!("cannot check for power policy to restore: {e}")),
     };
-    let restored = lidguard_platform::power::restore_pending_and_settle(&backups);
+    let restored = lidguard_platform::restore::pending_and_settle(&backups);
     drop(lock);
     match restored {
         Ok(None) => None,

@@ -120,6 +120,20 @@ pub fn settle(
     sleep_after_restore(kernel, timing).map(|()| Settled::Slept)
 }
 
+/// The kernel lidguard reads back and asks to sleep: `IOPMrootDomain` and `pmset sleepnow`, or
+/// the files below `LIDGUARD_SYS_ROOT` when tests relocate the system.
+pub fn kernel(roots: &crate::roots::Roots) -> std::sync::Arc<dyn Kernel> {
+    if roots.overridden {
+        return std::sync::Arc::new(FileKernel::below(&roots.sys_root));
+    }
+    #[cfg(target_os = "macos")]
+    let read: fn() -> Option<bool> = crate::macos::iokit::sleep_disabled;
+    // Elsewhere there is no root domain to read: the request itself tells.
+    #[cfg(not(target_os = "macos"))]
+    let read: fn() -> Option<bool> = || None;
+    std::sync::Arc::new(PmsetKernel::new(crate::pmset::pmset_here(), read))
+}
+
 /// The real kernel: `SleepDisabled` read from `IOPMrootDomain` (macOS only; elsewhere it
 /// cannot be read) and `pmset sleepnow`.
 pub struct PmsetKernel {

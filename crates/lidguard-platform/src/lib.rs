@@ -35,6 +35,7 @@ pub mod policy;
 pub mod polkit;
 pub mod power;
 pub mod process;
+pub mod restore;
 mod root_file;
 mod roots;
 pub mod saved_setting;

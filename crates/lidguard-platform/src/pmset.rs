@@ -324,7 +324,8 @@ pub(crate) fn run(line: &[String]) -> Result<String, PolicyError> {
     }
 }
 
-fn pmset_here() -> Pmset {
+/// `pmset` as this process may run it (writes through `sudo -n` unless root).
+pub(crate) fn pmset_here() -> Pmset {
     #[cfg(unix)]
     let euid = rustix::process::geteuid().as_raw();
     #[cfg(not(unix))]
@@ -340,20 +341,6 @@ pub fn sleep_setting(roots: &crate::roots::Roots) -> Arc<dyn Setting<bool>> {
     } else {
         Arc::new(SleepDisabled(pmset_here()))
     }
-}
-
-/// The kernel lidguard reads back and asks to sleep ([`crate::give_back`]): `IOPMrootDomain` and
-/// `pmset sleepnow`, or the files below `LIDGUARD_SYS_ROOT` when tests relocate the system.
-pub fn kernel(roots: &crate::roots::Roots) -> Arc<dyn crate::give_back::Kernel> {
-    if roots.overridden {
-        return Arc::new(crate::give_back::FileKernel::below(&roots.sys_root));
-    }
-    #[cfg(target_os = "macos")]
-    let read: fn() -> Option<bool> = crate::macos::iokit::sleep_disabled;
-    // Elsewhere there is no root domain to read: the request itself tells.
-    #[cfg(not(target_os = "macos"))]
-    let read: fn() -> Option<bool> = || None;
-    Arc::new(crate::give_back::PmsetKernel::new(pmset_here(), read))
 }
 
 /// The `hibernatemode` lidguard changes to hibernate, like [`sleep_setting`].

@@ -444,9 +444,8 @@ fn huge_fields_keep_the_daemon_and_its_database_small_with_a_stalled_follower() 
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(eventually(Duration::from_secs(10), || home
-        .daemon_pid()
-        .is_some()));
+    // The lock file names the daemon before it listens: wait for its answer.
+    assert!(eventually(Duration::from_secs(10), || home.daemon_answers()));
     let daemon = home.daemon_pid().unwrap();
     let huge = "d".repeat(500 * 1024);
     for i in 0..300 {

@@ -203,6 +203,11 @@ impl Home {
         lidguard_ipc::client::request(&self.places, request, Duration::from_secs(10)).unwrap()
     }
 
+    /// Whether a daemon answers on the socket (its lock file is written before it listens).
+    pub(crate) fn daemon_answers(&self) -> bool {
+        lidguard_ipc::client::request(&self.places, &Request::Ping, Duration::from_secs(2)).is_ok()
+    }
+
     /// The running daemon's pid, from its lock file.
     pub(crate) fn daemon_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.places.lock_file()).ok()?;

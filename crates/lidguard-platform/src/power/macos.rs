@@ -46,7 +46,7 @@ pub(super) async fn connect(
     let roots = Roots::from_env();
     let setting = pmset::sleep_setting(&roots);
     let hibernate = pmset::hibernate_setting(&roots);
-    let kernel = pmset::kernel(&roots);
+    let kernel = give_back::kernel(&roots);
     // A daemon that died with sleep disabled (or hibernating to disk) left a backup: put the
     // user's values back first.
     if let Some(backups) = &backups {

@@ -255,58 +255,28 @@ pub async fn connect_keeping(
     }
 }
 
-/// Puts back OS policy a daemon that died left changed (Windows: the lid-close action; macOS:
-/// `SleepDisabled` and `hibernatemode`), when a backup is pending. Returns what came back, for
-/// the user ("your lid-close action (AC 1, DC 1)"); Linux changes no such policy and reports
-/// nothing. Where tests relocate the system (`LIDGUARD_SYS_ROOT`), the macOS setting files below
-/// it are restored on every system, so the restore paths run in Linux tests too.
+/// Puts back OS policy a daemon that died left changed (Windows: the lid-close action and the
+/// battery sleep timeout; macOS: `SleepDisabled` and `hibernatemode`), when a backup is pending.
+/// Returns what came back, for the user ("your lid-close action (AC 1, DC 1)"); Linux changes
+/// no such policy and reports nothing. Where tests relocate the system (`LIDGUARD_SYS_ROOT`),
+/// the macOS setting files below it are restored on every system, so the restore paths run in
+/// Linux tests too.
 ///
 /// This is the daemon's own restore at its start: a daemon started for an agent's hook does not
-/// put the Mac to sleep. The commands and the watcher use [`restore_pending_and_settle`].
+/// put the Mac to sleep. The commands and the watcher use [`crate::restore::pending_and_settle`].
 pub fn restore_pending(
     backups: &dyn crate::lid_action::PolicyBackups,
 ) -> Result<Option<String>, crate::policy::PolicyError> {
-    restore(backups, false).map(|done| done.map(|(what, _)| what))
-}
-
-/// [`restore_pending`], and then, when `SleepDisabled` went back to 0, what the kernel would
-/// have done for a lid closed meanwhile: a closed lid that means sleep by its rule puts the Mac
-/// to sleep ([`crate::give_back::settle`]). Used by the watcher that outlives a dead daemon,
-/// `power-restore` and every command that finds a backup left behind. Returns what came back
-/// and, when the lid was settled, what became of the Mac.
-pub fn restore_pending_and_settle(
-    backups: &dyn crate::lid_action::PolicyBackups,
-) -> Result<Option<(String, Option<String>)>, crate::policy::PolicyError> {
-    restore(backups, true)
-}
-
-fn restore(
-    backups: &dyn crate::lid_action::PolicyBackups,
-    settle: bool,
-) -> Result<Option<(String, Option<String>)>, crate::policy::PolicyError> {
     let roots = crate::roots::Roots::from_env();
     let mut restored: Vec<String> = Vec::new();
-    let mut settled = None;
     #[cfg(windows)]
     restored.extend(imp::restore_pending(backups)?);
     if cfg!(target_os = "macos") || roots.overridden {
-        use crate::saved_setting::Restored;
-        use crate::{give_back, hibernate_mode, pmset, sleep_disabled};
+        use crate::{hibernate_mode, pmset, sleep_disabled};
         if sleep_disabled::pending(backups)? {
             let setting = pmset::sleep_setting(&roots);
             let done = sleep_disabled::restore(setting.as_ref(), backups)?;
             restored.extend(sleep_disabled::describe(&done));
-            let returned = Restored::Value {
-                value: false,
-                written: true,
-            };
-            if settle && done == returned {
-                let clamshell = crate::sources::clamshell_now(&roots);
-                let kernel = pmset::kernel(&roots);
-                let done =
-                    give_back::settle(kernel.as_ref(), &clamshell, give_back::Timing::DEFAULT)?;
-                settled = Some(done.describe());
-            }
         }
         if hibernate_mode::pending(backups)? {
             let setting = pmset::hibernate_setting(&roots);
@@ -314,7 +284,7 @@ fn restore(
             restored.extend(hibernate_mode::describe(&done));
         }
     }
-    Ok((!restored.is_empty()).then(|| (restored.join(" and "), settled)))
+    Ok((!restored.is_empty()).then(|| restored.join(" and ")))
 }
 
 /// Like [`connect`], but to the D-Bus at `address` (e.g. `unix:path=/tmp/x/system_bus_socket`)
