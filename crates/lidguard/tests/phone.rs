@@ -194,10 +194,7 @@ fn remote_permission_decisions_are_bound_to_their_request() {
     p.work();
 
     // 1. Allow from the phone. A wrong code first changes nothing.
-    let secret = "ghp_0123456789abcdefghijklmnopqrstuv";
-    let (hook, started) = p.spawn(permission(&format!(
-        "GITHUB_TOKEN={secret} make deploy\ncat ~/.ssh/id_rsa"
-    )));
+    let (hook, started) = p.spawn(permission("make deploy\ncat ~/.ssh/id_rsa"));
     let asked = p.notice(1);
     assert_eq!(
         asked.title.as_deref(),
@@ -215,16 +212,14 @@ fn remote_permission_decisions_are_bound_to_their_request() {
             .ok(&["status"])
             .contains("1 permission request(s) wait for your answer")
     );
-    // The whole request, every line, with the secret masked: Allow approves what was shown.
+    // The whole request, every line, the path it reads shown: Allow approves what was shown.
     assert!(
         asked
             .message
-            .starts_with("Bash: GITHUB_TOKEN=*** make deploy\ncat ~/.ssh/id_rsa\n"),
+            .starts_with("Bash: make deploy\ncat ~/.ssh/id_rsa\n"),
         "{}",
         asked.message
     );
-    let shown = serde_json::to_string(&asked).unwrap();
-    assert!(!shown.contains(secret), "{shown}");
     assert_eq!(asked.priority, Some(4));
     let labels: Vec<&str> = asked
         .actions
@@ -250,10 +245,7 @@ fn remote_permission_decisions_are_bound_to_their_request() {
     assert_eq!(logged["decision"]["provenance"]["value"], "remote");
     assert_eq!(logged["decision"]["provenance"]["lid"], "Closed");
     assert_eq!(logged["remote"]["answer"], "allow");
-    assert_eq!(
-        logged["toolSummary"],
-        "GITHUB_TOKEN=*** make deploy\ncat ~/.ssh/id_rsa"
-    );
+    assert_eq!(logged["toolSummary"], "make deploy\ncat ~/.ssh/id_rsa");
     let ignored = p.ignored();
     assert!(
         ignored.iter().any(|d| d.contains("did not issue"))
@@ -278,9 +270,28 @@ fn remote_permission_decisions_are_bound_to_their_request() {
         p.ntfy.requests()
     );
 
-    // 2. Deny from the phone: the model is told the user said no.
-    let (hook, _) = p.spawn(permission("rm -rf build"));
+    // 2. Deny from the phone: the model is told the user said no. A request with a secret
+    //    masked is not shown whole: the secret never reaches the phone, and neither does Allow.
+    let secret = "ghp_0123456789abcdefghijklmnopqrstuv";
+    let (hook, _) = p.spawn(permission(&format!(
+        "GITHUB_TOKEN={secret} make deploy\nrm -rf build"
+    )));
     let asked2 = p.notice(2);
+    assert!(
+        asked2.message.starts_with(
+            "Bash: GITHUB_TOKEN=*** make deploy\nrm -rf build [not shown: what looked like a \
+             secret (***)]"
+        ),
+        "{}",
+        asked2.message
+    );
+    assert!(!serde_json::to_string(&asked2).unwrap().contains(secret));
+    let labels: Vec<&str> = asked2
+        .actions
+        .iter()
+        .map(|a| a["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["Deny"]);
     p.tap(&asked2, "Deny");
     let (b, message) = behavior(&out(&hook.join().unwrap()));
     assert_eq!(b, "deny");
@@ -294,7 +305,7 @@ fn remote_permission_decisions_are_bound_to_their_request() {
     let (hook, started) = p.spawn(permission("make publish"));
     let asked3 = p.notice(3);
     p.tap(&asked, "Allow");
-    p.tap(&asked2, "Allow");
+    p.tap(&asked2, "Deny");
     let mut forged: Value =
         serde_json::from_str(asked3.actions[0]["body"].as_str().unwrap()).unwrap();
     forged["tool"] = "Write".into();

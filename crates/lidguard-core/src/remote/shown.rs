@@ -31,11 +31,23 @@ pub fn safe_summary(input: &Value) -> Option<String> {
             _ => None,
         });
     if let Some(command) = command {
+        let mut any_masked = false;
         let shown: Vec<String> = command
             .lines()
-            .map(|line| escape_controls(&mask_secrets(line)).into_owned())
+            .map(|line| {
+                let (line, masked) = mask_secrets(line);
+                any_masked |= masked;
+                escape_controls(&line).into_owned()
+            })
             .collect();
-        return Some(shorten(&shown.join("\n")));
+        let shown = shorten(&shown.join("\n"));
+        // Masked text is text the user does not see: the request is not shown whole.
+        let left_out = if any_masked {
+            vec!["what looked like a secret (***)".to_owned()]
+        } else {
+            Vec::new()
+        };
+        return Some(with_hidden(shown, &left_out));
     }
     // Everything but the path (or URL) and the agent's description of it is not shown.
     let hidden = |shown_key: &str| -> Vec<String> {
@@ -140,30 +152,71 @@ fn looks_like_key(word: &str) -> bool {
 }
 
 /// Whether a value may be masked: shell syntax that runs something (`$(…)`, backticks, `;`,
-/// pipes, redirections) is always shown, so a mask never hides what a command does.
+/// pipes, redirections) is always shown, and so is a path (`/`, `~`, `.` first): a mask never
+/// hides what a command does or what it acts on.
 fn maskable(value: &str) -> bool {
-    !value.contains(['$', '`', '(', ')', ';', '|', '&', '<', '>'])
+    !value.contains(['$', '`', '(', ')', ';', '|', '&', '<', '>', '/'])
+        && !value.starts_with(['~', '.'])
+}
+
+/// Where a command line's words stand in command substitutions (`$(…)`, backticks).
+#[derive(Default)]
+struct Substitutions {
+    depth: usize,
+    in_backticks: bool,
+}
+
+impl Substitutions {
+    /// Whether `word` is in a substitution or has one; moves past it.
+    fn step(&mut self, word: &str) -> bool {
+        let ticks = word.matches('`').count();
+        let opens = word.matches("$(").count();
+        let inside = self.depth > 0 || self.in_backticks || ticks > 0 || opens > 0;
+        self.depth = (self.depth + opens).saturating_sub(word.matches(')').count());
+        if ticks % 2 == 1 {
+            self.in_backticks = !self.in_backticks;
+        }
+        inside
+    }
 }
 
 /// Masks what looks secret in one command line: `NAME=value` with a secret-sounding name,
-/// the word after `--token`, `-p`, `Bearer` and the like, user info in URLs, and long
-/// key-like words.
-pub fn mask_secrets(line: &str) -> String {
+/// the word after `--token`, `-p`, `Authorization: Bearer` and the like, user info in URLs, and
+/// long key-like words — never inside a command substitution, never a path or shell syntax.
+/// Says whether it masked anything: masked text is text the user does not see, so a request
+/// with some is never one the phone may allow.
+pub fn mask_secrets(line: &str) -> (String, bool) {
     let mut out = Vec::new();
-    let mut mask_next = false;
+    let (mut mask_next, mut masked) = (false, false);
+    let mut substitutions = Substitutions::default();
     for word in line.split_whitespace() {
         let bare = word.trim_matches(|c| c == '"' || c == '\'');
-        if mask_next && maskable(bare) {
-            out.push("***".to_owned());
-            // `Authorization: Bearer <token>`: the scheme's word is followed by the secret.
-            mask_next = bare.eq_ignore_ascii_case("bearer") || bare.eq_ignore_ascii_case("basic");
+        if substitutions.step(bare) {
+            // What a substitution runs is shown whole, and what it yields is nobody's secret.
+            out.push(word.to_owned());
+            mask_next = false;
             continue;
+        }
+        if mask_next {
+            mask_next = false;
+            // `Authorization: Bearer <token>`: the scheme's word is shown, the secret follows.
+            if bare.eq_ignore_ascii_case("bearer") || bare.eq_ignore_ascii_case("basic") {
+                out.push(word.to_owned());
+                mask_next = true;
+                continue;
+            }
+            if maskable(bare) {
+                out.push("***".to_owned());
+                masked = true;
+                continue;
+            }
         }
         if let Some((name, value)) = bare.split_once('=')
             && secret_name(name.trim_start_matches('-'))
             && maskable(value)
         {
             out.push(format!("{name}=***"));
+            masked = true;
             continue;
         }
         let flag = bare.trim_start_matches('-');
@@ -179,13 +232,15 @@ pub fn mask_secrets(line: &str) -> String {
             && let Some((_, host)) = rest.split_once('@')
         {
             out.push(format!("{scheme}://***@{host}"));
+            masked = true;
             continue;
         }
         if looks_like_key(bare) {
             out.push("***".to_owned());
+            masked = true;
             continue;
         }
         out.push(word.to_owned());
     }
-    out.join(" ")
+    (out.join(" "), masked)
 }
