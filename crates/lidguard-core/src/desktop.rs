@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use crate::event::Lid;
 use crate::registry::{Effect, Registry};
-use crate::remote::{needs_you_notice, waits_for_user};
+use crate::remote::{Whereabouts, needs_you_notice, waits_for_user};
 use crate::session::SessionKey;
 use crate::suspend::SuspendReason;
 
@@ -138,7 +138,7 @@ impl Desktop {
                         Some(reason) => {
                             let on = settings.notify_waiting_for_you && lid_open;
                             if self.tell(Reason::WaitingForYou, Some(&s.key), on) {
-                                let n = needs_you_notice(&s.key, s.cwd.as_deref(), reason);
+                                let n = needs_you_notice(&s.key, Whereabouts::of(s), reason);
                                 due.push(Notice {
                                     summary: n.title,
                                     body: n.message,

@@ -56,6 +56,13 @@ pub const TIMEOUT_SOFT_LOCK_PREFIX: &str = "session-timeout-expired:";
 /// grow without bound.
 pub const MAX_SESSIONS_PER_PLACE: usize = 32;
 
+/// The longest a session on another machine (one with a relay's `via`) holds this one without
+/// a word from it, whatever `session-timeout-minutes` says (off included): its processes and
+/// transcript cannot be watched from here, and a relay can stay connected long after the agent
+/// went quiet. No agent tool call runs this long without a hook; longer silence is a wait for
+/// the user or an agent gone.
+pub const RELAYED_SILENCE_MINUTES: u32 = 60;
+
 /// How many ended sessions are remembered to answer late stops with "already stopped".
 const ENDED_MEMORY: usize = 256;
 
@@ -563,21 +570,6 @@ impl Registry {
     /// When the daemon will exit for lack of sessions, if scheduled.
     pub fn exit_at(&self) -> Option<Timestamp> {
         self.exit_at
-    }
-
-    /// When a session goes inactive without further activity, if any will.
-    pub fn session_deadline(&self, session: &Session) -> Option<Timestamp> {
-        let minutes = self.settings.session_timeout_minutes?;
-        if !session.needs_protection() || session.lasts_while_process().is_some() {
-            return None;
-        }
-        let timeout = SignedDuration::from_mins(i64::from(minutes));
-        Some(
-            session
-                .last_activity_at
-                .checked_add(timeout)
-                .unwrap_or(Timestamp::MAX),
-        )
     }
 
     /// The earliest moment at which [`Input::Tick`] has something to do.

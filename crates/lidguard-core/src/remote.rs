@@ -454,23 +454,57 @@ pub struct Notice {
     pub buttons: Vec<Button>,
 }
 
-/// Where a session is, in a few words: the agent and the last part of its directory.
-fn whereabouts(key: &SessionKey, cwd: Option<&str>) -> String {
-    let agent = key.provider.display_name();
-    match cwd
-        .map(|c| c.trim_end_matches(['/', '\\']))
-        .and_then(|c| c.rsplit(['/', '\\']).next())
-        .filter(|d| !d.is_empty())
-    {
-        Some(dir) => format!("{agent} in {}", escape_controls(dir)),
-        None => agent.to_owned(),
+/// Where a session runs, as a notice names it: its folder and, for an agent on another
+/// machine, the relay it comes through (`ssh alice@build`, `container dev (podman)`) — set by
+/// this machine's relay, never by the far side — so the user can tell which machine asks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Whereabouts<'a> {
+    /// The session's working directory.
+    pub cwd: Option<&'a str>,
+    /// The relay, for a session on another machine.
+    pub via: Option<&'a str>,
+}
+
+impl<'a> Whereabouts<'a> {
+    /// A session's.
+    pub fn of(session: &'a crate::session::Session) -> Whereabouts<'a> {
+        Whereabouts {
+            cwd: session.cwd.as_deref(),
+            via: session.via.as_deref(),
+        }
+    }
+
+    /// An event's (a permission request before its session is saved).
+    pub fn of_event(event: &'a crate::event::AgentEvent) -> Whereabouts<'a> {
+        Whereabouts {
+            cwd: event.cwd.as_deref(),
+            via: event.via.as_deref(),
+        }
+    }
+
+    /// The agent, the last part of its directory, and the relay: "Claude Code in proj on ssh
+    /// alice@build".
+    fn describe(self, key: &SessionKey) -> String {
+        let mut said = key.provider.display_name().to_owned();
+        if let Some(dir) = self
+            .cwd
+            .map(|c| c.trim_end_matches(['/', '\\']))
+            .and_then(|c| c.rsplit(['/', '\\']).next())
+            .filter(|d| !d.is_empty())
+        {
+            said.push_str(&format!(" in {}", escape_controls(dir)));
+        }
+        if let Some(via) = self.via {
+            said.push_str(&format!(" on {}", escape_controls(via)));
+        }
+        said
     }
 }
 
 /// The permission question.
 pub fn permission_notice(
     question: &Question,
-    cwd: Option<&str>,
+    at: Whereabouts<'_>,
     summary: Option<&str>,
     wait: SignedDuration,
     fallback: &str,
@@ -482,6 +516,12 @@ pub fn permission_notice(
     let mut message = escape_controls(tool).into_owned();
     if let Some(summary) = summary {
         message.push_str(&format!(": {summary}"));
+    }
+    if let Some(via) = at.via {
+        message.push_str(&format!(
+            "\n\nAsked on {} (another machine): this is what it sent.",
+            escape_controls(via)
+        ));
     }
     let allow_offered = matches!(
         question.asked,
@@ -517,7 +557,7 @@ pub fn permission_notice(
     Notice {
         title: format!(
             "{} asks to use {}",
-            whereabouts(&question.key, cwd),
+            at.describe(&question.key),
             escape_controls(tool)
         ),
         message,
@@ -530,7 +570,7 @@ pub fn permission_notice(
 /// The ask-before-sleep question.
 pub fn ask_notice(
     question: &Question,
-    cwd: Option<&str>,
+    at: Whereabouts<'_>,
     last_message: Option<&str>,
     deadline: Timestamp,
     free_text: bool,
@@ -551,7 +591,7 @@ pub fn ask_notice(
         ));
     }
     Notice {
-        title: format!("{} is done: continue?", whereabouts(&question.key, cwd)),
+        title: format!("{} is done: continue?", at.describe(&question.key)),
         message,
         priority: 4,
         tags: vec!["zzz", "lidguard"],
@@ -569,7 +609,7 @@ pub fn ask_notice(
 }
 
 /// "A session waits for you".
-pub fn needs_you_notice(key: &SessionKey, cwd: Option<&str>, reason: &str) -> Notice {
+pub fn needs_you_notice(key: &SessionKey, at: Whereabouts<'_>, reason: &str) -> Notice {
     let what = match reason {
         "permission_prompt" | crate::event::CLOSED_LID_ASK_REASON => "a permission prompt",
         "elicitation_dialog" => "a form",
@@ -577,7 +617,7 @@ pub fn needs_you_notice(key: &SessionKey, cwd: Option<&str>, reason: &str) -> No
         _ => "your answer",
     };
     Notice {
-        title: format!("{} needs you", whereabouts(key, cwd)),
+        title: format!("{} needs you", at.describe(key)),
         message: format!("It waits for {what} ({reason})."),
         priority: 3,
         tags: vec!["raising_hand", "lidguard"],
@@ -586,9 +626,9 @@ pub fn needs_you_notice(key: &SessionKey, cwd: Option<&str>, reason: &str) -> No
 }
 
 /// "It works again".
-pub fn resumed_notice(key: &SessionKey, cwd: Option<&str>) -> Notice {
+pub fn resumed_notice(key: &SessionKey, at: Whereabouts<'_>) -> Notice {
     Notice {
-        title: format!("{} works again", whereabouts(key, cwd)),
+        title: format!("{} works again", at.describe(key)),
         message: "It no longer waits for you.".to_owned(),
         priority: 2,
         tags: vec!["arrow_forward", "lidguard"],

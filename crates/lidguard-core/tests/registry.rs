@@ -283,6 +283,49 @@ fn timeout_off_never_soft_locks_or_abandons() {
     assert_eq!(sim.reg.next_deadline(), None);
 }
 
+/// A session on another machine holds this one at most `RELAYED_SILENCE_MINUTES` without a word,
+/// whatever the timeout setting: with it off, a silent relayed session is soft-locked after that
+/// bound (a local one is not); a shorter setting applies as set.
+#[test]
+fn a_silent_session_on_another_machine_holds_for_a_bounded_time_whatever_the_setting() {
+    use lidguard_core::registry::RELAYED_SILENCE_MINUTES;
+    let bound = i64::from(RELAYED_SILENCE_MINUTES);
+    let relayed = |id: &str| {
+        Input::Start(StartSession {
+            key: key(id),
+            cwd: None,
+            transcript_path: None,
+            watched_pid: None,
+            run_by: None,
+            via: Some("ssh alice@build".to_owned()),
+        })
+    };
+    for (setting, expected) in [(None, bound), (Some(12), 12), (Some(600), bound)] {
+        let settings = Settings {
+            session_timeout_minutes: setting,
+            ..Settings::default()
+        };
+        let mut sim = Sim::new(settings);
+        let (far, near) = (key("far"), key("near"));
+        sim.apply(relayed("far"));
+        sim.start(&near);
+        let second = SignedDuration::from_secs(1);
+        sim.advance(mins(expected) - second);
+        assert_eq!(sim.state(&far), Some((None, false)), "{setting:?}");
+        sim.advance(second);
+        let (lock, _) = sim.state(&far).unwrap();
+        assert_eq!(
+            lock.as_deref(),
+            Some(format!("session-timeout-expired:{expected} minutes").as_str()),
+            "{setting:?}"
+        );
+        if setting.is_none() {
+            sim.advance(mins(60 * 24));
+            assert_eq!(sim.state(&near), Some((None, false)), "local: no timeout");
+        }
+    }
+}
+
 /// A command's session (`run`, `start --provider custom --parent-pid`) lasts as long as its
 /// process: no inactivity timeout while it is watched. An agent's session with a watched process,
 /// and a command's session without one, keep the timeout.

@@ -35,7 +35,12 @@ impl InstanceLock {
                 .mode(lidguard_files::private::FILE_MODE)
                 .custom_flags(lidguard_files::private::NO_FOLLOW);
         }
-        let mut file = options.open(path)?;
+        let mut file = options.open(path).map_err(|e| {
+            DaemonError::Setup(format!(
+                "cannot open the lock file {}: {e}; check that its folder is yours and writable",
+                path.display()
+            ))
+        })?;
         if wait {
             file.lock()?;
         } else {

@@ -18,6 +18,8 @@ mod ntfy;
 mod remote;
 mod runtime;
 mod server;
+mod socket_keeper;
+mod stderr;
 mod stream;
 mod suspend;
 mod watch;
@@ -70,8 +72,19 @@ fn raise_descriptor_limit() {
     }
 }
 
+/// Who started the daemon, which decides what becomes of its stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartedBy {
+    /// A person or a service manager: stderr stays as it is.
+    Hand,
+    /// A client (`run-server --report-start`): stderr is the client's pipe, where a failed
+    /// start is said; once the daemon listens, `/dev/null` takes its place, so the client's
+    /// reader ends and nothing later waits on a pipe no one reads.
+    Client,
+}
+
 /// Runs the daemon until it is told to stop or has nothing left to do.
-pub fn run(places: Places) -> Result<(), DaemonError> {
+pub fn run(places: Places, started_by: StartedBy) -> Result<(), DaemonError> {
     raise_descriptor_limit();
     places
         .ensure_runtime_dir()
@@ -80,7 +93,7 @@ pub fn run(places: Places) -> Result<(), DaemonError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let result = rt.block_on(runtime::serve(places, lock));
+    let result = rt.block_on(runtime::serve(places, lock, started_by));
     // Don't wait for stray blocking tasks (a stuck D-Bus call, say) on the way out.
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
     result

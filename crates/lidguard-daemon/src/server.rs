@@ -12,6 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::{mpsc, oneshot};
 
 use crate::leases::{Leases, RELAY_GRACE};
+use crate::socket_keeper::{Keeper, Kept};
 
 #[cfg(windows)]
 #[path = "pipe.rs"]
@@ -61,13 +62,13 @@ pub(crate) fn listen(path: &Path) -> std::io::Result<(Listener, bool)> {
         tracing::info!(socket = %path.display(), "listening on the socket systemd passed");
         return Ok((tokio::net::UnixListener::from_std(listener)?, true));
     }
-    bind(path).map(|listener| (listener, false))
+    crate::socket_keeper::bind(path).map(|listener| (listener, false))
 }
 
 /// The named pipe (Windows has no socket activation).
 #[cfg(windows)]
 pub(crate) fn listen(path: &Path) -> std::io::Result<(Listener, bool)> {
-    bind(path).map(|listener| (listener, false))
+    pipe::Listener::bind(path).map(|listener| (listener, false))
 }
 
 /// The first descriptor systemd passed, when this process was socket-activated (systemd's
@@ -105,53 +106,6 @@ fn activated() -> Option<std::os::unix::net::UnixListener> {
     Some(std::os::unix::net::UnixListener::from(owned))
 }
 
-/// Binds the socket, replacing a stale one. Only the lock holder calls this, so a socket file
-/// that exists is left over from a daemon that died.
-#[cfg(unix)]
-pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
-    use std::os::unix::fs::PermissionsExt;
-    check_socket_path(path)?;
-    match std::fs::remove_file(path) {
-        Ok(()) => tracing::info!(socket = %path.display(), "removed a stale socket"),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let listener = tokio::net::UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
-}
-
-/// The longest socket path the OS takes (`sun_path` less its terminating NUL): 107 bytes on
-/// Linux, 103 on macOS and the BSDs.
-#[cfg(unix)]
-const MAX_SOCKET_PATH: usize = if cfg!(any(target_os = "linux", target_os = "android")) {
-    107
-} else {
-    103
-};
-
-/// Refuses, with what to do, a socket path the OS would reject with a bare "invalid argument".
-#[cfg(unix)]
-fn check_socket_path(path: &Path) -> std::io::Result<()> {
-    let len = path.as_os_str().len();
-    if len > MAX_SOCKET_PATH {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "the socket path is {len} bytes, longer than the {MAX_SOCKET_PATH} this system \
-                 allows; point LIDGUARD_HOME (or XDG_RUNTIME_DIR) at a shorter directory"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Creates the named pipe, open to the current user alone.
-#[cfg(windows)]
-pub(crate) fn bind(path: &Path) -> std::io::Result<Listener> {
-    pipe::Listener::bind(path)
-}
-
 /// Waits (2 s at most) until the connections of `alive`'s clones have written their answers.
 pub(crate) async fn answers_written(alive: &Arc<()>) {
     let written = async {
@@ -163,13 +117,34 @@ pub(crate) async fn answers_written(alive: &Arc<()>) {
 }
 
 /// Accepts connections until aborted. Every connection task holds a clone of `alive`, so the
-/// runtime can wait for answers still being written before it exits.
-pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>, alive: Arc<()>) {
+/// runtime can wait for answers still being written before it exits. With a `keeper`, a socket
+/// that stops being the daemon's is bound again, or the reason it cannot be goes to `lost`.
+pub(crate) async fn accept_loop(
+    mut listener: Listener,
+    mut keeper: Option<Keeper>,
+    jobs: mpsc::Sender<Job>,
+    alive: Arc<()>,
+    lost: mpsc::UnboundedSender<String>,
+) {
     let me = Peer::current();
     let leases = Leases::default();
     tokio::spawn(end_unheld_relayed(jobs.clone(), leases.clone()));
     loop {
-        let stream = match accept(&mut listener).await {
+        let accepted = tokio::select! {
+            accepted = accept(&mut listener) => accepted,
+            () = changed(&mut keeper) => {
+                match keeper.as_mut().map(Keeper::check) {
+                    Some(Kept::Rebound(fresh)) => listener = fresh,
+                    Some(Kept::Lost(why)) => {
+                        let _ = lost.send(why);
+                        return;
+                    }
+                    Some(Kept::Ours) | None => {}
+                }
+                continue;
+            }
+        };
+        let stream = match accepted {
             Ok(stream) => stream,
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
@@ -187,6 +162,14 @@ pub(crate) async fn accept_loop(mut listener: Listener, jobs: mpsc::Sender<Job>,
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
+    }
+}
+
+/// Waits for a change the keeper sees; without one, for ever.
+async fn changed(keeper: &mut Option<Keeper>) {
+    match keeper {
+        Some(keeper) => keeper.changed().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -482,20 +465,6 @@ fn parse_request(line: &[u8]) -> Result<Request, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(unix)]
-    #[tokio::test]
-    async fn a_socket_path_too_long_for_the_os_says_what_to_do() {
-        let dir = tempfile::tempdir().unwrap();
-        let long = dir.path().join("d".repeat(120)).join("lidguard.sock");
-        let err = bind(&long).map(drop).unwrap_err();
-        assert!(err.to_string().contains("point LIDGUARD_HOME"), "{err}");
-        // At the limit it binds.
-        let base = dir.path().as_os_str().len() + 1;
-        let fits = dir.path().join("s".repeat(MAX_SOCKET_PATH - base));
-        assert_eq!(fits.as_os_str().len(), MAX_SOCKET_PATH);
-        bind(&fits).unwrap();
-    }
 
     /// The lease is the open connection: the answer must not close the daemon's end, or the
     /// relay reads the end at once, takes a new lease every half second, and the grace times of

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 use crate::places::Places;
 use crate::protocol::{Request, Response};
 
+mod starting;
+
+pub use starting::{REPORT_START, request_starting_daemon};
+
 /// Why a request did not get an answer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -469,122 +473,4 @@ impl<R: io::BufRead, W> io::BufRead for KeepOpen<R, W> {
     fn consume(&mut self, amount: usize) {
         self.reader.consume(amount);
     }
-}
-
-/// Sends `request`, starting the daemon first (`exe run-server`, detached) when none answers;
-/// everything, the daemon's start included, by `deadline`.
-pub fn request_starting_daemon(
-    places: &Places,
-    request: &Request,
-    deadline: Instant,
-    exe: &Path,
-) -> Result<Response, ClientError> {
-    match self::request_by(places, request, deadline) {
-        Err(ClientError::NotRunning { .. }) => {}
-        other => return other,
-    }
-    spawn_daemon(places, exe)?;
-    let started = Instant::now();
-    let mut pause = Duration::from_millis(2);
-    loop {
-        match self::request_by(places, request, deadline) {
-            Err(ClientError::NotRunning { socket }) => {
-                if Instant::now() >= deadline {
-                    return Err(ClientError::Spawn(format!(
-                        "it did not open {socket} within {:?}; see the log in {}",
-                        started.elapsed(),
-                        places.log_file().display()
-                    )));
-                }
-                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Starts `exe run-server` in its own session with stdio on /dev/null, so hook callers never
-/// wait on pipes the daemon inherited, and the daemon outlives the terminal that started it.
-#[cfg(unix)]
-fn spawn_daemon(places: &Places, exe: &Path) -> Result<(), ClientError> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-
-    let mut cmd = Command::new(exe);
-    cmd.arg("run-server")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // The daemon inherits our environment, so it resolves the same places.
-    let _ = places;
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            rustix::process::setsid().map_err(io::Error::from)?;
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ClientError::Spawn(format!("{}: {e}", exe.display())))?;
-    // The daemon forks nothing and runs until idle; reap it from a thread so it never lingers
-    // as a zombie of a long-lived caller (an MCP server, say).
-    std::thread::spawn(move || child.wait());
-    Ok(())
-}
-
-/// Starts `exe run-server` detached from the caller's console, in its own process group, with
-/// stdio on NUL. The caller's own standard handles are made non-inheritable first: std creates
-/// children with handle inheritance on, and a daemon holding a hook's stdout pipe would keep the
-/// agent waiting for end-of-file.
-#[cfg(windows)]
-fn spawn_daemon(places: &Places, exe: &Path) -> Result<(), ClientError> {
-    use std::os::windows::process::CommandExt;
-    use std::process::{Command, Stdio};
-    use windows_sys::Win32::Foundation::{HANDLE_FLAG_INHERIT, SetHandleInformation};
-    use windows_sys::Win32::System::Console::{
-        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
-    };
-    use windows_sys::Win32::System::Threading::{
-        CREATE_BREAKAWAY_FROM_JOB, CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS,
-    };
-
-    let _ = places;
-    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
-        // SAFETY: plain handle-table calls on our own standard handles; a null or invalid
-        // handle only makes SetHandleInformation fail, which is harmless here.
-        unsafe {
-            let handle = GetStdHandle(which);
-            if !handle.is_null() {
-                SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
-            }
-        }
-    }
-    let spawn = |flags: u32| {
-        Command::new(exe)
-            .arg("run-server")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .creation_flags(flags)
-            .spawn()
-    };
-    let detached = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP;
-    // Leave the caller's job when allowed, so an agent that kills its job on exit does not take
-    // the daemon (and with it the lid-action restore) down mid-way; a job that forbids
-    // breakaway refuses the flag with access denied, and then the daemon stays in it.
-    let child = spawn(detached | CREATE_BREAKAWAY_FROM_JOB)
-        .or_else(|_| spawn(detached))
-        .map_err(|e| ClientError::Spawn(format!("{}: {e}", exe.display())))?;
-    drop(child);
-    Ok(())
-}
-
-#[cfg(not(any(unix, windows)))]
-fn spawn_daemon(_places: &Places, exe: &Path) -> Result<(), ClientError> {
-    Err(ClientError::Spawn(format!(
-        "{}: starting the daemon is not supported on this platform in this build",
-        exe.display()
-    )))
 }

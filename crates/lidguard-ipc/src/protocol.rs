@@ -528,6 +528,9 @@ pub struct RemoteWaiting {
     pub session_id: String,
     /// The tool asked about.
     pub tool: Option<String>,
+    /// The relay, for a request from another machine (`ssh alice@build`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// When the fallback answers if the phone does not.
     pub until: Timestamp,
 }

@@ -221,7 +221,7 @@ pub(crate) enum Command {
     #[command(long_about = SERVICE_ABOUT)]
     Service(ServiceArgs),
     /// Run the per-user daemon in the foreground (started on demand; rarely run by hand).
-    RunServer,
+    RunServer(RunServerArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(
         long_about = "Print a shell completion script (bash, zsh, fish, powershell, elvish).\n\n\
@@ -257,6 +257,15 @@ pub(crate) enum Command {
         agent: &'static Agent,
         format: String,
     },
+}
+
+/// Arguments of `run-server`.
+#[derive(Debug, Args)]
+pub(crate) struct RunServerArgs {
+    /// How a client starts the daemon: a failed start is said on stderr, which is closed once
+    /// the daemon listens (`lidguard_ipc::client::REPORT_START`).
+    #[arg(long, hide = true)]
+    pub(crate) report_start: bool,
 }
 
 /// Arguments of `provider-mcp-server`.

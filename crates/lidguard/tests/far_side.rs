@@ -16,13 +16,13 @@ use crate::util::{Home, eventually, pipe, write_executable};
 
 /// A `lidguard container` whose engine is a stand-in: it writes its arguments and the secret it
 /// was given to `dir`, then waits; the relay lives as long as it does.
-struct Container {
+pub(crate) struct Container {
     child: Child,
     dir: PathBuf,
 }
 
 impl Container {
-    fn start(home: &Home, tcp: bool) -> Container {
+    pub(crate) fn start(home: &Home, tcp: bool) -> Container {
         let dir = home.path().join("engine");
         std::fs::create_dir_all(&dir).unwrap();
         let engine = dir.join("engine");
@@ -67,7 +67,7 @@ impl Container {
     }
 
     /// The relay's socket (`-v SOCKET:/run/lidguard-relay.sock`).
-    fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         let mount = self
             .args()
             .into_iter()

@@ -997,12 +997,20 @@ fn set_mac_power(sys_root: &std::path::Path, percent: u32, on_battery: bool) {
     });
     let power = sys_root.join("power");
     std::fs::create_dir_all(&power).unwrap();
-    std::fs::write(power.join("power-sources.json"), snapshot.to_string()).unwrap();
+    replace(&power.join("power-sources.json"), &snapshot.to_string());
 }
 
 /// `NSProcessInfo.thermalState`'s number (0 nominal … 3 critical), recorded the same way.
 fn set_thermal_state(sys_root: &std::path::Path, state: u8) {
-    std::fs::write(sys_root.join("power/thermal-state"), format!("{state}\n")).unwrap();
+    replace(&sys_root.join("power/thermal-state"), &format!("{state}\n"));
+}
+
+/// Writes `path` whole at once, as the OS hands over a reading: the daemon, woken by the
+/// write, never reads it half written.
+fn replace(path: &std::path::Path, text: &str) {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, path).unwrap();
 }
 
 /// The daemon with a closed lid held while an agent works, its power source and thermal state

@@ -188,6 +188,56 @@ fn behavior(stdout: &str) -> (String, String) {
     )
 }
 
+/// A permission request from another machine (here through a container's relay) says which
+/// machine asks: in the notification's title and text, and in `status`; the user's Deny
+/// reaches the hook there.
+#[test]
+fn a_relayed_permission_request_says_which_machine_asks() {
+    let p = Phone::remote("15");
+    // The daemon starts with this machine's closed lid, from a local hook.
+    p.work();
+    let container = crate::far_side::Container::start(&p.home, false);
+    let far = |payload: String| {
+        let mut cmd = p.hook_cmd();
+        cmd.env("LIDGUARD_RELAY", container.socket());
+        std::thread::spawn(move || pipe(cmd, payload.as_bytes()))
+    };
+    assert!(far(PROMPT.to_owned()).join().unwrap().status.success());
+    let hook = far(permission("ls"));
+    let asked = p.notice(1);
+    // The place as the relay on this machine names it (the stand-in engine's container has
+    // no name: "a container (engine)").
+    let status = p.home.status();
+    let relayed = status["sessions"].as_array().unwrap().iter();
+    let place = relayed
+        .filter_map(|s| s["via"].as_str())
+        .next()
+        .expect("a relayed session")
+        .to_owned();
+    let place = place.as_str();
+    assert_eq!(
+        asked.title.as_deref(),
+        Some(format!("Claude Code in proj on {place} asks to use Bash").as_str())
+    );
+    assert!(
+        asked.message.contains(&format!(
+            "Asked on {place} (another machine): this is what it sent."
+        )),
+        "{}",
+        asked.message
+    );
+    assert_eq!(p.home.status()["phone"]["waiting"][0]["via"], place);
+    assert!(
+        p.home
+            .ok(&["status"])
+            .contains(&format!(" on {place} asks to use Bash")),
+        "{}",
+        p.home.ok(&["status"])
+    );
+    p.tap(&asked, "Deny");
+    assert_eq!(behavior(&out(&hook.join().unwrap())).0, "deny");
+}
+
 #[test]
 fn remote_permission_decisions_are_bound_to_their_request() {
     let p = Phone::remote("15");

@@ -265,3 +265,120 @@ fn an_unusable_runtime_directory_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// What sits in the socket's place once the daemon moved it aside (`lidguard.sock.found-…`).
+fn found_beside_socket(home: &Home) -> Vec<std::path::PathBuf> {
+    let run = home.socket().parent().unwrap().to_path_buf();
+    std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("lidguard.sock.found-"))
+        .collect()
+}
+
+/// A file put in the socket's place does not make lidguard unusable: the running daemon binds
+/// its socket again at once (the file kept beside it) and the next `start` is answered by it.
+#[test]
+fn a_socket_replaced_by_a_file_is_bound_again_and_the_next_start_answered_at_once() {
+    let home = Home::new();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let pid = home.daemon_pid().unwrap();
+    std::fs::remove_file(home.socket()).unwrap();
+    std::fs::write(home.socket(), "someone's notes\n").unwrap();
+
+    let began = std::time::Instant::now();
+    let said = home.ok(&["start", "--provider", "claude", "--session", "t"]);
+    let took = began.elapsed();
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}: {said}");
+    assert_eq!(home.daemon_pid(), Some(pid), "the same daemon answers");
+    assert_eq!(home.session_ids(), ["s", "t"]);
+    let found = found_beside_socket(&home);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        std::fs::read_to_string(&found[0]).unwrap(),
+        "someone's notes\n"
+    );
+}
+
+/// A daemon that cannot answer (stopped here) while a file is in its socket's place is named
+/// at once, with its pid and what is there; once it runs again it binds its socket again.
+#[test]
+fn a_daemon_that_cannot_answer_is_named_at_once_with_what_is_in_its_sockets_place() {
+    let home = Home::new();
+    home.ok(&["start", "--provider", "claude", "--session", "s"]);
+    let pid = home.daemon_pid().unwrap();
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{name}"), pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    signal("STOP");
+    std::fs::remove_file(home.socket()).unwrap();
+    std::fs::write(home.socket(), "x").unwrap();
+
+    let began = std::time::Instant::now();
+    let err = home.fails(&["start", "--provider", "claude", "--session", "t"]);
+    let took = began.elapsed();
+    signal("CONT");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}: {err}");
+    assert!(err.contains(&format!("(pid {pid})")), "{err}");
+    assert!(err.contains("a file is in the socket's place"), "{err}");
+    assert!(err.contains(&format!("`kill {pid}`")), "{err}");
+
+    assert!(crate::util::eventually(
+        std::time::Duration::from_secs(5),
+        || home.daemon_answers()
+    ));
+    home.ok(&["start", "--provider", "claude", "--session", "t"]);
+    assert_eq!(home.daemon_pid(), Some(pid));
+}
+
+/// Folders the user cannot write are said at once, as another user would meet them: a
+/// read-only state folder on `start` (the session runs, unsaved), a read-only runtime folder
+/// as the reason the daemon cannot start.
+#[test]
+fn folders_it_cannot_write_are_said_at_once() {
+    const UID: u32 = 4243;
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("state")).unwrap();
+    home.chown_to(UID);
+    let read_only = |dir: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = home.path().join(dir);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o500)).unwrap();
+    };
+    read_only("state");
+    let start = |id: &str| {
+        let began = std::time::Instant::now();
+        let out = home
+            .cmd_as(UID, &["start", "--provider", "claude", "--session", id])
+            .output()
+            .unwrap();
+        (out, began.elapsed())
+    };
+    let (out, took) = start("s");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    assert!(
+        said.contains("not saved to the database") && said.contains("state/lidguard.db"),
+        "{said}"
+    );
+    let stop = home.cmd_as(UID, &["daemon-stop"]).output().unwrap();
+    assert!(stop.status.success(), "{stop:?}");
+
+    std::fs::remove_dir_all(home.path().join("run")).unwrap();
+    std::fs::create_dir(home.path().join("run")).unwrap();
+    home.chown_to(UID);
+    read_only("run");
+    let (out, took) = start("s");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    assert!(
+        err.contains("cannot open the lock file") && err.contains("run/lidguard.lock"),
+        "{err}"
+    );
+}

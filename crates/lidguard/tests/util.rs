@@ -141,10 +141,11 @@ impl Home {
         let out = self.run(args);
         assert!(
             out.status.success(),
-            "lidguard {args:?} failed with {}:\nstdout: {}\nstderr: {}",
+            "lidguard {args:?} failed with {}:\nstdout: {}\nstderr: {}\nlog: {}",
             out.status,
             String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(self.places.log_file()).unwrap_or_default()
         );
         String::from_utf8(out.stdout).unwrap()
     }

@@ -256,16 +256,13 @@ impl Registry {
         {
             self.suspend_due(now, fx);
         }
-        let Some(minutes) = self.settings.session_timeout_minutes else {
-            return self.tick_exit(now, fx);
-        };
-        let expired: Vec<SessionKey> = self
+        let expired: Vec<(SessionKey, u32)> = self
             .sessions
             .values()
             .filter(|s| self.session_deadline(s).is_some_and(|d| d <= now))
-            .map(|s| s.key.clone())
+            .filter_map(|s| Some((s.key.clone(), self.timeout_minutes(s)?)))
             .collect();
-        for key in expired {
+        for (key, minutes) in expired {
             let session = self.sessions.get_mut(&key).expect("key taken from the map");
             if let Some(work) = session.pending_work.take() {
                 log(
@@ -368,10 +365,31 @@ impl Registry {
         });
     }
 
-    /// Protection is held while sessions work, and while a suspend is on its way — through
-    /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
-    /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
-    /// released right before the OS request (README, Sleeping when the work is done).
+    /// When a session goes inactive without further activity, if any will.
+    pub fn session_deadline(&self, session: &Session) -> Option<Timestamp> {
+        let minutes = self.timeout_minutes(session)?;
+        if !session.needs_protection() || session.lasts_while_process().is_some() {
+            return None;
+        }
+        let timeout = SignedDuration::from_mins(i64::from(minutes));
+        Some(
+            session
+                .last_activity_at
+                .checked_add(timeout)
+                .unwrap_or(Timestamp::MAX),
+        )
+    }
+
+    /// The inactivity timeout of `session`: the setting, bounded for a session on another
+    /// machine by [`RELAYED_SILENCE_MINUTES`].
+    pub(super) fn timeout_minutes(&self, session: &Session) -> Option<u32> {
+        let set = self.settings.session_timeout_minutes;
+        if session.via.is_none() {
+            return set;
+        }
+        Some(set.map_or(RELAYED_SILENCE_MINUTES, |m| m.min(RELAYED_SILENCE_MINUTES)))
+    }
+
     /// How many sessions came through relays to `place`.
     fn sessions_via(&self, place: &str) -> usize {
         self.sessions
@@ -388,6 +406,10 @@ impl Registry {
             .count()
     }
 
+    /// Protection is held while sessions work, and while a suspend is on its way — through
+    /// the post-stop delay, an ask-before-sleep wait, the PreSuspend webhook and the sound —
+    /// so the OS's own lid or idle handling never puts the machine to sleep first; it is
+    /// released right before the OS request (README, Sleeping when the work is done).
     pub(super) fn wanted_protection(&self) -> Option<ProtectionPlan> {
         // On battery below the floor, or at a serious thermal state, the OS gets the machine
         // back: it may sleep or hibernate as it would (and with a closed lid it is put to sleep,

@@ -344,12 +344,16 @@ fn notices_carry_the_code_and_buttons_bound_to_the_question() {
     let q = permission("p1", A);
     let n = permission_notice(
         &q,
-        Some("/home/u/proj"),
+        Whereabouts {
+            cwd: Some("/home/u/proj"),
+            via: None,
+        },
         Some("make deploy"),
         SignedDuration::from_secs(60),
         "deny",
     );
     assert_eq!(n.title, "Claude Code in proj asks to use Bash");
+    assert!(!n.message.contains("another machine"), "{}", n.message);
     assert!(n.message.contains("make deploy") && n.message.contains("aaaa-bbbb-cccc-dddd"));
     assert_eq!(n.buttons.len(), 2);
     let allow: ButtonBody = serde_json::from_str(&n.buttons[0].body).unwrap();
@@ -362,4 +366,41 @@ fn notices_carry_the_code_and_buttons_bound_to_the_question() {
         ),
         ("p1", Some("Bash"), Some("sha256:aa"), "allow")
     );
+}
+
+/// A request, a wait and its end from another machine name the relay they came through, in
+/// the title and (for a permission) in the text, so the user can tell which machine asks.
+#[test]
+fn notices_of_a_session_on_another_machine_say_which_machine_it_is() {
+    let at = Whereabouts {
+        cwd: Some("/srv/proj/"),
+        via: Some("ssh alice@build"),
+    };
+    let q = permission("p1", A);
+    let n = permission_notice(&q, at, Some("ls"), SignedDuration::from_secs(60), "deny");
+    assert_eq!(
+        n.title,
+        "Claude Code in proj on ssh alice@build asks to use Bash"
+    );
+    assert!(
+        n.message
+            .contains("Asked on ssh alice@build (another machine): this is what it sent."),
+        "{}",
+        n.message
+    );
+    assert_eq!(
+        needs_you_notice(&key(), at, "permission_prompt").title,
+        "Claude Code in proj on ssh alice@build needs you"
+    );
+    assert_eq!(
+        resumed_notice(&key(), at).title,
+        "Claude Code in proj on ssh alice@build works again"
+    );
+    // A relay's name is the user's own words, but shown safely all the same.
+    let odd = Whereabouts {
+        cwd: None,
+        via: Some("container dev\u{1b}[2J"),
+    };
+    let title = needs_you_notice(&key(), odd, "idle_prompt").title;
+    assert_eq!(title, "Claude Code on container dev\\u{1b}[2J needs you");
 }

@@ -39,6 +39,7 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::machine_watch::MachineWatch;
 use crate::server::{self, Answer, Job};
+use crate::socket_keeper::Keeper;
 use crate::{DaemonError, InstanceLock};
 use hook_waits::HookWaits;
 use hooks::{Applied, HookTurn, Seen};
@@ -54,7 +55,11 @@ use requests::Route;
 pub use records::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 
 /// Runs the daemon: binds the socket, restores sessions, serves until exit.
-pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), DaemonError> {
+pub(crate) async fn serve(
+    places: Places,
+    lock: InstanceLock,
+    started_by: crate::StartedBy,
+) -> Result<(), DaemonError> {
     let (settings, settings_error) = life::load_settings(&places);
     let records = Records::open(&places);
     let protection = Protection::connect(&places).await;
@@ -62,6 +67,9 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let (listener, socket_activated) = server::listen(&socket)
         .map_err(|e| DaemonError::Setup(format!("cannot listen on {}: {e}", socket.display())))?;
     tracing::info!(pid = std::process::id(), socket = %socket.display(), lock = %lock.path().display(), "daemon started");
+    if started_by == crate::StartedBy::Client {
+        crate::stderr::let_go();
+    }
     let (to, mut inbox) = inbox::open();
     let roots = Roots::from_env();
     if let Some(power) = protection.power() {
@@ -94,10 +102,14 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
 
     let (jobs_tx, mut jobs) = mpsc::channel::<Job>(256);
     let connections = Arc::new(());
+    let (lost_tx, mut lost) = mpsc::unbounded_channel();
+    let mut socket_lost = false;
     let acceptor = tokio::spawn(server::accept_loop(
         listener,
+        Keeper::for_daemon(&socket, lock.path(), socket_activated),
         jobs_tx,
         Arc::clone(&connections),
+        lost_tx,
     ));
     let mut stop = signals::StopSignals::new()?;
     let mut flush_at: Option<Instant> = None;
@@ -154,6 +166,7 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
             }
             () = rt.records.due(), if rt.records.scheduled() => rt.records.flush(),
             why = stop.recv() => { tracing::info!("{why}: shutting down"); break; }
+            Some(why) = lost.recv() => { tracing::error!("{why}: shutting down"); socket_lost = true; break; }
         }
         if rt.registry.sessions().next().is_some() {
             rt.life.busy();
@@ -181,7 +194,8 @@ pub(crate) async fn serve(places: Places, lock: InstanceLock) -> Result<(), Daem
     let _ = acceptor.await;
     server::answers_written(&connections).await;
     // A socket systemd passed stays systemd's: it starts the daemon again on the next request.
-    if !socket_activated {
+    // A socket lost to something else is not ours to remove.
+    if !socket_activated && !socket_lost {
         let _ = std::fs::remove_file(&socket);
     }
     rt.outbound.finish().await;
@@ -459,11 +473,12 @@ impl Runtime {
         };
         let pending = self.registry.pending_suspend();
         let key = pending.and_then(|p| p.ask.as_ref()).map(|a| a.key.clone());
-        let cwd = self.registry.pending_origin().and_then(|s| s.cwd.clone());
+        let origin = self.registry.pending_origin().cloned();
         let settings = self.registry.settings();
         let url = crate::webhook::url_for(settings, EventType::StopFollowUp);
         let asked = (exchange.0, &exchange.1.payload, exchange.1.reply_deadline);
-        let transports = (self.phone).ask_before_sleep(settings, (key, cwd), asked, url.is_some());
+        let transports =
+            (self.phone).ask_before_sleep(settings, (key, origin), asked, url.is_some());
         let webhook = (url, settings.webhook_secret.clone());
         let news = self.phone.news_sender();
         (self.outbound).ask_before_sleep(exchange, webhook, transports, news);

@@ -8,7 +8,8 @@ use lidguard_core::ask::{AskOutcome, Transports};
 use lidguard_core::event::CLOSED_LID_ASK_REASON;
 use lidguard_core::registry::Input;
 use lidguard_core::remote::{
-    Answer, Asked, Notices, ask_notice, needs_you_notice, permission_notice, resumed_notice,
+    Answer, Asked, Notices, Whereabouts, ask_notice, needs_you_notice, permission_notice,
+    resumed_notice,
 };
 use lidguard_core::session::{Session, SessionKey};
 use lidguard_core::settings::Settings;
@@ -129,15 +130,14 @@ impl Phone {
             allow_offered: lidguard_core::remote::shows_whole(event.tool_summary.as_deref()),
         };
         let cwd = event.cwd.clone();
+        let via = event.via.clone();
         let summary = event.tool_summary.clone();
         let question = self.desk.ask(&ntfy, key.clone(), asked, move |q| {
-            permission_notice(
-                q,
-                cwd.as_deref(),
-                summary.as_deref(),
-                wait,
-                fallback.as_str(),
-            )
+            let at = Whereabouts {
+                cwd: cwd.as_deref(),
+                via: via.as_deref(),
+            };
+            permission_notice(q, at, summary.as_deref(), wait, fallback.as_str())
         });
         after(wait, &self.news, News::Expired(question.id.clone()));
         let (tx, rx) = oneshot::channel();
@@ -304,6 +304,7 @@ impl Phone {
                 provider: w.event.provider,
                 session_id: w.event.session_id.clone(),
                 tool: w.event.tool_name.clone(),
+                via: w.event.via.clone(),
                 until: w.until,
             })
             .collect();
@@ -345,7 +346,7 @@ impl Phone {
     pub(super) fn ask_before_sleep(
         &mut self,
         settings: &Settings,
-        (key, cwd): (Option<SessionKey>, Option<String>),
+        (key, origin): (Option<SessionKey>, Option<Session>),
         (id, payload, reply_deadline): (u64, &lidguard_core::webhook::Payload, Timestamp),
         webhook: bool,
     ) -> u8 {
@@ -359,9 +360,10 @@ impl Phone {
             let free_text = !ntfy.token.is_empty();
             let asked = self.desk.ask(&ntfy, key, Asked::AskBeforeSleep, move |q| {
                 crate::webhook::fill_last_message(&mut payload);
+                let at = origin.as_ref().map(Whereabouts::of).unwrap_or_default();
                 ask_notice(
                     q,
-                    cwd.as_deref(),
+                    at,
                     payload.last_assistant_message.as_deref(),
                     reply_deadline,
                     free_text,
@@ -417,14 +419,14 @@ impl Phone {
         let Some(ntfy) = Ntfy::from_settings(settings) else {
             return;
         };
-        let cwd = session.cwd.as_deref();
+        let at = Whereabouts::of(session);
         let notice = match (before, reason) {
             (None, Some(reason)) => (settings.ntfy_needs_you
                 && self.notices.locked(key, &reason, Timestamp::now()))
-            .then(|| ("needs-you", needs_you_notice(key, cwd, &reason))),
+            .then(|| ("needs-you", needs_you_notice(key, at, &reason))),
             // The follow-up is owed even when it is off: that clears it.
             (Some(_), None) => (self.notices.resumed(key) && settings.ntfy_resumed)
-                .then(|| ("resumed", resumed_notice(key, cwd))),
+                .then(|| ("resumed", resumed_notice(key, at))),
             _ => None,
         };
         if let Some((what, notice)) = notice {

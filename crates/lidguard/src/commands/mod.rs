@@ -88,7 +88,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         let long_running = matches!(
             command,
-            Command::RunServer | Command::McpServer | Command::ProviderMcpServer(_)
+            Command::RunServer(_) | Command::McpServer | Command::ProviderMcpServer(_)
         );
         // `uninstall` deletes the log: it must not hold it open (Windows cannot delete an open
         // file).
@@ -104,7 +104,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // it starts). Linux changes no such policy.
     if (cfg!(any(windows, target_os = "macos"))
         || lidguard_files::environment::var(lidguard_platform::sources::SYS_ROOT_ENV).is_some())
-        && !matches!(command, Command::RunServer | Command::PowerRestore(_))
+        && !matches!(command, Command::RunServer(_) | Command::PowerRestore(_))
         && let Some(line) = lidguard_daemon::restore_left_changed(&places)
     {
         crate::output::warn(&line);
@@ -195,7 +195,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ProviderMcpServer(args) => mcp::serve_provider(places, &args.provider_name),
         Command::Run(args) => run::run(&places, args),
         Command::Service(args) => service::run(&places, &args),
-        Command::RunServer => server::run(places),
+        Command::RunServer(args) => server::run(places, args.report_start),
         Command::Completions(args) => {
             let mut out = Vec::new();
             clap_complete::generate(args.shell, &mut crate::cli::command(), "lidguard", &mut out);

@@ -206,8 +206,13 @@ fn render(s: &Status) -> String {
             n => format!("Phone (ntfy): {n} permission request(s) wait for your answer"),
         });
         for w in waiting {
+            let on = w
+                .via
+                .as_deref()
+                .map(|v| format!(" on {v}"))
+                .unwrap_or_default();
             line(format!(
-                "  {} {} asks to use {} (request {}); without an answer by {} the fallback applies",
+                "  {} {}{on} asks to use {} (request {}); without an answer by {} the fallback applies",
                 w.provider.display_name(),
                 w.session_id,
                 w.tool.as_deref().unwrap_or("a tool"),
