@@ -1399,3 +1399,40 @@ fn setup_starts_the_tray_at_login_where_a_desktop_runs_and_uninstall_takes_it_aw
         "the folders lidguard created are gone"
     );
 }
+
+/// A `lidguard-tray.desktop` lidguard did not write (the user's own, or another tool's) is
+/// never rewritten or deleted: `setup` and `uninstall` leave it byte for byte and say so, and
+/// `doctor` names it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_foreign_autostart_entry_survives_setup_and_uninstall_byte_for_byte() {
+    let home = agent_home();
+    std::fs::create_dir_all(home.path().join("claude")).unwrap();
+    let entry = home.path().join(".config/autostart/lidguard-tray.desktop");
+    std::fs::create_dir_all(entry.parent().unwrap()).unwrap();
+    let foreign = "[Desktop Entry]\nType=Application\nExec=/opt/mine/tray --quiet\n# mine\n";
+    std::fs::write(&entry, foreign).unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = home.cmd(args);
+        cmd.env("HOME", home.path())
+            .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env("XDG_CURRENT_DESKTOP", "XFCE");
+        cmd.output().unwrap()
+    };
+    let out = run(&["setup", "--yes"]);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), foreign);
+    assert!(said.contains("lidguard-tray.desktop"), "{said}");
+    let out = run(&["doctor"]);
+    let doctor = stdout(&out);
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("✗") && l.contains("lidguard-tray.desktop")),
+        "{doctor}"
+    );
+    let out = run(&["uninstall", "--yes"]);
+    assert_ok(&out);
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), foreign);
+}
