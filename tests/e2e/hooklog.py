@@ -42,7 +42,7 @@ def main():
         except (ValueError, AttributeError):
             event = None
     event = event or "unknown"
-    keep = ("CLAUDE", "CODEX", "COPILOT", "OPENCODE", "GEMINI")
+    keep = ("CLAUDE", "CODEX", "COPILOT", "OPENCODE", "GEMINI", "FACTORY", "DROID")
     env = {k: v for k, v in os.environ.items() if k.startswith(keep)}
     record = {
         "t": time.time(),

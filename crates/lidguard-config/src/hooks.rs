@@ -84,6 +84,7 @@ pub fn install(
             trust: None,
         });
     }
+    refuse_silencing(a, location)?;
     let outcome = file::apply(
         places,
         p.as_str(),
@@ -112,6 +113,23 @@ pub fn install(
         outcomes: vec![outcome],
         trust,
     })
+}
+
+/// Refuses an install that would make the agent stop running hooks of the user's in another
+/// file ([`lidguard_providers::agent::Shadows`]).
+fn refuse_silencing(a: &Agent, location: &Location) -> Result<(), ConfigError> {
+    let Some(shadows) = &a.hooks.shadows else {
+        return Ok(());
+    };
+    let hooks = read_optional(&location.file)?;
+    for path in (shadows.files)(location) {
+        if let Some(text) = read_optional(&path)?
+            && let Some(why) = (shadows.check)(hooks.as_deref(), &path, &text)
+        {
+            return Err(ConfigError::Silences { file: path, why });
+        }
+    }
+    Ok(())
 }
 
 /// `hook-remove` for `p` at `location` (one outcome per file).

@@ -59,6 +59,15 @@ pub enum ConfigError {
         #[source]
         source: InstallError,
     },
+    /// lidguard's entries would make the agent stop running hooks of the user's in another
+    /// file (Droid's `settings.json`).
+    #[error("{why}\nNothing was changed.")]
+    Silences {
+        /// The file whose hooks would go quiet.
+        file: PathBuf,
+        /// What would go quiet and what to do.
+        why: String,
+    },
     /// The file could not be edited safely (read-only, read-only place, changed meanwhile).
     #[error(transparent)]
     Edit(#[from] EditError),

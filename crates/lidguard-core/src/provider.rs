@@ -29,6 +29,8 @@ pub enum Provider {
     Kilo,
     /// Cline CLI.
     Cline,
+    /// Factory Droid (its CLI, `droid`).
+    Droid,
     /// Sessions started by hand (`lidguard start --provider custom`) or by scripts.
     Custom,
     /// Model-driven sessions from `provider-mcp-server`; these are also keyed by provider name.
@@ -37,7 +39,7 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 11] = [
+    pub const ALL: [Provider; 12] = [
         Provider::Codex,
         Provider::Claude,
         Provider::Copilot,
@@ -47,6 +49,7 @@ impl Provider {
         Provider::Qwen,
         Provider::Kilo,
         Provider::Cline,
+        Provider::Droid,
         Provider::Custom,
         Provider::Mcp,
     ];
@@ -69,6 +72,12 @@ impl Provider {
             Provider::Qwen => ("qwen", "Qwen Code", "Qwen", &["qwen-code"]),
             Provider::Kilo => ("kilo", "Kilo CLI", "Kilo", &["kilocode", "kilo-code"]),
             Provider::Cline => ("cline", "Cline CLI", "Cline", &["cline-cli"]),
+            Provider::Droid => (
+                "droid",
+                "Factory Droid",
+                "FactoryDroid",
+                &["factory", "factory-droid"],
+            ),
             Provider::Custom => ("custom", "custom", "Custom", &[]),
             Provider::Mcp => ("mcp", "Provider MCP", "Mcp", &[]),
         };

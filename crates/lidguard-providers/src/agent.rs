@@ -101,6 +101,9 @@ pub struct Agent {
     /// Other tools that run this agent's hook files (Cursor and Devin CLI run Claude Code's):
     /// a session they start is theirs, not the agent's.
     pub also_run_by: &'static [OtherRunner],
+    /// Whether the agent process (its command line) works on a prompt from its launch without
+    /// a prompt event (`droid exec "<prompt>"`): then its session-start event starts the session.
+    pub works_from_launch: Option<fn(&str) -> bool>,
 }
 
 /// A tool that runs another agent's hook files.
@@ -164,6 +167,7 @@ impl Agent {
             needs: None,
             runs_elsewhere: None,
             also_run_by: &[],
+            works_from_launch: None,
         }
     }
 
@@ -199,8 +203,21 @@ pub struct HookFile {
     pub evidence: &'static [&'static str],
     /// Other files whose hooks the agent runs next to lidguard's.
     pub related: Option<RelatedHooks>,
+    /// Other files whose hooks the agent stops running once this file holds an event.
+    pub shadows: Option<Shadows>,
     /// The agent's trust records for hooks.
     pub trust: Option<TrustRecords>,
+}
+
+/// Files whose hooks the agent stops running when the hook file names an event (Droid reads
+/// `settings.json`'s hooks only for events its `hooks.json` lacks): an install that would
+/// silence a user's hooks there is refused with what to do.
+pub struct Shadows {
+    /// The files, given the hook file's location.
+    pub files: fn(&Location) -> Vec<PathBuf>,
+    /// Why installing into the hook file (its text, `None`: missing) would silence hooks of
+    /// the user's in the file at a path holding a text; `None` when nothing goes quiet.
+    pub check: fn(Option<&str>, &Path, &str) -> Option<String>,
 }
 
 /// How an agent's hook file is edited: by the shared JSON engine from a description of the
@@ -362,6 +379,7 @@ impl HookFile {
             timeouts: true,
             evidence,
             related: None,
+            shadows: None,
             trust: None,
         }
     }

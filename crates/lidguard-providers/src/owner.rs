@@ -35,6 +35,8 @@ pub struct Runner {
     pub pid: u32,
     /// The other tool's name, `None` when it is the agent itself.
     pub other: Option<&'static str>,
+    /// The agent works on a prompt from its launch ([`crate::agent::Agent::works_from_launch`]).
+    pub works_from_launch: bool,
 }
 
 /// The first ancestor that is the agent or a tool that runs its hook files: `ancestors` lists
@@ -50,12 +52,17 @@ pub fn find_runner<'a>(
         .take(MAX_DEPTH)
         .find_map(|(pid, name, cmdline)| {
             if (agent.is_owner)(name, cmdline) {
-                return Some(Runner { pid, other: None });
+                return Some(Runner {
+                    pid,
+                    other: None,
+                    works_from_launch: agent.works_from_launch.is_some_and(|f| f(cmdline)),
+                });
             }
             let other = agent.also_run_by.iter().find(|o| (o.is)(name, cmdline))?;
             Some(Runner {
                 pid,
                 other: Some(other.name),
+                works_from_launch: false,
             })
         })
 }
@@ -119,7 +126,8 @@ mod tests {
             find_runner(Provider::Claude, in_cursor),
             Some(Runner {
                 pid: 30,
-                other: None
+                other: None,
+                works_from_launch: false,
             })
         );
         // Codex's hook files are Codex's alone.

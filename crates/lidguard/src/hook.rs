@@ -14,6 +14,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use lidguard_core::event::EventKind;
 use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 use lidguard_ipc::client::{self, ClientError};
@@ -91,13 +92,24 @@ fn handle(
     for event in &mut events {
         event.payload_digest = Some(digest.clone());
     }
-    let starts = events.iter().any(|e| e.kind.starts_session());
-    if starts {
+    // An agent run with its prompt on the command line (`droid exec "…"`) fires no prompt
+    // event: its launch is the first sign of work.
+    let launched = events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::SessionStarted))
+        && lidguard_providers::agent(provider).is_some_and(|a| a.works_from_launch.is_some());
+    let mut starts = events.iter().any(|e| e.kind.starts_session());
+    if starts || launched {
         let runner = find_runner(provider);
+        let from_launch = runner.as_ref().is_some_and(|r| r.works_from_launch);
         for event in &mut events {
+            if from_launch && matches!(event.kind, EventKind::SessionStarted) {
+                event.kind = EventKind::PromptSubmitted;
+            }
             event.owner_pid = runner.as_ref().map(|r| r.pid);
             event.run_by = runner.as_ref().and_then(|r| r.other).map(str::to_owned);
         }
+        starts = events.iter().any(|e| e.kind.starts_session());
     }
     let hook_event = events
         .first()

@@ -64,7 +64,7 @@ pub(crate) fn render() -> std::io::Result<Vec<u8>> {
 
 const DESCRIPTION: &str = "lidguard keeps a laptop awake, lid closed included, exactly while an AI \
 coding agent (Claude Code, Codex CLI, GitHub Copilot CLI, OpenCode, Gemini CLI, Cursor, Qwen Code, \
-Kilo CLI, Cline CLI, or any command) works, and gives the machine back the moment the work ends or \
+Kilo CLI, Cline CLI, Factory Droid, or any command) works, and gives the machine back the moment the work ends or \
 waits for you. The agents report their work through hooks that `lidguard setup` installs; a small \
 per-user daemon, started on demand, holds the operating system's keep-awake locks while a session \
 works and releases them when none does.";
@@ -81,7 +81,8 @@ const SECTIONS: &[(&str, &str)] = &[
          Each agent's own config, where lidguard adds its entries next to yours: \
          ~/.claude/settings.json, ~/.codex/hooks.json, ~/.copilot/hooks/, \
          ~/.config/opencode/plugins/lidguard.js, ~/.gemini/settings.json, ~/.cursor/hooks.json, \
-         ~/.qwen/settings.json, ~/.config/kilo/plugins/lidguard.js, ~/.cline/hooks/.\n\n\
+         ~/.qwen/settings.json, ~/.config/kilo/plugins/lidguard.js, ~/.cline/hooks/, \
+         ~/.factory/hooks.json.\n\n\
          On Windows: %APPDATA%\\lidguard\\ and %LOCALAPPDATA%\\lidguard\\, a named pipe \
          instead of the socket.",
     ),

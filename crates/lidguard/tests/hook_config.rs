@@ -372,11 +372,12 @@ fn mcp_install_status_remove_round_trip_for_every_agent() {
         "qwen",
         "kilo",
         "cline",
+        ".factory",
     ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
     let agents = lidguard_providers::AGENTS.len();
-    assert_eq!(agents, 9, "a new agent: give it a directory above");
+    assert_eq!(agents, 10, "a new agent: give it a directory above");
     let codex = home.path().join("codex/config.toml");
     let codex_before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
     std::fs::write(&codex, codex_before).unwrap();
@@ -944,7 +945,10 @@ fn entries_run_an_absolute_path_and_status_flags_one_that_is_gone() {
     let agents = [
         "claude", "codex", "copilot", "opencode", "gemini", "qwen", "kilo", "cline",
     ];
-    for dir in agents.iter().chain(&["gemini/.gemini", ".cursor"]) {
+    for dir in agents
+        .iter()
+        .chain(&["gemini/.gemini", ".cursor", ".factory"])
+    {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
     }
     let hook = bin.join("lidguard-hook").display().to_string();
@@ -1029,7 +1033,8 @@ fn entries_run_an_absolute_path_and_status_flags_one_that_is_gone() {
     let out = with_agents(&home, &["hook-status", "--provider", "all", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(reports.as_array().unwrap().len(), agents.len() + 1);
+    // Cursor and Droid have no directory variable: their folders are in the home.
+    assert_eq!(reports.as_array().unwrap().len(), agents.len() + 2);
     for r in reports.as_array().unwrap() {
         assert_eq!(r["gonePrograms"], serde_json::json!([hook]), "{r}");
     }
@@ -1435,4 +1440,52 @@ fn a_foreign_autostart_entry_survives_setup_and_uninstall_byte_for_byte() {
     let out = run(&["uninstall", "--yes"]);
     assert_ok(&out);
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), foreign);
+}
+
+#[test]
+fn droid_install_refuses_to_silence_the_users_settings_hooks_and_keeps_its_hooks_json() {
+    let home = agent_home();
+    let dir = home.path().join(".factory");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Droid runs settings.json's hooks only for events hooks.json does not name.
+    let settings = dir.join("settings.json");
+    let settings_text = "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  }\n}\n";
+    std::fs::write(&settings, settings_text).unwrap();
+    let out = with_agents(&home, &["hook-install", "--provider", "droid"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("settings.json") && err.contains("for Stop") && err.contains("/hooks"),
+        "{err}"
+    );
+    assert!(!dir.join("hooks.json").exists(), "nothing written");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), settings_text);
+
+    // The user's hooks in hooks.json (where Droid's /hooks keeps them): installed next to them,
+    // and removed to the byte.
+    std::fs::write(&settings, "{}\n").unwrap();
+    let hooks = dir.join("hooks.json");
+    let theirs = "{\n  \"Stop\": [\n    {\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"say done\"\n        }\n      ]\n    }\n  ],\n  \"showHookOutput\": true\n}";
+    std::fs::write(&hooks, theirs).unwrap();
+    assert_ok(&with_agents(
+        &home,
+        &["hook-install", "--provider", "droid"],
+    ));
+    let installed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&hooks).unwrap()).unwrap();
+    assert_eq!(
+        installed["Stop"].as_array().unwrap().len(),
+        2,
+        "{installed}"
+    );
+    assert!(installed["Stop"][0].to_string().contains("say done"));
+    assert!(installed["SessionStart"].to_string().contains("droid-hook"));
+    assert!(
+        installed.get("hooks").is_none(),
+        "events at the top level: {installed}"
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "droid"]);
+    assert!(stdout(&out).contains("installed"), "{}", stdout(&out));
+    assert_ok(&with_agents(&home, &["hook-remove", "--provider", "droid"]));
+    assert_eq!(std::fs::read_to_string(&hooks).unwrap(), theirs);
 }

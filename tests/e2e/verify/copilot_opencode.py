@@ -204,12 +204,13 @@ class Run:
                 return None
             time.sleep(0.25)
 
-    def install(self, provider, **config_env):
+    def install(self, provider, foreign_ok=None, **config_env):
         """The real `hook-install --provider P` with the agent's config-dir variable(s), then
-        `hook-status` must say installed; the client gets the same variables."""
+        `hook-status` must say installed (foreign hooks only those `foreign_ok` accepts); the
+        client gets the same variables."""
         self.extra_env = dict(config_env)
         self.install_env = self.cli_env(**config_env)
-        ok, detail, _ = lgverify.install_hooks(LIDGUARD, self.install_env, provider)
+        ok, detail, _ = lgverify.install_hooks(LIDGUARD, self.install_env, provider, foreign_ok)
         check(f"{self.name}: {lgverify.install_label(provider)}", ok, detail)
         self.poller = lgverify.StatusPoller(LIDGUARD, self.cli_env()).start()
         return ok

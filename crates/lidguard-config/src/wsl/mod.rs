@@ -935,6 +935,9 @@ pub fn hooks(
             dir.install(how)
         };
     }
+    if !remove {
+        refuse_silencing(distro, env, a)?;
+    }
     install_or_remove(
         distro,
         &file,
@@ -950,6 +953,30 @@ pub fn hooks(
         |text, before| a.hooks.remove(text, cmd, before),
     )
     .map(|edited| vec![edited])
+}
+
+/// Refuses an install that would make the agent stop running hooks of the user's in another
+/// file of the distro ([`lidguard_providers::agent::Shadows`]).
+fn refuse_silencing(
+    distro: &Distro<'_>,
+    env: &DistroEnv,
+    a: &lidguard_providers::agent::Agent,
+) -> Result<(), WslError> {
+    let var = |name: &str| env.var(name);
+    let (Some(shadows), Some(location)) = (&a.hooks.shadows, (a.hooks.locate)(&var)) else {
+        return Ok(());
+    };
+    let hooks = distro.read(&linux_path_text(&location.file))?;
+    for path in (shadows.files)(&location) {
+        let text = distro.read(&linux_path_text(&path))?;
+        if let Some(why) = text.and_then(|t| (shadows.check)(hooks.as_deref(), &path, &t)) {
+            return Err(WslError::Agent {
+                agent: a.provider.display_name().to_owned(),
+                problem: format!("{why}; nothing was changed"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `wsl-hook-status` for one agent: the file (or the folder of event files) and what it holds.

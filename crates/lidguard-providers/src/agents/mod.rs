@@ -11,6 +11,7 @@ pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
 mod hook_output;
 pub mod kilo;
@@ -32,6 +33,7 @@ pub static AGENTS: &[&Agent] = &[
     &qwen::AGENT,
     &kilo::AGENT,
     &cline::AGENT,
+    &droid::AGENT,
 ];
 
 /// The entry of `provider`, `None` for providers that are not agents (`custom`, `mcp`).

@@ -50,6 +50,8 @@ pub(crate) struct Spec {
     pub(crate) envelope: Option<Versioned>,
     /// What `hook-status` adds about the file's other settings (hooks turned off, …).
     pub(crate) warnings: Option<fn(&CstObject, &HookCommand) -> Vec<String>>,
+    /// The events are the file's top-level keys (Droid's `hooks.json`), not inside `hooks`.
+    pub(crate) at_root: bool,
 }
 
 impl Spec {
@@ -84,6 +86,49 @@ impl Spec {
     pub(crate) const fn envelope(mut self, version: u32, refusal: &'static str) -> Self {
         self.envelope = Some(Versioned { version, refusal });
         self
+    }
+
+    /// The events are the file's top-level keys: the file is nothing but hooks.
+    pub(crate) const fn events_at_root(mut self) -> Self {
+        self.at_root = true;
+        self
+    }
+
+    /// The keys whose duplicates matter: the events themselves when they are the top level.
+    fn scope(&self) -> &'static [&'static str] {
+        if self.at_root {
+            self.events
+        } else {
+            HOOK_SCOPE
+        }
+    }
+
+    /// The object holding the event arrays (`None`: no `hooks` yet); `create` adds `hooks`.
+    fn events_object(
+        &self,
+        root: &CstObject,
+        create: bool,
+    ) -> Option<Result<CstObject, InstallError>> {
+        if self.at_root {
+            return Some(Ok(root.clone()));
+        }
+        match root.get("hooks") {
+            None if create => Some(Ok(root.object_value_or_set("hooks"))),
+            None => None,
+            Some(prop) => Some(
+                prop.object_value()
+                    .ok_or_else(|| shape("hooks", "is not an object")),
+            ),
+        }
+    }
+
+    /// Where an event's array is, for messages.
+    fn event_path(&self, event: &str) -> String {
+        if self.at_root {
+            event.to_owned()
+        } else {
+            format!("hooks.{event}")
+        }
     }
 
     /// What `hook-status` adds about the file's other settings.
@@ -123,6 +168,7 @@ impl SpecName {
             duplicates: DuplicateKeys::LastWins,
             envelope: None,
             warnings: None,
+            at_root: false,
         }
     }
 }
@@ -269,12 +315,12 @@ pub(crate) fn remove(
 ) -> Result<Change, InstallError> {
     let scope: &[&str] = match spec.envelope {
         Some(_) => &["version", "hooks"],
-        None => HOOK_SCOPE,
+        None => spec.scope(),
     };
     let doc = Doc::parse(Some(existing), spec.what)?;
     doc.refuse_duplicates(scope, spec.what, spec.duplicates)?;
     let root = doc.object()?;
-    let removed = remove_from(&root, spec, cmd, &Keep::from_before(before, spec.what));
+    let removed = remove_from(&root, spec, cmd, &Keep::from_before(before, spec));
     Ok(match (&spec.envelope, before) {
         (Some(_), None) => versioned_leftover(&doc, &root, existing, removed),
         _ if removed => doc.change_back(existing, before),
@@ -316,7 +362,7 @@ fn install_plain(
     timeout: u32,
 ) -> Result<Change, InstallError> {
     let doc = Doc::parse(existing, spec.what)?;
-    doc.refuse_duplicates(HOOK_SCOPE, spec.what, spec.duplicates)?;
+    doc.refuse_duplicates(spec.scope(), spec.what, spec.duplicates)?;
     install_into(&doc.object()?, spec, cmd, timeout)?;
     Ok(doc.change_from(existing))
 }
@@ -375,15 +421,14 @@ pub(crate) struct Keep {
 }
 
 impl Keep {
-    pub(crate) fn from_before(before: Option<&str>, what: &str) -> Keep {
-        let Some(doc) = before.and_then(|b| Doc::parse(Some(b), what).ok()) else {
+    pub(crate) fn from_before(before: Option<&str>, spec: &Spec) -> Keep {
+        let Some(doc) = before.and_then(|b| Doc::parse(Some(b), spec.what).ok()) else {
             return Keep::default();
         };
         let Some(hooks) = doc
             .root
             .object_value()
-            .and_then(|root| root.get("hooks"))
-            .and_then(|p| p.object_value())
+            .and_then(|root| spec.events_object(&root, false)?.ok())
         else {
             return Keep::default();
         };
@@ -489,15 +534,12 @@ pub(crate) fn install_into(
     timeout: u32,
 ) -> Result<(), InstallError> {
     check_root_keys(root, spec)?;
-    let hooks = match root.get("hooks") {
-        None => root.object_value_or_set("hooks"),
-        Some(prop) => prop
-            .object_value()
-            .ok_or_else(|| shape("hooks", "is not an object"))?,
-    };
+    let hooks = spec
+        .events_object(root, true)
+        .unwrap_or_else(|| Ok(root.object_value_or_set("hooks")))?;
     for event in spec.events {
         if hooks.get(event).is_some_and(|p| p.array_value().is_none()) {
-            return Err(shape(&format!("hooks.{event}"), "is not an array"));
+            return Err(shape(&spec.event_path(event), "is not an array"));
         }
     }
     let mut kept = HashSet::new();
@@ -532,10 +574,7 @@ pub(crate) fn install_into(
 
 /// Removes every lidguard handler; returns whether there was one. Containers in `keep` stay.
 pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand, keep: &Keep) -> bool {
-    let Some(hooks_prop) = root.get("hooks") else {
-        return false;
-    };
-    let Some(hooks) = hooks_prop.object_value() else {
+    let Some(Ok(hooks)) = spec.events_object(root, false) else {
         return false;
     };
     let mut removed = false;
@@ -558,7 +597,11 @@ pub(crate) fn remove_from(root: &CstObject, spec: &Spec, cmd: &HookCommand, keep
             }
         }
     }
-    if removed && hooks.properties().is_empty() {
+    // The `hooks` key lidguard added goes with its last entry (a top level stays).
+    if let Some(hooks_prop) = root.get("hooks").filter(|_| !spec.at_root)
+        && removed
+        && hooks.properties().is_empty()
+    {
         if keep.hooks {
             empty_container(&hooks_prop);
         } else {
@@ -591,14 +634,14 @@ fn status_plain(
     };
     let doc = Doc::parse(Some(text), spec.what)?;
     let root = doc.object()?;
-    let repeated = doc.duplicates(HOOK_SCOPE);
+    let repeated = doc.duplicates(spec.scope());
     if !repeated.is_empty() {
         status
             .warnings
             .push(duplicates::warning(spec.duplicates, &repeated));
         match spec.duplicates {
             // Judge the copy the agent reads.
-            DuplicateKeys::LastWins => duplicates::keep_last(&root, HOOK_SCOPE),
+            DuplicateKeys::LastWins => duplicates::keep_last(&root, spec.scope()),
             // The agent runs nothing from this file.
             DuplicateKeys::FileIgnored => return Ok(status),
         }
@@ -606,13 +649,12 @@ fn status_plain(
     if let Err(InstallError::Shape { path, message }) = check_root_keys(&root, spec) {
         status.drift.push(format!("{path}: {message}"));
     }
-    let hooks = match root.get("hooks") {
+    let hooks = match spec.events_object(&root, false) {
         None => None,
-        Some(prop) => {
-            if prop.object_value().is_none() {
-                status.drift.push("hooks: is not an object".to_owned());
-            }
-            prop.object_value()
+        Some(Ok(hooks)) => Some(hooks),
+        Some(Err(_)) => {
+            status.drift.push("hooks: is not an object".to_owned());
+            None
         }
     };
     let all = hooks
@@ -634,7 +676,9 @@ fn status_plain(
             if let Some(h) = &hooks
                 && h.get(event).is_some_and(|p| p.array_value().is_none())
             {
-                status.drift.push(format!("hooks.{event}: is not an array"));
+                status
+                    .drift
+                    .push(format!("{}: is not an array", spec.event_path(event)));
             }
             continue;
         }

@@ -26,7 +26,7 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
     if found.is_empty() {
         output::line(&format!(
             "No agent found: none of {} exists.\nInstall an agent (Claude Code, Codex, Copilot \
-             CLI, OpenCode, Gemini CLI, Cursor, Qwen Code, Kilo CLI, Cline CLI), run it once so it \
+             CLI, OpenCode, Gemini CLI, Cursor, Qwen Code, Kilo CLI, Cline CLI, Factory Droid), run it once so it \
              creates its config folder, then run `lidguard setup` again.",
             missing.join(", ")
         ))?;

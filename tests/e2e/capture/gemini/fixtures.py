@@ -3,7 +3,7 @@
 `--agent qwen|cline` (what tests/e2e/capture/{qwen,cline}/fixtures.py pass) a Qwen Code or Cline
 CLI one into tests/fixtures/<agent>/: the same hook logger and variant rules.
 
-Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent gemini|qwen|cline]
+Usage: fixtures.py <capture-dir> [--out DIR] [--date YYYY-MM-DD] [--agent gemini|qwen|cline|droid]
 
 One fixture per distinct (scenario, event): <scenario>__<Event>.json, from the first occurrence.
 A later occurrence whose variant differs (other key set, stop_hook_active, notification_type,
@@ -53,6 +53,21 @@ AGENTS = {
             "tui-permission-deny": "interactive TUI under tmux, default approval mode: the PermissionRequest hook prints lidguard's closed-lid deny; no dialog; then /quit",
             "tui-ask-user": "interactive TUI under tmux (--yolo): ask_user_question, answered in the TUI; then /quit",
             "tui-interrupt": "interactive TUI under tmux (--yolo): a long run_shell_command interrupted with Escape while it runs; then /quit",
+        },
+    },
+    "droid": {
+        "client": "@factory/cli-linux-x64",
+        "stop_hook": "Stop",
+        "descriptions": {
+            "exec-shell": "droid exec --auto low \"<prompt>\", one Execute (echo hello)",
+            "exec-http-400": "droid exec, the model call answers HTTP 400 (the CLI exits 1)",
+            "exec-stop-block": "droid exec, the first Stop hook answers {\"decision\":\"block\",\"reason\":\"also update the README\"}",
+            "tui-permission": "interactive TUI under tmux, Auto (Off): a medium-risk Execute asks, allowed in the dialog; then /quit",
+            "tui-permission-refused": "interactive TUI under tmux, Auto (Off): a medium-risk Execute asks, refused (No, cancel); then /quit",
+            "tui-escape-tool": "interactive TUI under tmux (--auto low): Escape while a long Execute runs; then /quit",
+            "tui-escape-model": "interactive TUI under tmux: Escape while the model is still answering; then /quit",
+            "tui-http-400": "interactive TUI under tmux: the model call answers HTTP 400; then /quit",
+            "tui-prompts": "interactive TUI under tmux (--auto low): two prompts, the first with an Execute; then /quit",
         },
     },
     "cline": {

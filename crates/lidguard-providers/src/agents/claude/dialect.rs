@@ -23,6 +23,9 @@ pub(crate) struct Family {
     pub(crate) ask_user_tool: &'static str,
     /// Tools whose `run_in_background: true` leaves work running after the call returns.
     pub(crate) background_tools: &'static [&'static str],
+    /// A Notification `idle_prompt` ends the turn: the agent sends it, and no Stop, when the
+    /// user stops it while the model answers (Droid); Claude's follows a Stop.
+    pub(crate) idle_ends_turn: bool,
 }
 
 /// Claude Code itself.
@@ -30,6 +33,7 @@ static CLAUDE: Family = Family {
     provider: Provider::Claude,
     ask_user_tool: "AskUserQuestion",
     background_tools: &["Bash", "PowerShell", "Agent", "Task"],
+    idle_ends_turn: false,
 };
 
 /// The payload fields lidguard reads. Unknown fields are ignored.
@@ -116,7 +120,10 @@ pub(crate) fn parse_as(
         "ElicitationResult" => kinds.push(EventKind::WaitingCleared {
             state_reason: event_name.clone(),
         }),
-        "Notification" => kinds.push(notification(wire.notification_type.as_deref())),
+        "Notification" => kinds.push(match wire.notification_type.as_deref() {
+            Some("idle_prompt") if family.idle_ends_turn => EventKind::Interrupted,
+            kind => notification(kind),
+        }),
         "SubagentStart" | "SubagentStop" => kinds.push(crate::work_event(
             wire.agent_id.as_ref(),
             WorkKind::Subagent,

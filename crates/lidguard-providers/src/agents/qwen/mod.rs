@@ -37,6 +37,7 @@ static QWEN: Family = Family {
     ask_user_tool: "ask_user_question",
     // Qwen's background shells are not followed yet: no capture shows their ids.
     background_tools: &[],
+    idle_ends_turn: false,
 };
 
 /// Parses one Qwen Code hook payload.
