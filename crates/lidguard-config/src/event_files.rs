@@ -8,9 +8,9 @@ use lidguard_ipc::Places;
 use lidguard_providers::agent::{Agent, EventFiles};
 use lidguard_providers::install::{Change, HookCommand, HookStatus};
 
+use crate::ConfigError;
 use crate::file::{self, Direction, Options, Outcome, Planned};
 use crate::receipts::{self, Receipt};
-use crate::{ConfigError, read_optional};
 
 /// lidguard's hook files for agent `a`, one per event of `files`, in `dir`, each running `cmd`.
 pub struct EventDir<'a> {
@@ -30,26 +30,32 @@ impl EventDir<'_> {
         format!("{}-dir", self.a.provider.as_str())
     }
 
-    /// Writes lidguard's file for every event. A file of someone else's by one of those names
-    /// stops the install before anything is written.
+    /// Writes lidguard's file for every event, next to any file of someone else's for it
+    /// ([`EventFiles::place`]); a problem with one stops the install before anything is written.
     pub fn install(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
         let Self { a, files, dir, cmd } = *self;
-        for event in files.events {
-            let path = dir.join(event);
-            let existing = read_optional(&path)?;
-            files
-                .install(existing.as_deref(), cmd, a.hook_command, event)
-                .map_err(|source| ConfigError::Refused { file: path, source })?;
-        }
+        let present = read_dir(dir)?;
+        let targets = files
+            .install_targets(&present, cmd, a.hook_command)
+            .map_err(|(event, source)| ConfigError::Refused {
+                file: dir.join(event),
+                source,
+            })?;
         let created_dir = !dir.exists();
-        let outcomes = self.each_file(places, Direction::Install, options, |existing, event| {
-            let ours = existing.is_some_and(|t| files.is_ours(t, cmd, a.hook_command));
-            Ok(Planned {
-                change: files.install(existing, cmd, a.hook_command, event)?,
-                // A file of lidguard's was all there was: without it, no file.
-                without_ours: ours.then_some(None),
-            })
-        })?;
+        let outcomes = self.each_file(
+            places,
+            &targets,
+            Direction::Install,
+            options,
+            |existing, event| {
+                let ours = existing.is_some_and(|t| files.is_ours(t, cmd, a.hook_command));
+                Ok(Planned {
+                    change: files.install(existing, cmd, a.hook_command, event)?,
+                    // A file of lidguard's was all there was: without it, no file.
+                    without_ours: ours.then_some(None),
+                })
+            },
+        )?;
         if created_dir && !options.dry_run {
             let receipt = Receipt {
                 file: dir.to_owned(),
@@ -73,12 +79,19 @@ impl EventDir<'_> {
     /// created it and it is empty.
     pub fn remove(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
         let Self { a, files, dir, cmd } = *self;
-        let outcomes = self.each_file(places, Direction::Remove, options, |existing, _| {
-            Ok(Planned::change(match existing {
-                None => Change::Unchanged,
-                Some(text) => files.remove(text, cmd, a.hook_command),
-            }))
-        })?;
+        let targets = files.remove_targets(&read_dir(dir)?, cmd, a.hook_command);
+        let outcomes = self.each_file(
+            places,
+            &targets,
+            Direction::Remove,
+            options,
+            |existing, _| {
+                Ok(Planned::change(match existing {
+                    None => Change::Unchanged,
+                    Some(text) => files.remove(text, cmd, a.hook_command),
+                }))
+            },
+        )?;
         let tag = self.dir_tag();
         if !options.dry_run && receipts::load(places, &tag, dir).is_some() {
             // Not empty: someone else's files are in it, and it stays (with the receipt).
@@ -89,22 +102,22 @@ impl EventDir<'_> {
         Ok(outcomes)
     }
 
-    /// Edits the file of every event with `plan(existing text, event)`.
+    /// Edits each (event, file name) of `targets` with `plan(existing text, event)`.
     fn each_file(
         &self,
         places: &Places,
+        targets: &[(&str, String)],
         direction: Direction,
         options: Options,
         plan: impl Fn(Option<&str>, &str) -> Result<Planned, lidguard_providers::install::InstallError>,
     ) -> Result<Vec<Outcome>, ConfigError> {
-        self.files
-            .events
+        targets
             .iter()
-            .map(|event| {
+            .map(|(event, name)| {
                 file::apply(
                     places,
                     self.a.provider.as_str(),
-                    &self.dir.join(event),
+                    &self.dir.join(name),
                     direction,
                     options,
                     |existing, _| plan(existing, event),

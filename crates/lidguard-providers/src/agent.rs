@@ -232,11 +232,16 @@ enum EditKind {
 }
 
 /// Hook files named after their events in one directory, each wholly lidguard's or wholly
-/// someone else's (Cline runs every file named `<Event>` or `<Event>.<ext>` there). Then the
-/// hook file's [`Location::file`] is that directory.
+/// someone else's (Cline runs every file named `<Event>` or `<Event>.<ext>` there, all of them
+/// when there are several). Then the hook file's [`Location::file`] is that directory.
 pub struct EventFiles {
     /// The events lidguard writes a file for (each file is named after its event).
     pub events: &'static [&'static str],
+    /// Whether the agent runs a file of this name for this event.
+    pub runs_for: fn(name: &str, event: &str) -> bool,
+    /// The names lidguard's file for an event may take, `{}` standing for the event, in order
+    /// of preference: the first not taken by a file of someone else's.
+    pub names: &'static [&'static str],
     /// The events on which another file can decide what lidguard decides.
     pub deciding: &'static [&'static str],
     /// The text of lidguard's file for an event.
@@ -253,8 +258,92 @@ impl EventFiles {
             .any(|line| cmd.is_ours(line, subcommand))
     }
 
-    /// Writes or corrects lidguard's file for `event` (`existing`: the file named after it, if
-    /// any). A file of the user's by that name is refused: it stays as it is.
+    /// The name of lidguard's file for `event` in a directory holding `files` (name, text):
+    /// the one of lidguard's already there, else the first of [`EventFiles::names`] that no file
+    /// has (whatever its case: a Mac's or Windows' disk does not tell them apart), so a file of
+    /// the user's for the event stays and both run.
+    pub fn place(
+        &self,
+        event: &str,
+        files: &[(String, String)],
+        cmd: &HookCommand,
+        subcommand: &str,
+    ) -> Result<String, InstallError> {
+        let names = self.names.iter().map(|n| n.replace("{}", event));
+        if let Some((name, _)) = files.iter().find(|(name, text)| {
+            (self.runs_for)(name, event) && self.is_ours(text, cmd, subcommand)
+        }) {
+            return Ok(name.clone());
+        }
+        let taken = |n: &str| files.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
+        names
+            .clone()
+            .find(|n| !taken(n))
+            .ok_or_else(|| InstallError::Shape {
+                path: event.to_owned(),
+                message: format!(
+                    "every name lidguard's hook file for {event} could take ({}) is a file of \
+                     someone else's; they stay as they are: rename one and install again",
+                    names.collect::<Vec<_>>().join(", ")
+                ),
+            })
+    }
+
+    /// The (event, file name) lidguard's install writes, for a directory holding `files`; the
+    /// event and why when one cannot be written (nothing should be then).
+    pub fn install_targets(
+        &self,
+        files: &[(String, String)],
+        cmd: &HookCommand,
+        subcommand: &str,
+    ) -> Result<Vec<(&'static str, String)>, (&'static str, InstallError)> {
+        let mut targets = Vec::new();
+        for event in self.events {
+            let name = self
+                .place(event, files, cmd, subcommand)
+                .map_err(|e| (*event, e))?;
+            let existing = files.iter().find(|(n, _)| *n == name).map(|(_, t)| t);
+            self.install(existing.map(String::as_str), cmd, subcommand, event)
+                .map_err(|e| (*event, e))?;
+            targets.push((*event, name));
+        }
+        Ok(targets)
+    }
+
+    /// The (event, file name) of every file of lidguard's in a directory holding `files`,
+    /// whatever name it took; an event without one gets its own name (there is nothing to
+    /// remove there: a file of someone else's by that name stays).
+    pub fn remove_targets(
+        &self,
+        files: &[(String, String)],
+        cmd: &HookCommand,
+        subcommand: &str,
+    ) -> Vec<(&'static str, String)> {
+        let mut targets = Vec::new();
+        for event in self.events {
+            let before = targets.len();
+            targets.extend(
+                files
+                    .iter()
+                    .filter(|(name, text)| {
+                        (self.runs_for)(name, event) && self.is_ours(text, cmd, subcommand)
+                    })
+                    .map(|(name, _)| (*event, name.clone())),
+            );
+            if targets.len() == before {
+                targets.push((*event, (*event).to_owned()));
+            }
+        }
+        targets
+    }
+
+    /// Whether the agent runs a file called `name` for one of lidguard's events.
+    pub fn runs_for_any(&self, name: &str) -> bool {
+        self.events.iter().any(|e| (self.runs_for)(name, e))
+    }
+
+    /// Writes or corrects lidguard's file for `event` (`existing`: the file at the name
+    /// [`EventFiles::place`] chose, if any). A file of the user's there is refused.
     pub fn install(
         &self,
         existing: Option<&str>,
@@ -268,9 +357,8 @@ impl EventFiles {
             Some(current) if !self.is_ours(current, cmd, subcommand) => Err(InstallError::Shape {
                 path: event.to_owned(),
                 message: format!(
-                    "this hook file is not lidguard's and stays as it is; the agent runs \
-                         every file named after the event, so rename it (to `{event}.sh`, say, \
-                         if it is a shell script) and install again"
+                    "this hook file for {event} is not lidguard's and stays as it is; \
+                     install again and lidguard's takes another name next to it"
                 ),
             }),
             _ => Ok(Change::Changed { new_text: text }),
@@ -297,15 +385,29 @@ impl EventFiles {
         let mut ours = 0;
         for event in self.events {
             let expected = (self.text)(cmd, event)?;
-            match files.iter().find(|(name, _)| name == event) {
-                Some((_, text)) if *text == expected => ours += 1,
-                Some((_, text)) if self.is_ours(text, cmd, subcommand) => {
+            let mine: Vec<&str> = files
+                .iter()
+                .filter(|(name, text)| {
+                    (self.runs_for)(name, event) && self.is_ours(text, cmd, subcommand)
+                })
+                .map(|(_, text)| text.as_str())
+                .collect();
+            match mine.as_slice() {
+                [] => status.missing_events.push((*event).to_owned()),
+                [text] if *text == expected => ours += 1,
+                [_] => {
                     ours += 1;
                     status
                         .drift
                         .push(format!("{event}: runs another command than install writes"));
                 }
-                _ => status.missing_events.push((*event).to_owned()),
+                [..] => {
+                    ours += 1;
+                    status.drift.push(format!(
+                        "{event}: {} files of lidguard's, so it hears the event more than once",
+                        mine.len()
+                    ));
+                }
             }
         }
         for (name, text) in files {
@@ -314,8 +416,13 @@ impl EventFiles {
                     status.saw_program(crate::install::program_in(line, subcommand));
                 }
             }
-            let event = name.split('.').next().unwrap_or(name);
-            if self.deciding.contains(&event) && !self.is_ours(text, cmd, subcommand) {
+            let decides = self
+                .deciding
+                .iter()
+                .find(|event| (self.runs_for)(name, event));
+            if let Some(&event) = decides
+                && !self.is_ours(text, cmd, subcommand)
+            {
                 status.foreign_hooks.push(crate::install::ForeignHook {
                     event: event.to_owned(),
                     matcher: None,

@@ -149,17 +149,37 @@ fn cline_hook_files_go_next_to_the_users_own_and_remove_leaves_them_exactly() {
         "remove leaves exactly the user's files"
     );
 
-    // A file of the user's by the name lidguard needs: refused, nothing written.
-    std::fs::write(hooks.join("TaskComplete"), "#!/bin/sh\nnotify-send done\n").unwrap();
+    // A file of the user's by an event's own name (their logger): lidguard's takes the next
+    // name, `TaskStart.sh`, both run, and remove leaves the user's byte for byte.
+    std::fs::write(hooks.join("TaskStart"), "#!/bin/sh\necho mine >> log\n").unwrap();
     let before = files_of(&hooks);
-    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("TaskComplete") && err.contains("not lidguard's"),
-        "{err}"
+    assert_ok(&with_agents(
+        &home,
+        &["hook-install", "--provider", "cline"],
+    ));
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("TaskStart.sh")).unwrap(),
+        expected
     );
-    assert_eq!(files_of(&hooks), before, "a refusal writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("TaskStart")).unwrap(),
+        "#!/bin/sh\necho mine >> log\n"
+    );
+    let out = with_agents(&home, &["hook-status", "--provider", "cline", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status[0]["state"], "installed", "{status}");
+    let out = with_agents(&home, &["hook-install", "--provider", "cline"]);
+    assert!(
+        stdout(&out).contains("already up to date"),
+        "{}",
+        stdout(&out)
+    );
+    assert_ok(&with_agents(&home, &["hook-remove", "--provider", "cline"]));
+    assert_eq!(
+        files_of(&hooks),
+        before,
+        "remove leaves the user's files exactly"
+    );
 }
 
 #[test]

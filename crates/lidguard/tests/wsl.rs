@@ -271,7 +271,8 @@ fn cline_event_files_inside_the_distro() {
         text(&again)
     );
 
-    // A file of the user's by an event's name stops the install, writing nothing.
+    // A file of the user's by an event's own name: lidguard's takes the next name beside it,
+    // and the user's stays through install and remove, as does the folder the user made.
     let out = w.run(&["wsl-hook-remove", "--provider", "cline"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -281,15 +282,18 @@ fn cline_event_files_inside_the_distro() {
     std::fs::create_dir_all(&hooks).unwrap();
     std::fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho mine\n").unwrap();
     let out = w.run(&["wsl-hook-install", "--provider", "cline"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("not lidguard's"), "{}", text(&out));
-    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 1);
-
-    // Renamed as the message says, the user's file stays through install and remove, and so
-    // does the folder the user made.
-    std::fs::rename(hooks.join("PreToolUse"), hooks.join("PreToolUse.sh")).unwrap();
-    let out = w.run(&["wsl-hook-install", "--provider", "cline"]);
     assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("hooks/PreToolUse.sh"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("PreToolUse")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    let status = w.run(&["wsl-hook-status", "--provider", "cline"]);
+    assert!(
+        text(&status).contains("Cline CLI: installed"),
+        "{}",
+        text(&status)
+    );
     let out = w.run(&["wsl-hook-remove", "--provider", "cline"]);
     assert!(out.status.success(), "{}", text(&out));
     let left: Vec<_> = std::fs::read_dir(&hooks)
@@ -298,9 +302,9 @@ fn cline_event_files_inside_the_distro() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| !name.ends_with(".bak"))
         .collect();
-    assert_eq!(left, ["PreToolUse.sh"]);
+    assert_eq!(left, ["PreToolUse"]);
     assert_eq!(
-        std::fs::read_to_string(hooks.join("PreToolUse.sh")).unwrap(),
+        std::fs::read_to_string(hooks.join("PreToolUse")).unwrap(),
         "#!/bin/sh\necho mine\n"
     );
 }

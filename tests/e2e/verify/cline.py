@@ -53,6 +53,9 @@ CLINE_VERSION = os.environ.get("CLINE_VERSION", "3.0.65")
 CLINE = os.path.join(REPO, ".ci/cache/npm", f"cline@{CLINE_VERSION}",
                      "node_modules/@cline/cli-linux-x64/bin/cline")
 USER_HOOK = "#!/bin/sh\ncat > /dev/null\necho ran >> \"$HOME/user-hook.log\"\n"
+# The user's own logger by the event's own name, as a new user has it (lidguard's file then takes
+# another name beside it: `TaskStart.sh`).
+USER_START = "#!/bin/sh\ncat > /dev/null\necho start >> \"$HOME/user-hook.log\"\n"
 check = co.check
 
 
@@ -73,7 +76,14 @@ class Run(co.Run):
         os.makedirs(hooks, exist_ok=True)
         with open(os.path.join(hooks, "TaskComplete.sh"), "w") as f:
             f.write(USER_HOOK)
+        with open(os.path.join(hooks, "TaskStart"), "w") as f:
+            f.write(USER_START)
+        self.users_hooks = self.hook_files()
         return self.install("cline")
+
+    def hook_files(self):
+        hooks = self.path("home", ".cline", "hooks")
+        return {n: open(os.path.join(hooks, n), "rb").read() for n in sorted(os.listdir(hooks))}
 
     def cline_env(self):
         env = self.base_env()
@@ -161,10 +171,17 @@ def cline_print_basic(root):
         check(f"{tag}: hook-events TaskStart, PreToolUse, PostToolUse, TaskComplete in order",
               None not in idx and idx == sorted(idx), summ)
         logged = open(run.path("home", "user-hook.log")).read() if os.path.exists(run.path("home", "user-hook.log")) else ""
-        check(f"{tag}: the user's own TaskComplete.sh ran next to lidguard's", logged == "ran\n", repr(logged))
+        check(f"{tag}: the user's own TaskStart and TaskComplete.sh ran next to lidguard's TaskStart.sh and "
+              "TaskComplete", logged == "start\nran\n" and os.path.exists(run.path("home", ".cline", "hooks", "TaskStart.sh")),
+              repr(logged))
         co.check_run_evidence(run, "cline", "TaskStart",
                               lambda e: e.get("hookEvent") == "TaskComplete" and e.get("outcome") == "stopped")
         co.no_session_left(run, "cline", f"{tag}: no session at the end")
+        out = subprocess.run([co.LIDGUARD, "hook-remove", "--provider", "cline"], env=run.install_env,
+                             capture_output=True, text=True, timeout=60)
+        check(f"{tag}: hook-remove leaves exactly the user's hook files, byte for byte",
+              out.returncode == 0 and run.hook_files() == run.users_hooks,
+              f"{out.stdout}{out.stderr} left={sorted(run.hook_files())}")
     finally:
         stop_hub(run)
         run.finish()

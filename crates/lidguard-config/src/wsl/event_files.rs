@@ -36,8 +36,21 @@ impl<'a> RemoteEventDir<'a> {
         })
     }
 
-    fn file(&self, event: &str) -> String {
-        format!("{}/{event}", self.dir.trim_end_matches('/'))
+    fn file(&self, name: &str) -> String {
+        format!("{}/{name}", self.dir.trim_end_matches('/'))
+    }
+
+    /// The files there that the agent runs for one of lidguard's events (name, text).
+    fn present(&self) -> Result<Vec<(String, String)>, WslError> {
+        let mut found = Vec::new();
+        for name in self.distro.list(self.dir)? {
+            if self.files.runs_for_any(&name)
+                && let Some(text) = self.distro.read(&self.file(&name))?
+            {
+                found.push((name, text));
+            }
+        }
+        Ok(found)
     }
 
     /// The receipt tag of a hooks folder lidguard made there.
@@ -45,8 +58,8 @@ impl<'a> RemoteEventDir<'a> {
         format!("{}-dir", self.a.provider.as_str())
     }
 
-    /// Writes lidguard's file for every event; a file of someone else's by one of those
-    /// names stops the install before anything is written.
+    /// Writes lidguard's file for every event, next to any file of someone else's for it; a
+    /// problem with one stops the install before anything is written.
     pub(super) fn install(&self, how: How<'_>) -> Result<Vec<Edited>, WslError> {
         let Self {
             distro,
@@ -55,15 +68,11 @@ impl<'a> RemoteEventDir<'a> {
             cmd,
             ..
         } = *self;
-        for event in files.events {
-            let file = self.file(event);
-            let existing = distro.read(&file)?;
-            files
-                .install(existing.as_deref(), cmd, a.hook_command, event)
-                .map_err(|source| distro.config_error(&file, source, true))?;
-        }
+        let targets = files
+            .install_targets(&self.present()?, cmd, a.hook_command)
+            .map_err(|(event, source)| distro.config_error(&self.file(event), source, true))?;
         let made_dir = !distro.is_dir(self.dir)?;
-        let edited = self.each_file(Direction::Install, how, |existing, event| {
+        let edited = self.each_file(&targets, Direction::Install, how, |existing, event| {
             let ours = existing.is_some_and(|t| files.is_ours(t, cmd, a.hook_command));
             Ok(Planned {
                 change: files.install(existing, cmd, a.hook_command, event)?,
@@ -93,7 +102,8 @@ impl<'a> RemoteEventDir<'a> {
     /// it and it is empty.
     pub(super) fn remove(&self, how: How<'_>) -> Result<Vec<Edited>, WslError> {
         let Self { a, files, cmd, .. } = *self;
-        let edited = self.each_file(Direction::Remove, how, |existing, _| {
+        let targets = files.remove_targets(&self.present()?, cmd, a.hook_command);
+        let edited = self.each_file(&targets, Direction::Remove, how, |existing, _| {
             Ok(Planned::change(match existing {
                 None => Change::Unchanged,
                 Some(text) => files.remove(text, cmd, a.hook_command),
@@ -113,32 +123,27 @@ impl<'a> RemoteEventDir<'a> {
 
     /// Compares the event files there with what install writes.
     pub(super) fn status(&self) -> Result<HookStatus, WslError> {
-        let mut found = Vec::new();
-        for event in self.files.events {
-            if let Some(text) = self.distro.read(&self.file(event))? {
-                found.push(((*event).to_owned(), text));
-            }
-        }
         self.files
-            .status(&found, self.cmd, self.a.hook_command)
+            .status(&self.present()?, self.cmd, self.a.hook_command)
             .map_err(|source| self.distro.config_error(self.dir, source, false))
     }
 
-    /// Edits the file of every event with `plan(existing text, event)`. A backup would be of
-    /// a file wholly lidguard's (install refuses anyone else's), so none is kept: it holds
-    /// nothing of the user's, and it would keep the folder from going on remove.
+    /// Edits each (event, file name) of `targets` with `plan(existing text, event)`. A backup
+    /// would be of a file wholly lidguard's (install never writes over anyone else's), so none
+    /// is kept: it holds nothing of the user's, and it would keep the folder from going on
+    /// remove.
     fn each_file(
         &self,
+        targets: &[(&str, String)],
         direction: Direction,
         how: How<'_>,
         plan: impl Fn(Option<&str>, &str) -> Result<Planned, lidguard_providers::install::InstallError>,
     ) -> Result<Vec<Edited>, WslError> {
         let tag = self.a.provider.as_str();
-        self.files
-            .events
+        targets
             .iter()
-            .map(|event| {
-                let file = self.file(event);
+            .map(|(event, name)| {
+                let file = self.file(name);
                 let mut edited = edit(
                     self.distro,
                     &file,

@@ -582,6 +582,24 @@ impl<'a> Distro<'a> {
         )
     }
 
+    /// The names of the regular files (not links) directly in `dir` there; none when it does
+    /// not exist. A name with a line break is left out: no agent runs such a hook file.
+    pub fn list(&self, dir: &str) -> Result<Vec<String>, WslError> {
+        let out = self.sh(
+            r#"[ -d "$1" ] || exit 0
+for f in "$1"/* "$1"/.[!.]*; do [ -f "$f" ] && [ ! -L "$f" ] && printf '%s\n' "${f##*/}"; done; exit 0"#,
+            &[dir],
+            b"",
+        )?;
+        if !out.status.success() {
+            return Err(self.failed("listing", &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// Whether `dir` is a directory there.
     pub fn is_dir(&self, dir: &str) -> Result<bool, WslError> {
         Ok(self.sh(r#"test -d "$1""#, &[dir], b"")?.status.success())

@@ -26,13 +26,36 @@ pub const EVENTS: &[&str] = &[
     "SessionShutdown",
 ];
 
-/// lidguard's files.
+/// lidguard's files: named after the event, or, when the user has a file of that name,
+/// `<Event>.sh` or `<Event>.bash` next to it (Cline runs them all; lidguard's first line names
+/// the program, so the extension decides nothing).
 pub(crate) static FILES: EventFiles = EventFiles {
     events: EVENTS,
+    runs_for,
+    names: &["{}", "{}.sh", "{}.bash"],
     // Another `PreToolUse` file can stop the run (`cancel`) where lidguard refuses a question.
     deciding: &["PreToolUse"],
     text,
 };
+
+/// The extensions with which Cline runs a file for an event: the file's name without its
+/// extension, trimmed and in any case, is the event (3.0.65 `@cline/core`, its hook-file
+/// listing: `""`, `.sh`, `.bash`, `.zsh`, `.js`, `.mjs`, `.cjs`, `.ts`, `.mts`, `.cts`, `.py`,
+/// `.ps1`).
+const EXTENSIONS: &[&str] = &[
+    "", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py", ".ps1",
+];
+
+/// Whether Cline runs a file called `name` for `event`.
+fn runs_for(name: &str, event: &str) -> bool {
+    // Node's `extname`: from the last dot, unless the name starts with it.
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => name.split_at(i),
+        _ => (name, ""),
+    };
+    EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+        && stem.trim().eq_ignore_ascii_case(event)
+}
 
 /// The comment that says whose file it is.
 const NOTE: &str = "# lidguard: keeps this machine awake while Cline works \
@@ -58,4 +81,20 @@ fn text(cmd: &HookCommand, _event: &str) -> Result<String, InstallError> {
         "#!/bin/sh\n{NOTE}\nexec {} --event \"$0\"\n",
         cmd.render(SUBCOMMAND)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cline_runs_a_file_by_its_name_without_the_extension_in_any_case() {
+        assert!(runs_for("TaskStart", "TaskStart"));
+        assert!(runs_for("taskstart.SH", "TaskStart"));
+        assert!(runs_for("TaskStart.py", "TaskStart"));
+        assert!(!runs_for("TaskStart.txt", "TaskStart"));
+        assert!(!runs_for("TaskStart.sh.bak", "TaskStart"));
+        assert!(!runs_for("TaskStarted", "TaskStart"));
+        assert!(!runs_for(".TaskStart", "TaskStart"));
+    }
 }
