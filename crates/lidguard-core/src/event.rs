@@ -94,6 +94,10 @@ pub enum EventKind {
         running_work: Option<Vec<String>>,
         /// Whether ask-before-sleep may continue this turn (only the events the spec names).
         can_continue: bool,
+        /// When the agent's own schedule wakes this session again (Claude's `session_crons`:
+        /// the earliest next fire), if it will.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wakes_at: Option<jiff::Timestamp>,
     },
     /// The turn ended with an error (API failure): not a normal end.
     TurnFailed,
@@ -518,12 +522,14 @@ mod tests {
                 stop_hook_active: true,
                 running_work: Some(vec!["b1".into()]),
                 can_continue: true,
+                wakes_at: Some("2026-12-07T11:00:00Z".parse().unwrap()),
             },
         );
         e.reason = Some("x".into());
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["kind"], "turnStopped");
         assert_eq!(json["stopHookActive"], true);
+        assert_eq!(json["wakesAt"], "2026-12-07T11:00:00Z");
         assert_eq!(json["runningWork"][0], "b1");
         let back: AgentEvent = serde_json::from_value(json).unwrap();
         assert_eq!(back, e);
@@ -564,6 +570,7 @@ mod tests {
                 stop_hook_active: true,
                 running_work: None,
                 can_continue: true,
+                wakes_at: None,
             },
             EventKind::TurnFailed,
             EventKind::SessionEnded {

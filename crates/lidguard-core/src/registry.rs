@@ -44,6 +44,7 @@ mod machine;
 mod pause;
 mod sessions;
 mod suspend;
+mod wake_up;
 
 /// The `who` lidguard gives the OS for its locks.
 pub const WHO: &str = "lidguard";
@@ -369,6 +370,8 @@ pub struct EndedSession {
     pub end_reason: String,
     /// When.
     pub at: Timestamp,
+    /// The agent's own wake-up, too far ahead to hold the machine for, when it had one.
+    pub wakes_at: Option<Timestamp>,
 }
 
 /// The whole state of the session core.

@@ -116,6 +116,10 @@ pub struct PendingWork {
     pub reason: String,
     /// When the stop was deferred.
     pub since: Timestamp,
+    /// Not background work but the agent's own scheduled wake-up, due then: the session is
+    /// held until it comes (and its inactivity timeout counts from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakes_at: Option<Timestamp>,
 }
 
 /// One tracked agent session.

@@ -185,6 +185,9 @@ impl Default for PowerRequest {
     }
 }
 
+/// The inactivity timeout when the settings file sets none (`sessionTimeoutMinutes`).
+pub const DEFAULT_SESSION_TIMEOUT_MINUTES: u32 = 12;
+
 /// All settings. Unknown keys in the file are ignored; missing keys take their defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -287,7 +290,7 @@ impl Default for Settings {
             repeat_closed_lid_stop_follow_up: true,
             closed_lid_permission_request_decision: ClosedLidPermissionRequestDecision::Deny,
             watch_parent_process: true,
-            session_timeout_minutes: Some(12),
+            session_timeout_minutes: Some(DEFAULT_SESSION_TIMEOUT_MINUTES),
             server_runtime_cleanup_delay_minutes: Some(10),
             emergency_hibernation_on_high_temperature: true,
             emergency_hibernation_temperature_mode: TemperatureMode::Average,

@@ -423,6 +423,7 @@ fn the_gate_asks_only_for_continuable_stops_with_the_feature_on_and_a_suspend_sc
             stop_hook_active: false,
             running_work: Some(vec!["bash-1".into()]),
             can_continue: true,
+            wakes_at: None,
         },
     );
     assert_eq!(waits, None);

@@ -319,6 +319,10 @@ pub struct SessionStatus {
     pub pending_provider_work: bool,
     /// What background work.
     pub pending_provider_work_reason: Option<String>,
+    /// Held for the agent's own scheduled wake-up, due then (Claude's session crons); the
+    /// stop is deferred as for background work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakes_at: Option<Timestamp>,
     /// The agent process watched, or `null`.
     pub watched_pid: Option<u32>,
     /// The tool that runs this provider's hooks when it is not the provider (`devin`, `cursor`).
@@ -367,6 +371,7 @@ impl SessionStatus {
             soft_locked_at: s.soft_lock.as_ref().map(|l| l.since),
             pending_provider_work: s.pending_work.is_some(),
             pending_provider_work_reason: s.pending_work.as_ref().map(|w| w.reason.clone()),
+            wakes_at: s.pending_work.as_ref().and_then(|w| w.wakes_at),
             watched_pid: s.watched_pid,
             run_by: s.run_by.clone(),
             via: s.via.clone(),
@@ -504,6 +509,22 @@ pub struct Status {
     /// The phone (ntfy).
     #[serde(default)]
     pub phone: PhoneStatus,
+    /// Sessions let go at a Stop although their own schedule wakes them again, because the
+    /// wake-up is further away than the session timeout; the wake-up protects them again.
+    #[serde(default)]
+    pub released_wake_ups: Vec<ReleasedWakeUp>,
+}
+
+/// A session let go until its own scheduled wake-up (`status`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleasedWakeUp {
+    /// The agent.
+    pub provider: Provider,
+    /// The session id.
+    pub session_id: String,
+    /// When its schedule wakes it.
+    pub wakes_at: Timestamp,
 }
 
 /// The phone (ntfy) in `status`.

@@ -43,6 +43,8 @@ pub struct HookInput<'a> {
     pub event_arg: Option<&'a str>,
     /// The hook process's working directory, for payloads without `cwd`.
     pub process_cwd: Option<&'a str>,
+    /// The local time, asked only by a payload that needs it (Claude's scheduled wake-ups).
+    pub now: fn() -> jiff::ZonedDateTime,
 }
 
 /// Why a payload could not be read.

@@ -24,6 +24,7 @@ fn events(event: &str, stdin: &Value) -> Vec<AgentEvent> {
             stdin: stdin.as_bytes(),
             event_arg: Some(event),
             process_cwd: Some("/proj"),
+            now: jiff::ZonedDateTime::now,
         },
     )
     .unwrap()
@@ -52,6 +53,7 @@ fn stop_of(events: &[AgentEvent]) -> Option<(bool, bool)> {
                 stop_hook_active,
                 can_continue,
                 running_work: None,
+                ..
             } => Some((*stop_hook_active, *can_continue)),
             _ => None,
         },

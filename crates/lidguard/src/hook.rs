@@ -86,6 +86,7 @@ fn handle(
         stdin: &stdin,
         event_arg,
         process_cwd: cwd.as_deref(),
+        now: jiff::ZonedDateTime::now,
     };
     let mut events = lidguard_providers::parse(provider, &input).map_err(|e| e.to_string())?;
     let digest = payload_digest(&stdin);

@@ -17,6 +17,22 @@ fn at(event: &Value) -> jiff::Timestamp {
     event["at"].as_str().unwrap().parse().unwrap()
 }
 
+/// A wake-up time the hook computed from the agent's schedule and the clock: checked to lie
+/// ahead of the event (within the year Claude looks ahead), then written as `"ahead"` so the
+/// fixture does not depend on when it runs.
+fn wake_up_ahead(mut event: Value, at: jiff::Timestamp) -> Value {
+    if let Some(wakes) = event.get_mut("wakesAt") {
+        let when: jiff::Timestamp = wakes.as_str().unwrap().parse().unwrap();
+        let ahead = when.duration_since(at);
+        assert!(
+            ahead > jiff::SignedDuration::ZERO && ahead.as_hours() <= 366 * 24,
+            "a wake-up lies ahead of its Stop: {when} vs {at}"
+        );
+        *wakes = json!("ahead");
+    }
+    event
+}
+
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
@@ -112,7 +128,7 @@ impl LidHome {
             .recorded()
             .into_iter()
             .filter(|e| before.is_none_or(|b| at(e) > b))
-            .map(|e| e["event"].clone())
+            .map(|e| wake_up_ahead(e["event"].clone(), at(&e)))
             .collect();
         (String::from_utf8(out.stdout).unwrap(), events)
     }

@@ -305,6 +305,7 @@ fn tool_event(session: &str, seq: usize) -> Request {
         stdin: stdin.as_bytes(),
         event_arg: None,
         process_cwd: None,
+        now: jiff::ZonedDateTime::now,
     };
     Request::Hook {
         events: lidguard_providers::parse(Provider::Claude, &input).unwrap(),
@@ -462,6 +463,7 @@ fn huge_fields_keep_the_daemon_and_its_database_small_with_a_stalled_follower() 
             stdin: stdin.as_bytes(),
             event_arg: None,
             process_cwd: None,
+            now: jiff::ZonedDateTime::now,
         };
         let events = lidguard_providers::parse(Provider::Claude, &input).unwrap();
         assert!(home.request(&Request::Hook { events }).ok);

@@ -1509,3 +1509,72 @@ fn droid_install_refuses_to_silence_the_users_settings_hooks_and_keeps_its_hooks
     assert_ok(&with_agents(&home, &["hook-remove", "--provider", "droid"]));
     assert_eq!(std::fs::read_to_string(&hooks).unwrap(), theirs);
 }
+
+#[test]
+fn doctor_names_the_agents_that_keep_the_machine_awake_themselves_and_what_they_cover() {
+    let home = agent_home();
+    let codex = home.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("config.toml"),
+        "model = \"gpt-5\"\n\n[features]\nprevent_idle_sleep = true\n",
+    )
+    .unwrap();
+    let qwen = home.path().join("qwen");
+    std::fs::create_dir_all(&qwen).unwrap();
+    std::fs::write(
+        qwen.join("settings.json"),
+        "{\n  \"general\": {\n    \"preventSystemSleep\": true\n  }\n}\n",
+    )
+    .unwrap();
+    // Copilot's folder exists, its keepAlive is off: not named.
+    let copilot = home.path().join("copilot");
+    std::fs::create_dir_all(&copilot).unwrap();
+    std::fs::write(copilot.join("settings.json"), "{\"keepAlive\": \"off\"}\n").unwrap();
+    let out = with_agents(&home, &["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let own: Vec<(&str, &str, bool)> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["area"].as_str().unwrap().starts_with("own keep-awake"))
+        .map(|c| {
+            (
+                c["area"].as_str().unwrap(),
+                c["detail"].as_str().unwrap(),
+                c["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(own.len(), 2, "{own:?}");
+    let (area, detail, ok) = own[0];
+    assert_eq!(area, "own keep-awake: Codex CLI");
+    assert!(ok, "information, not a failure");
+    assert!(
+        detail.contains("[features] prevent_idle_sleep = true")
+            && detail.contains("idle sleep")
+            && detail.contains("lidguard holds the lid"),
+        "{detail}"
+    );
+    let (area, detail, _) = own[1];
+    assert_eq!(area, "own keep-awake: Qwen Code");
+    assert!(
+        detail.contains("general.preventSystemSleep = true"),
+        "{detail}"
+    );
+    // Turned off, Qwen is no longer named; left unset, it is (on by default).
+    std::fs::write(
+        qwen.join("settings.json"),
+        "{\"general\": {\"preventSystemSleep\": false}}\n",
+    )
+    .unwrap();
+    let text = stdout(&with_agents(&home, &["doctor"]));
+    assert!(!text.contains("own keep-awake: Qwen Code"), "{text}");
+    assert!(text.contains("✓ own keep-awake: Codex CLI"), "{text}");
+    std::fs::write(qwen.join("settings.json"), "{}\n").unwrap();
+    let text = stdout(&with_agents(&home, &["doctor"]));
+    assert!(
+        text.contains("general.preventSystemSleep, on by default"),
+        "{text}"
+    );
+}

@@ -145,6 +145,55 @@ fn claude_api_error_ends_the_turn_with_stop_failure() {
 }
 
 #[test]
+fn claude_session_cron_holds_the_session_until_it_wakes_it_and_the_wake_up_works() {
+    // Claude Code 2.1.337: CronCreate every minute, the turn ends, the cron fires a minute later.
+    let home = Home::new();
+    let c = |name: &str| send(&home, "claude", &format!("sdk-tmux-cron__{name}"));
+    c("UserPromptSubmit");
+    for name in ["PreToolUse", "PostToolUse", "PreToolUse.2", "PostToolUse.2"] {
+        c(name);
+    }
+    c("Stop");
+    // Its Stop names the cron (`*/1 * * * *`): the next whole minute, within the timeout.
+    assert_state(&home, "active", None, true);
+    let s = only_session(&home).unwrap();
+    let wakes: jiff::Timestamp = s["wakesAt"].as_str().expect("wakesAt").parse().unwrap();
+    let ahead = wakes.duration_since(jiff::Timestamp::now());
+    assert!(ahead.as_secs() > 0 && ahead.as_secs() <= 60, "{s}");
+    let text = home.ok(&["status"]);
+    assert!(
+        text.contains("held for its own scheduled wake-up"),
+        "{text}"
+    );
+    // Claude says it waits for input (idle_prompt): the wake-up still holds the session.
+    c("Notification");
+    assert!(only_session(&home).unwrap()["pendingProviderWork"] == true);
+    // The cron fires: Claude submits its prompt, a new turn works.
+    c("UserPromptSubmit.2");
+    assert_state(&home, "active", None, false);
+    c("Stop.2");
+    assert_state(&home, "active", None, true);
+}
+
+#[test]
+fn claude_interrupt_ends_the_turn_whatever_stopped_it() {
+    // Claude Code 2.1.337's Interrupt: Esc while the model answers, during a tool, and a
+    // permission refused with Esc; each is the turn's only end (no Stop follows).
+    for scenario in [
+        "sdk-tmux-interrupt",
+        "sdk-tmux-interrupt-tool",
+        "sdk-tmux-permission-refused",
+    ] {
+        let home = Home::new();
+        let c = |name: &str| send(&home, "claude", &format!("{scenario}__{name}"));
+        c("UserPromptSubmit");
+        assert_state(&home, "active", None, false);
+        c("Interrupt");
+        assert!(only_session(&home).is_none(), "{scenario}: ended");
+    }
+}
+
+#[test]
 fn codex_turn_interrupt_and_permission() {
     let home = Home::new();
     let x = |name: &str| send(&home, "codex", name);

@@ -58,6 +58,11 @@ CLAUDE = os.environ.get("VERIFY_CLAUDE") or os.path.join(
     NPM, f"@anthropic-ai+claude-code@{CLAUDE_VERSION}", "node_modules", ".bin", "claude")
 CODEX = os.environ.get("VERIFY_CODEX") or os.path.join(
     NPM, f"@openai+codex@{CODEX_VERSION}", "node_modules", ".bin", "codex")
+# The Agent SDK platform package's Claude Code (newer than the CLI package's): `claude-sdk-*`.
+CLAUDE_SDK_VERSION = os.environ.get("CLAUDE_SDK_VERSION", "0.3.337")
+CLAUDE_SDK = os.environ.get("VERIFY_CLAUDE_SDK") or os.path.join(
+    NPM, f"@anthropic-ai+claude-agent-sdk-linux-x64@{CLAUDE_SDK_VERSION}", "node_modules", "@anthropic-ai",
+    "claude-agent-sdk-linux-x64", "claude")
 KEY = "sk-ant-fake-key-for-offline-verify-0123456789"
 
 CLAUDE_DIALOG = "Do you want to proceed?"
@@ -546,12 +551,12 @@ def approve(c, t, dialog):
 
 
 # ---- Claude --------------------------------------------------------------------------------
-def claude_setup(c, port):
+def claude_setup(c, port, version=CLAUDE_VERSION):
     cfg = os.path.join(c.run, "cfg")
     os.makedirs(cfg, exist_ok=True)
     common.git_init(c.proj, {"CLAUDE.md": "# Verify project\nScratch project for lidguard verification.\n"})
     common.write_json(os.path.join(cfg, ".claude.json"), {
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION, "theme": "dark",
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": version, "theme": "dark",
         "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
         "projects": {c.proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
     c.install(CLAUDE_CONFIG_DIR=cfg)
@@ -645,6 +650,87 @@ def claude_tmux(c, port, expect):
         stops = c.recs("Stop")
         if stops:
             check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
+        t.snapshot("final")
+        check_no_hook_error(c, t)
+        t.type_line("/exit")
+        c.wait("SessionEnd", 15)
+        check_no_session_at_end(c, sid)
+    finally:
+        t.snapshot("last")
+        stop_tmux(t)
+        c.stop_poller(sid)
+
+
+def sdk_version():
+    p = subprocess.run([CLAUDE_SDK, "--version"], capture_output=True, text=True, timeout=30)
+    return p.stdout.split()[0] if p.stdout.split() else "?"
+
+
+def claude_sdk_cron(c, port):
+    """Claude Code 2.1.337 (the Agent SDK's platform package), lid closed: the model schedules a
+    check every minute (CronCreate) and ends its turn. Its Stop names the cron: lidguard holds the
+    session until the wake-up (status: wakesAt), the machine is not put to sleep, the cron's prompt
+    starts the next turn; then the user's Escape while the model answers ends the session; /exit
+    leaves nothing."""
+    env = claude_setup(c, port, sdk_version())
+    t = common.Tmux(f"lidguard-verify-{os.getpid()}-{c.name}", env, c.proj, snapdir=c.run)
+    sid = None
+    try:
+        t.start(" ".join(shlex.quote(a) for a in [CLAUDE_SDK, "--permission-mode", "default",
+                                                  "--debug-file", c.debug_log]))
+        tui_ready(t, lambda s: "\u276f" in s, 40)
+        time.sleep(2)
+        if not submit_prompt(c, t, "Check the build every minute."):
+            return
+        sid = c.session_id()
+        first = c.wait("Stop", 40)
+        if not R.check(c.name, "the turn that scheduled the cron reached Stop", first, f"events={c.names()}"):
+            return
+        t_stop = first[0]["t"]
+        snap = c.poller.first_after(t_stop)
+        s = (lgverify.sessions_in(snap, sid) or [None])[0]
+        wakes = (s or {}).get("wakesAt")
+        R.check(c.name, "status after Stop: held for its wake-up (active, pending, wakesAt set)",
+                bool(s) and s.get("state") == "active" and s.get("pendingProviderWork") and wakes, brief(s))
+        text = c.lidguard("status").stdout
+        held = [x.strip() for x in text.splitlines() if "scheduled wake-up" in x]
+        R.check(c.name, "`status` says the session is held for its own scheduled wake-up",
+                any("held for its own scheduled wake-up" in x for x in held), str(held or text[-300:]))
+        fired = c.wait("UserPromptSubmit", 150, count=2)
+        if not R.check(c.name, "the cron fired: Claude submitted its prompt (UserPromptSubmit)", fired,
+                       f"events={c.names()}"):
+            return
+        t_fire = fired[1]["t"]
+        check_window(c, sid, t_stop, t_fire, "status from Stop to the wake-up: the session is held", ACTIVE)
+        if wakes:
+            # Claude fires a recurring cron up to half its period late (at most 30 s here).
+            due = lgverify.parse_at(wakes)
+            R.check(c.name, "the wake-up came when lidguard said, at most 35 s after it (recurring jitter)",
+                    -2 <= t_fire - due <= 35, f"wakesAt {wakes}, fired {t_fire - due:+.1f} s from it")
+        R.check(c.name, "no suspend while held for the wake-up (lid closed)",
+                not [h for h in history(c, "suspend-history")], f"{history(c, 'suspend-history')}")
+        R.check(c.name, "the wake-up's turn reached Stop", c.wait("Stop", 40, count=2), f"events={c.names()}")
+        # The user's own prompt; the model's answer hangs; Escape. hook-install does not register
+        # 2.1.337's Interrupt yet (older Claude warns about it at every start: README): the
+        # transcript's interrupt record ends the session.
+        t.type_line("Say hi slowly.")
+        if R.check(c.name, "the user's prompt was submitted", c.wait("UserPromptSubmit", 20, count=3),
+                   f"events={c.names()}"):
+            time.sleep(3)
+            t_esc = time.time()
+            t.keys("Escape")
+            gone = None
+            while time.time() < t_esc + 15 and gone is None:
+                if not [x for x in c.status().get("sessions") or [] if x.get("sessionId") == sid]:
+                    gone = time.time()
+                time.sleep(0.25)
+            log = open(os.path.join(c.lg_env["LIDGUARD_HOME"], "state", "lidguard.log")).read()
+            R.check(c.name, "Escape while the model answers ends the session (the transcript's interrupt)",
+                    gone is not None and "claude-transcript-interrupted" in log,
+                    f"gone {gone - t_esc:.1f} s after Escape" if gone else "still tracked 15 s after Escape")
+        # Lid closed, the last session ended: lidguard asks the OS to sleep, and there is no
+        # power backend in the namespace.
+        c.log_ok = ["suspend failed mode=Sleep"]
         t.snapshot("final")
         check_no_hook_error(c, t)
         t.type_line("/exit")
@@ -1744,6 +1830,14 @@ SCENARIOS = {
                               delayed([BASH("echo hello", "Print hello"), {"text": "Done."}]), claude_ssh),
     "claude-print-ask-reply": ("claude", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "reply")),
     "claude-print-ask-timeout": ("claude", "closed", "deny", ASK_SCRIPT, lambda c, p: ask_scenario(c, p, "timeout")),
+    "claude-sdk-tmux-cron": ("claude", "closed", "deny",
+                             [{"tool": "ToolSearch", "input": {"query": "select:CronCreate"}},
+                              {"tool": "CronCreate", "input": {"cron": "*/1 * * * *", "prompt": "Check the build.",
+                                                               "recurring": True}},
+                              {"text": "Scheduled: I will check the build every minute."},
+                              {"text": "The build is green."},
+                              {"hang": True, "text": "Thinking about"}],
+                             claude_sdk_cron),
     "codex-tui-closed-deny": ("codex", "closed", "deny", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "deny")),
     "codex-tui-closed-allow": ("codex", "closed", "allow", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "allow")),
     "codex-tui-open": ("codex", "open", "deny", TOUCH_CODEX, lambda c, p: codex_tui(c, p, "open")),
@@ -1792,6 +1886,7 @@ def main():
     common.check_netns()
     asks = any("-ask-" in n for n in names)
     for binary in (LIDGUARD, CLAUDE if any(SCENARIOS[n][0] == "claude" for n in names) else None,
+                   CLAUDE_SDK if any(n.startswith("claude-sdk-") for n in names) else None,
                    CODEX if any(SCENARIOS[n][0] == "codex" for n in names) else None,
                    RECEIVER_BIN if asks else None, LOGIND_BIN if asks else None,
                    PHONE_BIN if any("-remote-" in n for n in names) else None):

@@ -5,6 +5,8 @@
 #   tests/e2e/verify/install_clients.sh            (needs npm; root only for the offline Copilot step)
 #
 #   .ci/cache/npm/@anthropic-ai+claude-code@$CLAUDE_VERSION    Claude Code   (default 2.1.332)
+#   .ci/cache/npm/@anthropic-ai+claude-agent-sdk-linux-x64@$CLAUDE_SDK_VERSION  the Agent SDK's
+#       platform package (default 0.3.337), whose binary is Claude Code 2.1.337 (`claude-sdk-*`)
 #   .ci/cache/npm/@openai+codex@$CODEX_VERSION                 Codex CLI     (default 0.171.0)
 #   .ci/cache/npm/@github+copilot@$COPILOT_VERSION             Copilot CLI   (default 1.0.102)
 #   .ci/cache/npm/opencode-ai@$OPENCODE_VERSION                OpenCode      (default 1.18.33)
@@ -29,6 +31,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
 CLAUDE_VERSION="${CLAUDE_VERSION:-2.1.332}"
+CLAUDE_SDK_VERSION="${CLAUDE_SDK_VERSION:-0.3.337}"
+CLAUDE_SDK_CODE_VERSION="${CLAUDE_SDK_CODE_VERSION:-2.1.337}"
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
@@ -47,11 +51,11 @@ works() {  # works <binary> <version>: the binary runs and prints the version
   case "$out" in *"$2"*) return 0 ;; *) return 1 ;; esac
 }
 
-install() {  # install <npm package> <version> <binary path relative to the package dir>
-  local pkg="$1" ver="$2" rel="$3" dir bin start
+install() {  # install <npm package> <version> <binary path relative to the package dir> [its --version]
+  local pkg="$1" ver="$2" rel="$3" prints="${4:-$2}" dir bin start
   dir="$NPM_DIR/${pkg//\//+}@$ver"
   bin="$dir/$rel"
-  if works "$bin" "$ver"; then
+  if works "$bin" "$prints"; then
     echo "  $pkg@$ver: present ($dir)"
     return 0
   fi
@@ -59,15 +63,18 @@ install() {  # install <npm package> <version> <binary path relative to the pack
   rm -rf "$dir"
   mkdir -p "$dir"
   npm install --prefix "$dir" --no-audit --no-fund --prefer-offline --loglevel=error "$pkg@$ver" >&2
-  if ! works "$bin" "$ver" && [ -f "$dir/node_modules/$pkg/install.cjs" ]; then
+  if ! works "$bin" "$prints" && [ -f "$dir/node_modules/$pkg/install.cjs" ]; then
     (cd "$dir/node_modules/$pkg" && node install.cjs >&2)  # Claude Code's own postinstall, if needed
   fi
-  works "$bin" "$ver" || { echo "  $pkg@$ver: installed, but $bin --version does not print $ver" >&2; return 1; }
+  works "$bin" "$prints" || { echo "  $pkg@$ver: installed, but $bin --version does not print $prints" >&2; return 1; }
   echo "  $pkg@$ver: installed in $((SECONDS - start)) s ($dir)"
 }
 
 command -v npm >/dev/null || { echo "npm is needed (apt-get install -y npm)" >&2; exit 1; }
 install @anthropic-ai/claude-code "$CLAUDE_VERSION" node_modules/.bin/claude
+# The Agent SDK's platform package carries a newer Claude Code (0.3.337: 2.1.337), a plain binary.
+install @anthropic-ai/claude-agent-sdk-linux-x64 "$CLAUDE_SDK_VERSION" \
+  node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude "$CLAUDE_SDK_CODE_VERSION"
 install @openai/codex "$CODEX_VERSION" node_modules/.bin/codex
 install @github/copilot "$COPILOT_VERSION" node_modules/.bin/copilot
 install opencode-ai "$OPENCODE_VERSION" node_modules/opencode-ai/bin/opencode.exe

@@ -120,6 +120,7 @@ impl Registry {
                 running_work,
                 stop_hook_active,
                 can_continue,
+                wakes_at,
             } => {
                 self.remember_answer(&key, event);
                 let pending = match running_work {
@@ -134,8 +135,15 @@ impl Registry {
                     }
                     None => self.tracked_work(&key),
                 };
+                // Work still running decides first; without it, the agent's own wake-up.
+                if pending.is_none()
+                    && let Some(at) = *wakes_at
+                    && let Some(reply) = self.await_wake_up(&key, at, now, fx)
+                {
+                    return (reply, None);
+                }
                 let stop = StopSession {
-                    key,
+                    key: key.clone(),
                     kind: StopKind::ProviderEnd,
                     end_reason: Some(event.end_reason()),
                     pending_work: pending,
@@ -143,7 +151,11 @@ impl Registry {
                         stop_hook_active: *stop_hook_active,
                     }),
                 };
-                self.stop(stop, now, fx)
+                let reply = self.stop(stop, now, fx);
+                if let (Reply::Stopped, Some(at)) = (&reply, wakes_at) {
+                    self.remember_far_wake_up(&key, *at);
+                }
+                reply
             }
             EventKind::SessionEnded {
                 normal,

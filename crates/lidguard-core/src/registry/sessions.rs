@@ -171,6 +171,7 @@ impl Registry {
             session.pending_work = Some(PendingWork {
                 reason: reason.clone(),
                 since: now,
+                wakes_at: None,
             });
             fx.push(Effect::SaveSession(Box::new(session.clone())));
             log(fx, "session-stop-deferred", Some(&key), &reason);
@@ -203,6 +204,7 @@ impl Registry {
             kind,
             end_reason,
             at: now,
+            wakes_at: None,
         });
         while self.ended.len() > ENDED_MEMORY {
             self.ended.pop_front();
@@ -265,12 +267,11 @@ impl Registry {
         for (key, minutes) in expired {
             let session = self.sessions.get_mut(&key).expect("key taken from the map");
             if let Some(work) = session.pending_work.take() {
-                log(
-                    fx,
-                    "session-pending-provider-work-abandoned",
-                    Some(&key),
-                    &work.reason,
-                );
+                let name = match work.wakes_at {
+                    Some(_) => "session-wake-up-missed",
+                    None => "session-pending-provider-work-abandoned",
+                };
+                log(fx, name, Some(&key), &work.reason);
             }
             if session.soft_lock.is_none() {
                 let reason = format!("{TIMEOUT_SOFT_LOCK_PREFIX}{minutes} minutes");
@@ -372,12 +373,12 @@ impl Registry {
             return None;
         }
         let timeout = SignedDuration::from_mins(i64::from(minutes));
-        Some(
-            session
-                .last_activity_at
-                .checked_add(timeout)
-                .unwrap_or(Timestamp::MAX),
-        )
+        // A session held for its own wake-up is inactive from then on, not from its Stop.
+        let from = match session.pending_work.as_ref().and_then(|w| w.wakes_at) {
+            Some(at) => at.max(session.last_activity_at),
+            None => session.last_activity_at,
+        };
+        Some(from.checked_add(timeout).unwrap_or(Timestamp::MAX))
     }
 
     /// The inactivity timeout of `session`: the setting, bounded for a session on another

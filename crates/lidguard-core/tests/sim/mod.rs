@@ -117,6 +117,7 @@ impl Sim {
                 stop_hook_active,
                 running_work: None,
                 can_continue: true,
+                wakes_at: None,
             },
         )
     }

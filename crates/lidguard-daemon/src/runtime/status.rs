@@ -1,6 +1,8 @@
 //! `lidguard status`: what every part of the runtime shows of itself, in one snapshot.
 
-use lidguard_ipc::protocol::{CleanupStatus, ProtectionStatus, SessionStatus, Status};
+use lidguard_ipc::protocol::{
+    CleanupStatus, ProtectionStatus, ReleasedWakeUp, SessionStatus, Status,
+};
 
 use lidguard_core::registry::Registry;
 use lidguard_ipc::Places;
@@ -65,5 +67,13 @@ pub(super) async fn snapshot(rt: View<'_>) -> Status {
         phone: rt.phone.status(&settings),
         settings,
         pending_suspend: registry.pending_suspend().cloned(),
+        released_wake_ups: registry
+            .released_wake_ups(jiff::Timestamp::now())
+            .map(|(key, wakes_at)| ReleasedWakeUp {
+                provider: key.provider,
+                session_id: key.session_id.clone(),
+                wakes_at,
+            })
+            .collect(),
     }
 }

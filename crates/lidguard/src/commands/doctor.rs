@@ -84,7 +84,9 @@ impl Check {
 
 pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     let mut checks = vec![executables()];
-    checks.extend(hooks(places));
+    let reports = hook_config::reports(places, Some("all"));
+    checks.extend(hooks(&reports));
+    checks.extend(agents_keep_awake(&reports));
     checks.push(daemon(places));
     checks.extend(power());
     #[cfg(target_os = "linux")]
@@ -111,6 +113,36 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The agents that keep the machine awake by themselves (Codex's `prevent_idle_sleep`, Qwen
+/// Code's `preventSystemSleep`, Copilot's `keepAlive`, Claude Code's `caffeinate` on macOS):
+/// named, with what they cover. Each holds off idle sleep only; none keeps a closed lid awake
+/// (macOS sleeps on a closed lid whatever the idle assertions; Windows' SetThreadExecutionState
+/// "cannot be used to prevent the user from putting the computer to sleep"; logind's lid switch
+/// ignores sleep locks by default, `LidSwitchIgnoreInhibited=yes`). Information, never a failure.
+fn agents_keep_awake(reports: &Reports) -> Vec<Check> {
+    let Ok(reports) = reports else {
+        return Vec::new();
+    };
+    reports
+        .iter()
+        .filter(|r| r.skipped.is_none())
+        .filter_map(|r| {
+            let setting = r.agent_keep_awake.as_ref()?;
+            let name = r
+                .provider
+                .parse::<lidguard_core::provider::Provider>()
+                .map_or(r.provider.as_str(), |p| p.display_name());
+            Some(Check::ok(
+                format!("own keep-awake: {name}"),
+                format!(
+                    "{name} keeps the machine from idle sleep itself while it works ({setting}); \
+                     not with the lid closed: lidguard holds the lid"
+                ),
+            ))
+        })
+        .collect()
+}
+
 /// This executable and the hook executable the agents' entries run.
 fn executables() -> Check {
     let area = "executables";
@@ -132,9 +164,11 @@ fn executables() -> Check {
 const REINSTALL: &str = "install lidguard again (`cargo install --path crates/lidguard` puts \
                          lidguard and lidguard-hook side by side)";
 
+type Reports = anyhow::Result<Vec<lidguard_config::hooks::Report>>;
+
 /// Each agent found on this machine: lidguard's entries as its status reads them.
-fn hooks(places: &Places) -> Vec<Check> {
-    let reports = match hook_config::reports(places, Some("all")) {
+fn hooks(reports: &Reports) -> Vec<Check> {
+    let reports = match reports {
         Ok(reports) => reports,
         Err(e) => {
             return vec![Check::failed(

@@ -151,7 +151,12 @@ fn render(s: &Status) -> String {
                 }
             };
             line(format!("  {name}  {state}"));
-            if x.pending_provider_work {
+            if let Some(at) = x.wakes_at {
+                line(format!(
+                    "      held for its own scheduled wake-up at {} (within the session timeout)",
+                    local(at)
+                ));
+            } else if x.pending_provider_work {
                 line(format!(
                     "      background work still running: {}",
                     x.pending_provider_work_reason.as_deref().unwrap_or("")
@@ -180,6 +185,14 @@ fn render(s: &Status) -> String {
                     .unwrap_or_default()
             ));
         }
+    }
+    for w in &s.released_wake_ups {
+        line(format!(
+            "Released until its own scheduled wake-up: {}:{} at {} (beyond the session timeout); protected again when it wakes",
+            w.provider,
+            w.session_id,
+            local(w.wakes_at)
+        ));
     }
     let st = &s.settings;
     line(format!(

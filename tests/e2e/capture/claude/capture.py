@@ -21,6 +21,10 @@ import common  # noqa: E402  (shared run helpers, next to this file)
 
 CLIENT = os.environ.get("CAPTURE_CLIENT", "claude")
 CLIENT_ID = os.environ.get("CAPTURE_CLIENT_ID", "@anthropic-ai/claude-code")
+# The `sdk-*` scenarios: the Agent SDK platform package's newer binary (run.sh fetches it).
+SDK_CLIENT = os.environ.get("CAPTURE_SDK_CLIENT", "")
+SDK_CLIENT_VERSION = os.environ.get("CAPTURE_SDK_CLIENT_VERSION", "")
+SDK_CLIENT_ID = os.environ.get("CAPTURE_SDK_CLIENT_ID", "@anthropic-ai/claude-agent-sdk-linux-x64")
 KEY = "sk-ant-fake-key-for-offline-capture-0123456789"
 
 # Every event in the 2.1.332 binary's hook-event list, except WorktreeCreate/WorktreeRemove (a hook
@@ -30,6 +34,9 @@ UserPromptExpansion SessionStart SessionEnd Stop StopFailure SubagentStart Subag
 PostCompact PreModelSwitch PostModelSwitch PermissionRequest PermissionDenied Setup TeammateIdle
 TaskCreated TaskCompleted Elicitation ElicitationResult ConfigChange InstructionsLoaded CwdChanged
 FileChanged DirectoryAdded MessageDisplay PreSkillShellCommand""".split()
+
+# Events 2.1.337 added (an unknown event name in settings.json would make 2.1.332 reject it).
+SDK_EVENTS = ["Interrupt"]
 
 BASH = lambda cmd, desc, **kw: {"tool": "Bash", "input": dict(command=cmd, description=desc, **kw)}  # noqa: E731
 TASK_NOTIFICATION = """<task-notification>
@@ -161,7 +168,52 @@ SCENARIOS = {
             "options": [{"label": "Red", "description": "A warm colour"},
                         {"label": "Blue", "description": "A cool colour"}]}]}},
                 {"text": "Thanks for the answer."}]),
+    # Claude Code 2.1.337 (Agent SDK 0.3.337's platform package): what it adds.
+    "sdk-print-bash": dict(
+        client="sdk", desc="2.1.337, print mode, one Bash tool call", prompt="Run echo hello in the shell.",
+        script=[BASH("echo hello", "Print hello"), {"text": "Done: it printed hello."}]),
+    "sdk-tmux-interrupt": dict(
+        client="sdk", desc="2.1.337, interactive (tmux), Esc while the model reply is still streaming",
+        mode="tmux", prompt="Say hi slowly.",
+        script=[{"hang": True, "text": "Thinking about"}, {"text": "Hello again."}]),
+    "sdk-tmux-interrupt-tool": dict(
+        client="sdk", desc="2.1.337, interactive (tmux), Esc while a Bash tool (a 30 s wait) runs",
+        mode="tmux", prompt="Wait for a while.", args=["--allowedTools", "Bash(python3:*)"],
+        # Claude Code refuses a plain long `sleep` in the foreground
+        script=[BASH("python3 -c 'import time; time.sleep(30)'", "Wait 30 seconds"),
+                {"text": "(after the interrupt)"}]),
+    "sdk-tmux-permission-refused": dict(
+        client="sdk", desc="2.1.337, interactive (tmux), Bash touch needs permission, refused with Esc",
+        mode="tmux", prompt="Create a file named newfile.txt.",
+        script=[BASH("touch newfile.txt", "Create newfile.txt"), {"text": "(after the refusal)"}]),
+    "sdk-tmux-cron": dict(
+        client="sdk", desc="2.1.337, interactive (tmux), CronCreate every minute: the turn ends, the cron wakes the session",
+        mode="tmux", prompt="Check the build every minute.",
+        script=[{"tool": "ToolSearch", "input": {"query": "select:CronCreate"}},
+                {"tool": "CronCreate", "input": {"cron": "*/1 * * * *", "prompt": "Check the build.",
+                                                 "recurring": True}},
+                {"text": "Scheduled: I will check the build every minute."},
+                {"text": "The build is green."},
+                {"text": "The build is still green."}]),
+    "sdk-tmux-wakeup": dict(
+        client="sdk", desc="2.1.337, interactive (tmux), ScheduleWakeup in 60 s (a one-shot session cron)",
+        mode="tmux", prompt="Look again in a minute.",
+        script=[{"tool": "ToolSearch", "input": {"query": "select:ScheduleWakeup"}},
+                {"tool": "ScheduleWakeup", "input": {"delaySeconds": 60, "prompt": "Look again.",
+                                                     "reason": "the user asked to look again in a minute"}},
+                {"text": "I will look again in a minute."},
+                {"text": "Looked again: nothing changed."}]),
 }
+for _sc in SCENARIOS.values():
+    if _sc.get("client") == "sdk":
+        _sc["client_id"] = SDK_CLIENT_ID
+
+
+def client_of(sc):
+    """(binary, version) of the Claude Code a scenario runs."""
+    if sc.get("client") == "sdk":
+        return SDK_CLIENT, SDK_CLIENT_VERSION
+    return CLIENT, CLIENT_ID.rsplit("@", 1)[1]
 
 
 def setup(run, sc, port):
@@ -172,14 +224,15 @@ def setup(run, sc, port):
     common.git_init(proj, {"CLAUDE.md": "# Capture project\nScratch project for hook captures.\n", **sc.get("files", {})})
     hook = f"python3 {REPO}/tests/e2e/hooklog.py {logs}"
     hooks = {}
-    for ev in EVENTS:
+    extra = os.environ.get("CAPTURE_EXTRA_EVENTS", "").split()  # e.g. a newer event, to see how an older client takes it
+    for ev in EVENTS + (SDK_EVENTS if sc.get("client") == "sdk" else []) + extra:
         cmd = hook
         if ev in sc.get("once", ()):  # reply only the first time: the reply file is removed after use
             cmd = f"{hook}; rc=$?; rm -f {logs}/replies/{ev}.json; exit $rc"
         hooks[ev] = [{"hooks": [{"type": "command", "command": cmd, "timeout": 30}]}]
     common.write_json(os.path.join(cfg, "settings.json"), {"hooks": hooks})
     common.write_json(os.path.join(cfg, ".claude.json"), {
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLIENT_ID.rsplit("@", 1)[1],
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": client_of(sc)[1],
         "theme": "dark", "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
         "projects": {proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
     for name, text in sc.get("replies", {}).items():
@@ -206,7 +259,7 @@ def extra_args(run, sc):
 
 
 def run_print(run, sc, env, proj, logs):
-    cmd = [CLIENT, "-p", sc["prompt"], "--output-format", "stream-json", "--verbose"] + extra_args(run, sc)
+    cmd = [client_of(sc)[0], "-p", sc["prompt"], "--output-format", "stream-json", "--verbose"] + extra_args(run, sc)
     with open(os.path.join(run, "client.out"), "w") as out, open(os.path.join(run, "client.err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=proj, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         try:
@@ -223,7 +276,7 @@ def run_tmux(name, run, sc, env, proj, logs):
     hl = common.HookLog(logs)
     try:
         # interactive 2.1.332 defaults to auto mode (a classifier decides); ask like a default user
-        t.start(" ".join(shlex.quote(a) for a in [CLIENT, "--permission-mode", "default"] + extra_args(run, sc)))
+        t.start(" ".join(shlex.quote(a) for a in [client_of(sc)[0], "--permission-mode", "default"] + extra_args(run, sc)))
         t.wait_screen(lambda s: "\u276f" in s, 40)  # the prompt marker
         time.sleep(2)
         if sc["prompt"]:
@@ -249,13 +302,34 @@ def run_tmux(name, run, sc, env, proj, logs):
             hl.wait(lambda r: r["event"] == "Notification" and "idle" in r["stdin"], 90)
         elif name == "tmux-api-error":
             hl.wait(lambda r: r["event"] == "StopFailure", 30)
-        elif name == "tmux-interrupt":
+        elif name in ("tmux-interrupt", "sdk-tmux-interrupt"):
             hl.wait(lambda r: r["event"] == "UserPromptSubmit", 20)
             time.sleep(3)
             t.snapshot("streaming")
             t.keys("Escape")
             time.sleep(5)
             t.snapshot("after-escape")
+        elif name == "sdk-tmux-interrupt-tool":
+            hl.wait(lambda r: r["event"] == "PreToolUse", 30)
+            time.sleep(3)
+            t.snapshot("tool-running")
+            t.keys("Escape")
+            hl.wait(lambda r: r["event"] == "PostToolUseFailure", 15, fail=False)
+            time.sleep(5)
+            t.snapshot("after-escape")
+        elif name == "sdk-tmux-permission-refused":
+            hl.wait(lambda r: r["event"] == "PermissionRequest", 40)
+            time.sleep(3)
+            t.snapshot("permission-dialog")
+            t.keys("Escape")
+            time.sleep(5)
+            t.snapshot("after-escape")
+        elif name in ("sdk-tmux-cron", "sdk-tmux-wakeup"):
+            hl.wait(lambda r: r["event"] == "Stop", 40)
+            t.snapshot("scheduled")
+            # the session cron fires at the next minute (a recurring one up to 30 s later)
+            hl.wait(lambda r: r["event"] == "Stop", 150, count=2)
+            t.snapshot("after-wakeup")
         elif name == "tmux-compact":
             hl.wait(lambda r: r["event"] == "Stop", 30)
             time.sleep(1)

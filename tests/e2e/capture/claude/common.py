@@ -195,7 +195,7 @@ def write_fixtures(out, names, scenarios, provider, client_id, dest, max_per_eve
                 payload = json.loads(r["stdin"])
             except ValueError:
                 payload = r["stdin"]
-            fx = {"provider": provider, "client": client_id, "captured": date,
+            fx = {"provider": provider, "client": scenarios[name].get("client_id", client_id), "captured": date,
                   "scenario": scenarios[name]["desc"], "event": ev, "stdin": payload}
             if isinstance(payload, dict):
                 fx["stdin"], note = shrink(payload)

@@ -7,6 +7,7 @@
 
 use crate::agent::Dialect;
 use crate::agents::hook_output;
+use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision, DecisionKind, EventKind, WorkKind};
 use lidguard_core::provider::Provider;
 use serde::Deserialize;
@@ -59,6 +60,15 @@ struct Wire {
     tool_response: Option<Value>,
     /// `Stop` (2.1.197+): `[{id, type, status, ...}]`, empty when nothing runs.
     background_tasks: Option<Vec<BackgroundTask>>,
+    /// `Stop` (2.1.33x): `[{id, schedule, recurring, prompt}]`, the crons that will wake the
+    /// session; empty when none.
+    session_crons: Option<Vec<SessionCron>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SessionCron {
+    schedule: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -149,7 +159,11 @@ pub(crate) fn parse_as(
             }),
             // Only Stop may ask before sleep; StopFailure and SessionEnd may not.
             can_continue: true,
+            wakes_at: next_wake_up(wire.session_crons.as_deref(), input.now),
         }),
+        // 2.1.337: the user (or a permission refused, a rewind) ended the turn; it fires
+        // instead of Stop, and once.
+        "Interrupt" => kinds.push(EventKind::Interrupted),
         "StopFailure" => kinds.push(EventKind::TurnFailed),
         "SessionEnd" => kinds.push(EventKind::SessionEnded {
             normal: true,
@@ -182,6 +196,21 @@ pub(crate) fn parse_as(
         })
         .collect();
     Ok(events)
+}
+
+/// The earliest time one of the session's crons wakes it; the clock is read only when there
+/// are crons.
+fn next_wake_up(
+    crons: Option<&[SessionCron]>,
+    now: fn() -> jiff::ZonedDateTime,
+) -> Option<Timestamp> {
+    let crons = crons.filter(|c| !c.is_empty())?;
+    let now = now();
+    crons
+        .iter()
+        .filter_map(|c| super::cron::next_fire(&c.schedule, &now))
+        .map(|z| z.timestamp())
+        .min()
 }
 
 /// Background work started or stopped by a finished tool call.

@@ -1,6 +1,7 @@
 //! Claude Code: hooks in `settings.json`, MCP servers in `.claude.json`, transcripts under
 //! `projects/`. The contract lidguard relies on, with its sources: `README.md` here.
 
+mod cron;
 pub(crate) mod dialect;
 pub mod install;
 mod transcript;
@@ -24,6 +25,10 @@ pub static AGENT: Agent = Agent {
         "settings-json",
         "The hooks in Claude Code's settings.json",
     )],
+    keep_awake: Some(AgentSetting {
+        file: |location| location.file.clone(),
+        read: |_| macos_caffeinate(),
+    }),
     permission_mode: Some(AgentSetting {
         file: |location| location.file.clone(),
         read: install::permission_mode,
@@ -61,6 +66,13 @@ pub static AGENT: Agent = Agent {
 };
 
 static HOOKS: HookFile = HookFile::json(hooks_location, &install::SPEC);
+
+/// Claude Code keeps a Mac from idle sleep by itself while it works, always: it runs
+/// `caffeinate -i -t <seconds>` and restarts it while it holds (2.1.332's bundle: its sleep
+/// inhibitor spawns nothing on other platforms and has no setting).
+fn macos_caffeinate() -> Option<String> {
+    cfg!(target_os = "macos").then(|| "caffeinate -i while it works, on macOS".to_owned())
+}
 
 static MCP: McpFile = McpFile::json(mcp_location, mcp_entry);
 

@@ -132,6 +132,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             stop_hook_active: false,
             running_work: None,
             can_continue: false,
+            wakes_at: None,
         },
         "TaskError" => EventKind::TurnFailed,
         "TaskCancel" => EventKind::Interrupted,

@@ -66,6 +66,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             stop_hook_active: wire.stop_hook_active.unwrap_or(false),
             running_work: None,
             can_continue: true,
+            wakes_at: None,
         },
         // Not in release docs but in the main-branch schemas; a failed turn, not a normal end.
         "StopFailure" => EventKind::TurnFailed,

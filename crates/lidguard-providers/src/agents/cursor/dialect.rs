@@ -69,6 +69,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
                 stop_hook_active: wire.loop_count.is_some_and(|n| n > 0),
                 running_work: None,
                 can_continue: true,
+                wakes_at: None,
             },
         },
         "sessionEnd" => EventKind::SessionEnded {

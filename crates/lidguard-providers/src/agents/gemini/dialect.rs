@@ -63,6 +63,7 @@ pub fn parse(input: &HookInput<'_>) -> Result<Vec<AgentEvent>, ParseError> {
             stop_hook_active: wire.stop_hook_active.unwrap_or(false),
             running_work: None,
             can_continue: true,
+            wakes_at: None,
         },
         "SessionEnd" => EventKind::SessionEnded {
             normal: true,

@@ -177,6 +177,7 @@ fn turn_stopped(wire: &Wire, can_continue: bool) -> EventKind {
         stop_hook_active: can_continue && wire.stop_hook_active.unwrap_or(false),
         running_work: None,
         can_continue,
+        wakes_at: None,
     }
 }
 

@@ -76,3 +76,52 @@ fn warnings(root: &CstObject, _cmd: &HookCommand) -> Vec<String> {
         .into_iter()
         .collect()
 }
+
+/// Whether Qwen Code keeps the machine awake by itself: `general.preventSystemSleep` in its
+/// `settings.json`, **on by default** (0.24.4's settings reference: "Prevent the system from
+/// sleeping while Qwen Code is streaming a model response or executing tools"; its bundle takes
+/// `caffeinate -is` on macOS, `systemd-inhibit --what=sleep --mode=block` on Linux except in a
+/// headless SSH session, `SetThreadExecutionState` on Windows). `None` when set to `false`.
+pub fn qwen_keep_awake(settings_json: Option<&str>) -> Option<String> {
+    let set = settings_json
+        .and_then(|text| engine::Doc::parse(Some(text), "Qwen settings.json").ok())
+        .and_then(|doc| {
+            let general = doc
+                .object()
+                .ok()?
+                .get("general")?
+                .value()?
+                .to_serde_value()?;
+            general.get("preventSystemSleep")?.as_bool()
+        });
+    match set {
+        Some(false) => None,
+        Some(true) => Some("general.preventSystemSleep = true".to_owned()),
+        None => Some("general.preventSystemSleep, on by default".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod keep_awake_tests {
+    use super::qwen_keep_awake;
+
+    #[test]
+    fn on_unless_the_user_turned_it_off() {
+        assert_eq!(
+            qwen_keep_awake(None).as_deref(),
+            Some("general.preventSystemSleep, on by default")
+        );
+        assert_eq!(
+            qwen_keep_awake(Some(r#"{"general": {"vimMode": true}}"#)).as_deref(),
+            Some("general.preventSystemSleep, on by default")
+        );
+        assert_eq!(
+            qwen_keep_awake(Some(r#"{"general": {"preventSystemSleep": true}}"#)).as_deref(),
+            Some("general.preventSystemSleep = true")
+        );
+        assert_eq!(
+            qwen_keep_awake(Some(r#"{"general": {"preventSystemSleep": false}}"#)),
+            None
+        );
+    }
+}

@@ -5,7 +5,7 @@
 pub mod install;
 
 use crate::agent::{
-    Agent, Dialect, Env, HookEdit, HookFile, Location, McpFile, Snippet, config_dir,
+    Agent, AgentSetting, Dialect, Env, HookEdit, HookFile, Location, McpFile, Snippet, config_dir,
 };
 use crate::agents::claude;
 use crate::agents::claude::dialect::Family;
@@ -17,6 +17,10 @@ use lidguard_core::provider::Provider;
 /// Qwen Code's entry.
 pub static AGENT: Agent = Agent {
     mcp: Some(&MCP),
+    keep_awake: Some(AgentSetting {
+        file: |location| location.file.clone(),
+        read: install::qwen_keep_awake,
+    }),
     snippets: &[Snippet::hook_file(
         "settings-json",
         "The hooks in Qwen Code's settings.json",

@@ -163,6 +163,9 @@ impl Screen<'_> {
             .flat_map(|s| &s.sessions)
             .map(|s| {
                 let (state, colour) = match s.state {
+                    SessionState::Active if s.wakes_at.is_some() => {
+                        ("held for its wake-up", Color::Green)
+                    }
                     SessionState::Active if s.pending_provider_work => {
                         ("working (background)", Color::Green)
                     }

@@ -174,6 +174,7 @@ impl View {
                     .and_then(|c| c.rsplit(['/', '\\']).find(|part| !part.is_empty()))
                     .unwrap_or("?");
                 let state = match (x.state, x.pending_provider_work) {
+                    (SessionState::Active, true) if x.wakes_at.is_some() => "held for its wake-up",
                     (SessionState::Active, true) => "working (background)",
                     (SessionState::Active, false) => "working",
                     (SessionState::SoftLocked, _) => "waiting for you",
@@ -256,6 +257,7 @@ mod tests {
             pending_suspend: None,
             ask_before_sleep: String::new(),
             phone: Default::default(),
+            released_wake_ups: Vec::new(),
         }
     }
 
