@@ -294,6 +294,29 @@ fn opencode_question_waits_and_the_answer_resumes() {
 }
 
 #[test]
+fn opencode_and_kilo_questions_wait_and_a_reply_or_a_dismissal_resumes() {
+    // OpenCode 1.18.33 and Kilo 7.7.7 (`serve`): `question.asked` waits for the user like a
+    // permission prompt; `question.replied` and `question.rejected` end the wait.
+    for (provider, scenario, answer) in [
+        ("opencode", "serve-question-reject", "question.rejected"),
+        ("kilo", "serve-question", "question.replied"),
+        ("kilo", "serve-question-reject", "question.rejected"),
+    ] {
+        let home = Home::new();
+        let o = |name: &str| send(&home, provider, &format!("{scenario}__{name}"));
+        o("chat.message");
+        assert_state(&home, "active", None, false);
+        o("tool.execute.before");
+        o("question.asked");
+        assert_state(&home, "softLocked", Some("question.asked"), false);
+        o(answer);
+        assert_state(&home, "active", None, false);
+        o("session.idle");
+        assert!(only_session(&home).is_none(), "{provider} {scenario}");
+    }
+}
+
+#[test]
 fn opencode_permission_waits_until_answered_and_an_api_error_ends_the_session() {
     let home = Home::new();
     let o = |name: &str| {

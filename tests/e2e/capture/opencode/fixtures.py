@@ -29,6 +29,7 @@ DESCRIPTIONS = {
     "command": "opencode run --command hello (custom slash command from opencode.json)",
     "task-subagent": "opencode run, task tool with subagent_type general, which runs in a child session",
     "serve-question": "opencode serve, question tool answered via POST /question/{requestID}/reply",
+    "serve-question-reject": "opencode serve, question tool dismissed via POST /question/{requestID}/reject",
     "serve-permission-plugin-reply": "opencode serve, permission {bash: ask}, the plugin answers `once` from its permission.asked handler via client.postSessionIdPermissionsPermissionId",
     "serve-permission-http-reply": "opencode serve, permission {bash: ask}, answered via POST /permission/{requestID}/reply {reply: once}",
     "serve-reprompt-delete": "opencode serve, bash tool call; the plugin calls client.session.prompt on the first session.idle (a second turn runs), then DELETE /session/{id}",

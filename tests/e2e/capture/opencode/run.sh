@@ -37,7 +37,7 @@ else
 fi
 
 ALL_SCENARIOS="bash-tool tool-failure permission-ask-run http-400 question command task-subagent serve-question
-serve-permission-plugin-reply serve-permission-http-reply serve-reprompt-delete"
+serve-question-reject serve-permission-plugin-reply serve-permission-http-reply serve-reprompt-delete"
 
 BASH_THEN_TEXT='[{"tool":"bash","args":{"command":"echo hello","description":"Say hello"}},{"text":"Done: hello."}]'
 TOUCH_THEN_TEXT='[{"tool":"bash","args":{"command":"touch newfile.txt","description":"Create a file"}},{"text":"Created."}]'
@@ -53,8 +53,8 @@ scenario() {
     permission-ask-run) PERMISSION='{"bash":"ask"}'; echo "$TOUCH_THEN_TEXT" ;;
     http-400)
       echo '[{"status":400,"body":{"error":{"message":"scripted bad request","type":"invalid_request_error","code":"bad_request"}}}]' ;;
-    question|serve-question)
-      [ "$s" = serve-question ] && MODE=serve
+    question|serve-question|serve-question-reject)
+      [ "$s" != question ] && MODE=serve
       echo '[{"tool":"question","args":{"questions":[{"question":"Which colour?","header":"Colour","options":[{"label":"red","description":"Red"},{"label":"blue","description":"Blue"}]}]}},{"text":"Thanks."}]' ;;
     command)  # a custom slash command (command.execute.before)
       RUNFLAGS="--command hello"

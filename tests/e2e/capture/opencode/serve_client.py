@@ -82,6 +82,12 @@ elif SCEN == "serve-question":
     call("POST", f"/question/{pending[0]['id']}/reply", {"answers": [["red"]]})
     wait_for("question.replied", timeout=20)
     wait_for("session.idle")
+elif SCEN == "serve-question-reject":
+    wait_for("question.asked")
+    pending = call("GET", "/question")
+    call("POST", f"/question/{pending[0]['id']}/reject")
+    wait_for("question.rejected", timeout=20)
+    wait_for("session.idle", timeout=30)
 elif SCEN == "serve-reprompt-delete":
     wait_for("session.idle", 2, timeout=60)  # first turn, then the plugin's re-prompted turn
     time.sleep(1)
