@@ -83,6 +83,17 @@ pub enum StartedBy {
     Client,
 }
 
+impl StartedBy {
+    /// Who started the daemon, for its `daemon-started` event.
+    pub(crate) fn describe(self, socket_activated: bool) -> &'static str {
+        match (self, socket_activated) {
+            (_, true) => "started by the service manager's socket",
+            (StartedBy::Client, false) => "started on demand by a lidguard command or hook",
+            (StartedBy::Hand, false) => "started by hand or by a service",
+        }
+    }
+}
+
 /// Runs the daemon until it is told to stop or has nothing left to do.
 pub fn run(places: Places, started_by: StartedBy) -> Result<(), DaemonError> {
     raise_descriptor_limit();

@@ -434,6 +434,76 @@ fn the_history_survives_a_daemon_restart() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
 }
 
+/// A daemon's life explains the gaps: after `kill -9` and a restart, `events` shows the first
+/// start, the crash found, the second start and each session dropped because its agent was gone;
+/// a clean stop says why, and the start after it finds no crash.
+#[test]
+fn events_show_the_daemons_starts_its_crash_its_stop_and_the_sessions_a_restart_dropped() {
+    let home = Home::new();
+    let mut agent = crate::util::Agent::spawn();
+    home.start_watched("gone", &agent.pid().to_string());
+    let first = home.daemon_pid().unwrap();
+    crate::util::signal(first, rustix::process::Signal::KILL);
+    assert!(eventually(Duration::from_secs(5), || !crate::util::alive(
+        first
+    )));
+    agent.kill();
+    home.ok(&["start", "--provider", "custom", "--session", "after"]);
+    let second = home.daemon_pid().unwrap();
+    assert_ne!(second, first);
+    let kinds = |home: &Home| -> Vec<(String, String, String)> {
+        let out = home.ok(&["events", "--since", "all", "--json"]);
+        let lines: Vec<String> = out.lines().map(str::to_owned).collect();
+        validated(&lines)
+            .iter()
+            .filter(|v| v["observation"]["source"] == "daemon")
+            .map(|v| {
+                let o = &v["observation"];
+                (
+                    kind(v).to_owned(),
+                    o["sessionId"].as_str().unwrap_or("").to_owned(),
+                    o["detail"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .filter(|(k, ..)| k.starts_with("daemon-") || k == "session-dropped-at-restart")
+            .collect()
+    };
+    let seen = kinds(&home);
+    let names: Vec<&str> = seen.iter().map(|(k, ..)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "daemon-started",
+            "daemon-crash-found",
+            "daemon-started",
+            "session-dropped-at-restart"
+        ],
+        "{seen:?}"
+    );
+    assert!(seen[0].2.contains(&format!("pid {first}")), "{seen:?}");
+    assert!(
+        seen[1].2.contains(&format!("pid {first}")) && seen[1].2.contains("killed or crashed"),
+        "{seen:?}"
+    );
+    assert!(seen[2].2.contains(&format!("pid {second}")), "{seen:?}");
+    assert_eq!(seen[3].1, "gone");
+    // The human view names them too.
+    let text = home.ok(&["events", "--since", "all"]);
+    assert!(
+        text.contains("daemon-crash-found") && text.contains("session-dropped-at-restart"),
+        "{text}"
+    );
+    // A clean stop says why; the next start finds no crash.
+    home.ok(&["stop", "--provider", "custom", "--session", "after"]);
+    home.ok(&["daemon-stop"]);
+    assert!(home.wait_daemon_gone(Duration::from_secs(5)));
+    home.ok(&["start", "--provider", "custom", "--session", "again"]);
+    let seen = kinds(&home);
+    let tail: Vec<&str> = seen[4..].iter().map(|(k, ..)| k.as_str()).collect();
+    assert_eq!(tail, ["daemon-stopped", "daemon-started"], "{seen:?}");
+    assert!(seen[4].2.contains("daemon-stop"), "{seen:?}");
+}
+
 /// 500 KB fields in 300 hook payloads, with a follower that never reads: the daemon stays under
 /// 64 MiB, the lines it streams and logs are cut, and the database stays small.
 #[test]

@@ -12,11 +12,16 @@ use lidguard_ipc::protocol::{Outcome, Response};
 /// that a suspend/resume (which stops the monotonic clock) never delays a timer for long.
 const MAX_SLEEP: Duration = Duration::from_secs(30);
 
+/// Why an idle daemon stops.
+const IDLE_EXIT: &str = "idle exit: no session for the cleanup delay";
+
 pub(super) struct Life {
     pub(super) started_at: Timestamp,
     /// Why the settings file is unusable (the defaults run meanwhile).
     pub(super) settings_error: Option<String>,
     pub(super) exit: bool,
+    /// Why the daemon stops, once it does (for the `daemon-stopped` event).
+    pub(super) stop_reason: Option<String>,
     /// The idle exit came while someone follows the stream: it happens when they leave.
     exit_deferred: bool,
 }
@@ -27,6 +32,7 @@ impl Life {
             started_at: Timestamp::now(),
             settings_error,
             exit: false,
+            stop_reason: None,
             exit_deferred: false,
         }
     }
@@ -37,14 +43,20 @@ impl Life {
             tracing::info!("idle exit postponed: the event stream has followers");
             self.exit_deferred = true;
         } else {
-            self.exit = true;
+            self.stop(IDLE_EXIT);
         }
+    }
+
+    /// The loop ends, for `why`.
+    pub(super) fn stop(&mut self, why: &str) {
+        self.exit = true;
+        self.stop_reason.get_or_insert_with(|| why.to_owned());
     }
 
     /// Someone asked the daemon to stop (`daemon-stop`): the loop ends after this answer.
     pub(super) fn shutdown_asked(&mut self) -> Response {
         tracing::info!("asked to stop: shutting down");
-        self.exit = true;
+        self.stop("asked to stop (`lidguard daemon-stop`)");
         Response::ok(Outcome::Done, "the daemon is stopping")
     }
 
@@ -58,7 +70,7 @@ impl Life {
     pub(super) fn follower_left(&mut self, followers: usize, idle: bool) {
         if self.exit_deferred && followers == 0 && idle {
             tracing::info!("the last follower left: idle exit");
-            self.exit = true;
+            self.stop(IDLE_EXIT);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! holds the loop and the one dispatcher that hands each effect to its part.
 
 mod desktop;
+mod history;
 mod hook_waits;
 mod hooks;
 mod inbox;
@@ -92,7 +93,8 @@ pub(crate) async fn serve(
     };
     // The stream goes on from what the last daemon kept: `events --since` spans restarts.
     rt.publisher.hub.restore(rt.records.stream_lines());
-    let restored = rt.records.recover_sessions();
+    let (restored, dropped) = rt.records.recover_sessions();
+    rt.history_started(started_by.describe(socket_activated), &dropped);
     rt.phone.restored(&restored);
     // The user's pause first: sessions it covers are not held even for a moment.
     if let Some(pause) = rt.records.recover_pause() {
@@ -165,8 +167,13 @@ pub(crate) async fn serve(
                 rt.read_temperature().await;
             }
             () = rt.records.due(), if rt.records.scheduled() => rt.records.flush(),
-            why = stop.recv() => { tracing::info!("{why}: shutting down"); break; }
-            Some(why) = lost.recv() => { tracing::error!("{why}: shutting down"); socket_lost = true; break; }
+            why = stop.recv() => { tracing::info!("{why}: shutting down"); rt.life.stop(why); break; }
+            Some(why) = lost.recv() => {
+                tracing::error!("{why}: shutting down");
+                rt.life.stop(&why);
+                socket_lost = true;
+                break;
+            }
         }
         if rt.registry.sessions().next().is_some() {
             rt.life.busy();
@@ -180,6 +187,7 @@ pub(crate) async fn serve(
         was_watching = watching;
         rt.records.schedule();
     }
+    rt.history_stopped();
     rt.records.flush();
 
     // Stop taking requests, let answers already given reach their clients (requests still

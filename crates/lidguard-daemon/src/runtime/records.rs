@@ -94,20 +94,21 @@ impl Records {
             .unwrap_or_default()
     }
 
-    /// Sessions from the store whose watched process still lives; the rest are dropped, since
-    /// nothing would ever end them.
-    pub(super) fn recover_sessions(&self) -> Vec<Session> {
+    /// Sessions from the store whose watched process still lives, and the keys of those
+    /// dropped: nothing would ever end them.
+    pub(super) fn recover_sessions(&self) -> (Vec<Session>, Vec<SessionKey>) {
         let Some(store) = &self.store else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let rows = match store.load_sessions() {
             Ok(rows) => rows,
             Err(e) => {
                 tracing::error!(error = %e, "cannot load sessions from the database");
-                return Vec::new();
+                return (Vec::new(), Vec::new());
             }
         };
         let mut kept = Vec::new();
+        let mut dropped = Vec::new();
         for row in rows {
             let key = SessionRowKey {
                 provider: &row.provider,
@@ -127,26 +128,41 @@ impl Records {
             });
             match session {
                 Some(session) if alive => kept.push(session),
-                _ => {
+                session => {
                     tracing::info!(session = %row.session_id, provider = %row.provider, "dropped a stored session: its process is gone or unknown");
+                    dropped.extend(session.map(|s| s.key).or_else(|| {
+                        let provider = row.provider.parse().ok()?;
+                        Some(SessionKey::new(
+                            provider,
+                            &row.session_id,
+                            &row.provider_name,
+                        ))
+                    }));
                     if let Err(e) = store.delete_session(&key) {
                         tracing::warn!(error = %e, "cannot delete a stored session");
                     }
                 }
             }
         }
-        kept
+        (kept, dropped)
+    }
+
+    /// The daemon's own state kept under `key` by the last daemon, if readable.
+    pub(super) fn kept_state<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let json = self.store.as_ref()?.daemon_state(key);
+        let json = json
+            .inspect_err(
+                |e| tracing::error!(error = %e, key, "cannot read the daemon's kept state"),
+            )
+            .ok()??;
+        serde_json::from_str(&json)
+            .inspect_err(|e| tracing::warn!(error = %e, key, "unreadable kept state"))
+            .ok()
     }
 
     /// The pause the last daemon kept, if one was in force.
     pub(super) fn recover_pause(&self) -> Option<Pause> {
-        let json = self.store.as_ref()?.daemon_state(PAUSE_KEY);
-        let json = json
-            .inspect_err(|e| tracing::error!(error = %e, "cannot read the kept pause"))
-            .ok()??;
-        serde_json::from_str(&json)
-            .inspect_err(|e| tracing::warn!(error = %e, "unreadable kept pause"))
-            .ok()
+        self.kept_state(PAUSE_KEY)
     }
 
     /// Queues a database write. Writes are carried out together, in one transaction, after the
