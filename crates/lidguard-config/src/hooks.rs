@@ -442,7 +442,11 @@ fn fill_status(
         .into_iter()
         .filter(|p| Path::new(p).is_absolute() && !Path::new(p).is_file())
         .collect();
-    report.healthy &= report.gone_programs.is_empty();
+    if !report.gone_programs.is_empty() {
+        // Not merely another lidguard's entries: the program they run is not there.
+        report.state = Some("broken");
+        report.healthy = false;
+    }
     report.warnings = status.warnings;
     report.foreign_hooks = status
         .foreign_hooks

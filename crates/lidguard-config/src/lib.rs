@@ -12,6 +12,7 @@
 )]
 
 pub mod agents;
+pub mod choices;
 pub mod event_files;
 pub mod file;
 pub mod hooks;

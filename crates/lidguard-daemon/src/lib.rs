@@ -32,6 +32,7 @@ use lidguard_ipc::Places;
 pub use backups::{StoreBackups, restore_after_daemon, restore_left_changed};
 pub use instance::InstanceLock;
 pub use leases::RELAY_GRACE;
+pub use ntfy::probe as probe_phone;
 pub use runtime::{HOOK_EVENT, WEBHOOK_ATTEMPT};
 
 /// Why the daemon could not run.

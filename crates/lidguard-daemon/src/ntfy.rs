@@ -148,6 +148,14 @@ impl Ntfy {
     }
 }
 
+/// Whether the phone's ntfy server answers and lets lidguard read its reply topic (the same
+/// poll the daemon makes, for the last second: nothing is published, nothing reaches the
+/// phone); `None` without a topic. For `doctor`.
+pub fn probe(settings: &lidguard_core::settings::Settings) -> Option<Result<(), String>> {
+    let ntfy = Ntfy::from_settings(settings)?;
+    Some(ntfy.poll("1s").map(|_| ()))
+}
+
 /// The most of the reply topic one poll reads.
 pub(crate) const PAGE_BYTES: usize = 256 * 1024;
 

@@ -1057,7 +1057,16 @@ fn entries_run_an_absolute_path_and_status_flags_one_that_is_gone() {
     assert_eq!(reports.as_array().unwrap().len(), agents.len() + 2);
     for r in reports.as_array().unwrap() {
         assert_eq!(r["gonePrograms"], serde_json::json!([hook]), "{r}");
+        assert_eq!(r["state"], "broken", "{r}");
     }
+    let doctor = stdout(&with_agents(&home, &["doctor"]));
+    assert!(
+        doctor.contains(&format!(
+            "✗ hooks: Codex CLI: broken ({})",
+            home.path().join("codex").join("hooks.json").display()
+        )) && doctor.contains("the program its entries run is gone"),
+        "{doctor}"
+    );
     let text = stdout(&with_agents(&home, &["hook-status", "--provider", "codex"]));
     assert!(
         text.contains(&format!(

@@ -448,6 +448,105 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
     // The test lock is gone again.
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
 
+    // The user unhooks Claude on purpose: their choice, shown and not failed, and `setup`
+    // leaves it so; `hook-install` hooks it again.
+    home.ok(&["hook-remove", "--provider", "claude"]);
+    let report = ok_with_roots(&home, (&proc_root, &sys_root), &["doctor"]);
+    assert!(
+        report.contains("✓ hooks: Claude Code: unhooked, as you chose"),
+        "{report}"
+    );
+    assert!(!report.contains('✗'), "{report}");
+    let setup = ok_with_roots(
+        &home,
+        (&proc_root, &sys_root),
+        &["setup", "--yes", "--no-tray"],
+    );
+    assert!(
+        setup.contains("Claude Code: left unhooked, as you chose"),
+        "{setup}"
+    );
+    home.ok(&["hook-install", "--provider", "claude"]);
+    let report = ok_with_roots(&home, (&proc_root, &sys_root), &["doctor"]);
+    assert!(
+        report.contains("✓ hooks: Claude Code: installed"),
+        "{report}"
+    );
+
+    // The phone: a server that answers is ✓; one nothing listens on, and `remote` decisions
+    // without a phone, are ✗ with what to do (doctor exits 1).
+    let doctor_phone = |home: &Home| {
+        let out = home
+            .cmd(&["doctor", "--json"])
+            .env("LIDGUARD_PROC_ROOT", &proc_root)
+            .env("LIDGUARD_SYS_ROOT", &sys_root)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let phone = crate::util::row_where(&v["checks"], "area", "phone").clone();
+        (out.status.code(), phone)
+    };
+    let ntfy = lidguard_testreceiver::ntfy::NtfyServer::start(0, None).unwrap();
+    home.ok(&[
+        "settings",
+        "--ntfy-url",
+        &format!("{}/lidguard-doctor", ntfy.url()),
+    ]);
+    let (code, phone) = doctor_phone(&home);
+    assert_eq!(
+        (code, &phone["ok"]),
+        (Some(0), &serde_json::json!(true)),
+        "{phone}"
+    );
+    assert!(
+        crate::util::text(&phone["detail"]).contains("the server answers"),
+        "{phone}"
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refusing = format!("http://{}/lidguard-doctor", closed.local_addr().unwrap());
+    drop(closed);
+    home.ok(&["settings", "--ntfy-url", &refusing]);
+    let (code, phone) = doctor_phone(&home);
+    assert_eq!(
+        (code, &phone["ok"]),
+        (Some(1), &serde_json::json!(false)),
+        "{phone}"
+    );
+    assert!(
+        crate::util::text(&phone["detail"]).contains("cannot be used"),
+        "{phone}"
+    );
+    assert!(
+        crate::util::text(&phone["fix"]).contains("--ntfy-url"),
+        "{phone}"
+    );
+    home.ok(&["settings", "--ntfy-url", ""]);
+    home.ok(&[
+        "settings",
+        "--closed-lid-permission-request-decision",
+        "remote",
+    ]);
+    let (code, phone) = doctor_phone(&home);
+    assert_eq!(
+        (code, &phone["ok"]),
+        (Some(1), &serde_json::json!(false)),
+        "{phone}"
+    );
+    assert!(
+        crate::util::text(&phone["detail"]).contains("no phone is set")
+            && crate::util::text(&phone["detail"]).contains("falls back to `deny`"),
+        "{phone}"
+    );
+    assert!(
+        crate::util::text(&phone["fix"]).contains("--ntfy-url"),
+        "{phone}"
+    );
+    home.ok(&[
+        "settings",
+        "--closed-lid-permission-request-decision",
+        "deny",
+    ]);
+
     // No system bus: the power line says so, and its fix is not the polkit rule (which cannot
     // bring a bus back).
     let out = home

@@ -252,7 +252,8 @@ pub enum InstallState {
 }
 
 impl InstallState {
-    /// The word `hook-status` and `mcp-status` print: `missing`, `installed` or `drifted`.
+    /// The word `hook-status` and `mcp-status` print: `missing`, `installed` or `drifted`
+    /// (`hook-status` says `broken` instead when the program the entries run is gone).
     pub fn as_str(self) -> &'static str {
         match self {
             InstallState::Missing => "missing",

@@ -85,7 +85,7 @@ impl Check {
 pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     let mut checks = vec![executables()];
     let reports = hook_config::reports(places, Some("all"));
-    checks.extend(hooks(&reports));
+    checks.extend(hooks(places, &reports));
     checks.extend(agents_keep_awake(&reports));
     checks.push(daemon(places));
     checks.extend(power());
@@ -167,7 +167,7 @@ const REINSTALL: &str = "install lidguard again (`cargo install --path crates/li
 type Reports = anyhow::Result<Vec<lidguard_config::hooks::Report>>;
 
 /// Each agent found on this machine: lidguard's entries as its status reads them.
-fn hooks(reports: &Reports) -> Vec<Check> {
+fn hooks(places: &Places, reports: &Reports) -> Vec<Check> {
     let reports = match reports {
         Ok(reports) => reports,
         Err(e) => {
@@ -179,6 +179,7 @@ fn hooks(reports: &Reports) -> Vec<Check> {
         }
     };
     let found: Vec<_> = reports.iter().filter(|r| r.skipped.is_none()).collect();
+    let unhooked = lidguard_config::choices::unhooked(places);
     if found.is_empty() {
         return vec![Check::failed(
             "hooks",
@@ -202,13 +203,29 @@ fn hooks(reports: &Reports) -> Vec<Check> {
             if r.healthy {
                 return Check::ok(area, format!("{state}{file}"));
             }
+            let chosen = r.provider.parse().is_ok_and(|p| unhooked.contains(&p));
+            if chosen && state == "missing" {
+                return Check::ok(
+                    area,
+                    format!(
+                        "unhooked, as you chose (`lidguard hook-remove`){file}: lidguard does not \
+                         hear this agent; `lidguard hook-install --provider {}` hooks it again",
+                        r.provider
+                    ),
+                );
+            }
+            let gone = r
+                .gone_programs
+                .iter()
+                .map(|g| format!("the program its entries run is gone: {g}"));
             let why = r
                 .error
                 .iter()
-                .chain(&r.drift)
-                .chain(&r.warnings)
-                .next()
                 .cloned()
+                .chain(gone)
+                .chain(r.drift.iter().cloned())
+                .chain(r.warnings.iter().cloned())
+                .next()
                 .or_else(|| {
                     (!r.missing_events.is_empty())
                         .then(|| format!("missing {}", r.missing_events.join(", ")))
@@ -419,26 +436,50 @@ fn tray() -> Check {
 /// The phone: off, or which ntfy server it is set to (never the topic or token, which are
 /// secrets in a report pasted into an issue).
 fn phone(places: &Places) -> Check {
-    match lidguard_ipc::settings_file::load_or_default(
+    use lidguard_core::settings::ClosedLidPermissionRequestDecision as Decision;
+    let settings = match lidguard_ipc::settings_file::load_or_default(
         &places.settings_file(),
         lidguard_core::settings::Os::current(),
     ) {
-        Ok(settings) if settings.ntfy_url.trim().is_empty() => {
-            Check::ok("phone", "off (`lidguard settings --ntfy-url` turns it on)")
+        Ok(settings) => settings,
+        Err(e) => {
+            return Check::failed(
+                "phone",
+                format!("the settings file cannot be read: {e}"),
+                "`lidguard settings` says what is wrong with it",
+            );
         }
-        Ok(settings) => {
-            let server = settings
-                .ntfy_url
-                .split('/')
-                .take(3)
-                .collect::<Vec<_>>()
-                .join("/");
-            Check::ok("phone", format!("ntfy through {server}"))
-        }
-        Err(e) => Check::failed(
+    };
+    let remote = settings.closed_lid_permission_request_decision == Decision::Remote;
+    let server = settings
+        .ntfy_url
+        .split('/')
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("/");
+    match lidguard_daemon::probe_phone(&settings) {
+        None if remote => Check::failed(
             "phone",
-            format!("the settings file cannot be read: {e}"),
-            "`lidguard settings` says what is wrong with it",
+            format!(
+                "closed-lid permission requests go to your phone (`remote`), but no phone is \
+                 set: every one falls back to `{}`",
+                settings.remote_decision_fallback.as_str()
+            ),
+            "set the phone (`lidguard settings --ntfy-url https://ntfy.sh/<your topic>`), or \
+             choose another decision (`lidguard settings \
+             --closed-lid-permission-request-decision deny`)",
+        ),
+        None => Check::ok("phone", "off (`lidguard settings --ntfy-url` turns it on)"),
+        Some(Ok(())) => Check::ok(
+            "phone",
+            format!("ntfy through {server}: the server answers and the reply topic can be read"),
+        ),
+        Some(Err(e)) => Check::failed(
+            "phone",
+            format!("ntfy through {server} cannot be used: {e}"),
+            "check the address and that the server is up (`lidguard settings --ntfy-url`), and \
+             for a protected topic the token (`lidguard settings --ntfy-token`); until then \
+             nothing reaches your phone and remote decisions fall back",
         ),
     }
 }

@@ -89,10 +89,28 @@ pub(crate) fn apply(
     let options = args.edit.options();
     let mut json = Vec::new();
     let shown = (args.json, show_skipped);
+    // `setup` (not a command naming agents) leaves alone the agents the user unhooked.
+    let unhooked = if show_skipped || remove {
+        Default::default()
+    } else {
+        lidguard_config::choices::unhooked(places)
+    };
+    let mut done = Vec::new();
     for (p, location) in
         config_edit::editable(targets(args.provider.as_deref())?, shown, &mut json)?
     {
         let label = p.display_name();
+        if unhooked.contains(&p) {
+            if !args.json {
+                output::line(&format!(
+                    "{label}: left unhooked, as you chose (`lidguard hook-install --provider {}` \
+                     hooks it)",
+                    p.as_str()
+                ))?;
+            }
+            continue;
+        }
+        done.push(p);
         if remove {
             let outcomes = hooks::remove(places, p, &location, &setup.cmd, options)?;
             if args.json {
@@ -136,6 +154,10 @@ pub(crate) fn apply(
     }
     if args.json {
         output::json(&json)?;
+    }
+    // A command naming agents is the user's choice about them, remembered (not a dry run).
+    if show_skipped && !options.dry_run {
+        lidguard_config::choices::set_unhooked(places, &done, remove)?;
     }
     Ok(ExitCode::SUCCESS)
 }
