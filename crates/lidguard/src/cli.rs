@@ -951,6 +951,8 @@ impl Args for SettingsArgs {
                     .help(spec.help)
                     .help_heading(spec.category.label())
                     .allow_hyphen_values(true)
+                    .value_parser(Offered(offered_values(spec.kind)))
+                    .hide_possible_values(true)
                     .action(ArgAction::Set)
                     // Other platforms' fields are still parsed, to answer with a clear message.
                     .hide(!spec.applies_to(os)),
@@ -960,6 +962,56 @@ impl Args for SettingsArgs {
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
+    }
+}
+
+/// The values a setting takes, for shell completion: the words of a choice, `true`/`false`.
+fn offered_values(kind: lidguard_core::settings::FieldKind) -> &'static [&'static str] {
+    use lidguard_core::settings::FieldKind;
+    match kind {
+        FieldKind::Bool => &["true", "false"],
+        FieldKind::Choice(words) => words,
+        // Numbers, sounds, addresses and text have no list to offer.
+        FieldKind::Number { .. }
+        | FieldKind::Sound
+        | FieldKind::WebhookUrl
+        | FieldKind::NtfyUrl
+        | FieldKind::Text { .. }
+        | FieldKind::Culture
+        | FieldKind::Secret { .. } => &[],
+        // A kind added later offers nothing until it is listed here.
+        #[allow(
+            clippy::wildcard_enum_match_arm,
+            reason = "FieldKind is non_exhaustive; the known kinds are all above"
+        )]
+        _ => &[],
+    }
+}
+
+/// A setting's value as typed (the settings table checks it, with its own messages), with the
+/// values completions offer.
+#[derive(Clone)]
+struct Offered(&'static [&'static str]);
+
+impl TypedValueParser for Offered {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        (!self.0.is_empty()).then(|| {
+            Box::new(self.0.iter().map(|v| clap::builder::PossibleValue::new(*v)))
+                as Box<dyn Iterator<Item = _>>
+        })
     }
 }
 

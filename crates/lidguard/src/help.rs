@@ -145,26 +145,42 @@ pub(crate) fn plumbing() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The overview text.
+/// The overview text, laid out for the terminal's width.
 pub(crate) fn overview() -> String {
+    overview_for(terminal_width())
+}
+
+/// The overview in lines of at most `width` columns (at least [`NARROWEST`]).
+pub(crate) fn overview_for(width: usize) -> String {
+    let width = width.clamp(NARROWEST, WIDEST);
     let cmd = cli::command();
     let mut text = String::new();
-    text.push_str(&format!(
-        "lidguard {} — keeps a laptop awake, lid closed included, exactly while AI coding agents work.\n\n\
-         Usage: lidguard <command> [options]\n",
+    let title = format!(
+        "lidguard {} — keeps a laptop awake, lid closed included, exactly while AI coding agents \
+         work.",
         env!("CARGO_PKG_VERSION")
-    ));
+    );
+    for line in wrap_words(&title, width) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str("\nUsage: lidguard <command> [options]\n");
     let categories = categories();
-    let width = categories
+    // The names' column: as wide as the names, but never more than a third of the line; a
+    // longer name has its line to itself and its description starts below it.
+    let column = categories
         .iter()
+        .filter(|(category, _)| *category != PLUMBING)
         .flat_map(|(_, names)| names.iter())
         .map(String::len)
+        .filter(|len| *len <= width / 3)
         .max()
         .unwrap_or(0);
+    let about_width = width - (2 + column + 2);
     for (category, names) in &categories {
         text.push_str(&format!("\n{category}:\n"));
         if *category == PLUMBING {
-            text.push_str(&wrapped(names, 2, OVERVIEW_WIDTH - 2));
+            text.push_str(&wrapped(names, 2, width));
             continue;
         }
         for name in names {
@@ -173,18 +189,52 @@ pub(crate) fn overview() -> String {
                 .and_then(|c| c.get_about())
                 .map(|a| summary(&a.to_string()))
                 .unwrap_or_default();
-            let lines = wrap_words(&about, OVERVIEW_WIDTH.saturating_sub(width + 4).max(40));
-            for (i, line) in lines.iter().enumerate() {
-                let shown = if i == 0 { name.as_str() } else { "" };
-                text.push_str(&format!("  {shown:<width$}  {line}\n"));
+            let mut lines = wrap_words(&about, about_width).into_iter();
+            if name.len() > column {
+                text.push_str(&format!("  {name}\n"));
+            } else {
+                let first = lines.next().unwrap_or_default();
+                text.push_str(&format!("  {name:<column$}  {first}\n"));
+            }
+            for line in lines {
+                text.push_str(&format!("  {:column$}  {line}\n", ""));
             }
         }
     }
-    text.push_str(
-        "\n`lidguard help <command>` or `lidguard <command> --help` explains one command.\n",
-    );
+    for line in wrap_words(
+        "`lidguard help <command>` or `lidguard <command> --help` explains one command.",
+        width,
+    ) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    text.push('\n');
     text
 }
+
+/// The terminal's width: `COLUMNS` when set, else the terminal's own, else [`WIDEST`] (a pipe
+/// or a file).
+pub(crate) fn terminal_width() -> usize {
+    use std::io::IsTerminal;
+    if let Some(columns) = lidguard_files::environment::text("COLUMNS")
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return columns;
+    }
+    if std::io::stdout().is_terminal()
+        && let Ok((columns, _)) = ratatui::crossterm::terminal::size()
+    {
+        return usize::from(columns);
+    }
+    WIDEST
+}
+
+/// The widest the overview gets (longer lines are hard to read).
+const WIDEST: usize = 100;
+
+/// The narrowest the overview is laid out for.
+const NARROWEST: usize = 40;
 
 /// A command's one-line description cut to its first clause, for the overview (its own help
 /// has all of it).
@@ -199,9 +249,6 @@ fn summary(about: &str) -> String {
         None => about.trim_end_matches('.').to_owned(),
     }
 }
-
-/// The overview's line length.
-const OVERVIEW_WIDTH: usize = 100;
 
 /// `text` in lines of at most `width` characters, broken between words.
 fn wrap_words(text: &str, width: usize) -> Vec<String> {
@@ -278,6 +325,26 @@ mod tests {
             assert_eq!(count, 1, "{} listed {count} times", sub.get_name());
         }
         assert_eq!(listed.len(), visible.len());
+    }
+
+    #[test]
+    fn the_overview_fits_the_width_it_is_given() {
+        for width in [60, 80, 100] {
+            let text = overview_for(width);
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= width,
+                    "{width}: {} chars: {line}",
+                    line.chars().count()
+                );
+            }
+            // No word is cut: every command still appears whole.
+            for (_, names) in categories() {
+                for name in names {
+                    assert!(text.contains(&name), "{width}: {name}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -32,6 +32,19 @@ fn main() -> ExitCode {
         let _ = output::prompt(&help::overview());
         return ExitCode::SUCCESS;
     }
+    // `lidguard --help CMD` is `lidguard help CMD`.
+    if let [a, command] = args.as_slice()
+        && (a == "--help" || a == "-h")
+        && let Some(command) = command.to_str()
+    {
+        return match help::run(Some(command)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                output::error(&output::error_text(&e));
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(code) => return code,

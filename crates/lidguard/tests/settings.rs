@@ -98,6 +98,45 @@ fn help_overview_and_per_command_help_share_one_source() {
     assert!(!out.status.success());
 }
 
+#[test]
+fn help_fits_an_80_column_terminal_and_help_flag_with_a_command_is_its_help() {
+    let home = Home::new();
+    let at_80 = |args: &[&str]| {
+        let out = home.cmd(args).env("COLUMNS", "80").output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let overview = at_80(&["--help"]);
+    let mut commands = Vec::new();
+    for line in overview.lines() {
+        assert!(line.chars().count() <= 80, "overview: {line}");
+        if let Some(name) = line
+            .strip_prefix("  ")
+            .and_then(|l| l.split_whitespace().next())
+            && !line.starts_with("   ")
+            && !name.ends_with(',')
+        {
+            commands.push(name.to_owned());
+        }
+    }
+    assert!(commands.len() > 30, "{overview}");
+    for command in &commands {
+        let help = at_80(&["help", command]);
+        for line in help.lines() {
+            assert!(line.chars().count() <= 80, "help {command}: {line}");
+        }
+        assert_eq!(at_80(&["--help", command]), help, "--help {command}");
+    }
+    let out = home.run(&["--help", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    // Completions offer the values a setting takes.
+    let bash = home.ok(&["completions", "bash"]);
+    assert!(
+        bash.contains("\"deny allow ask remote\""),
+        "completions offer the choices"
+    );
+}
+
 /// Runs `lidguard <args>` on a pseudo-terminal (util-linux `script`), typing `input`.
 fn on_terminal(home: &Home, args: &str, input: &str) -> String {
     on_terminal_with(home, &[], args, input)
