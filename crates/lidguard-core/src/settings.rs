@@ -212,6 +212,9 @@ pub struct Settings {
     pub suspend_history_entry_count: Option<u32>,
     /// On battery below this charge (percent), protection is released; `None` = never.
     pub battery_floor_percent: Option<u8>,
+    /// Hold on battery too; `false` holds only on AC (on battery, protection is released as at
+    /// the battery floor, and taken again on AC).
+    pub hold_on_battery: bool,
     /// Webhook called before suspending; empty = off.
     pub pre_suspend_webhook_url: String,
     /// Webhook called after a session ends normally; empty = off.
@@ -282,6 +285,7 @@ impl Default for Settings {
             closed_lid_stop_follow_up_sound_volume_override_percent: None,
             suspend_history_entry_count: Some(10),
             battery_floor_percent: Some(10),
+            hold_on_battery: true,
             pre_suspend_webhook_url: String::new(),
             post_session_end_webhook_url: String::new(),
             closed_lid_stop_follow_up_webhook_url: String::new(),

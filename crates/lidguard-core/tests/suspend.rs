@@ -453,6 +453,57 @@ fn the_battery_floor_releases_and_retakes_protection() {
     assert_eq!(sim.logged("battery-floor-cleared"), 3);
 }
 
+/// Held on AC only (`holdOnBattery` false): on battery, whatever the charge, protection is
+/// released as at the floor — with the lid closed the machine is put to sleep — and taken again
+/// on AC.
+#[test]
+fn holding_only_on_ac_releases_on_battery_and_takes_it_again_on_ac() {
+    use lidguard_core::suspend::Battery;
+    let mut settings = Settings::defaults_for(Os::Linux);
+    settings.hold_on_battery = false;
+    let mut sim = sim::Sim::with(settings, OPEN);
+    let battery = |percent, on_battery| {
+        Input::Battery(Some(Battery {
+            percent,
+            on_battery,
+        }))
+    };
+    sim.apply(battery(90, false));
+    sim.start("a");
+    assert!(sim.reg.protection().is_some(), "held on AC");
+    sim.apply(battery(90, true));
+    assert!(sim.reg.protection().is_none(), "released on battery at 90%");
+    assert!(
+        sim.reg
+            .battery_floor_reached()
+            .unwrap()
+            .contains("held on AC only"),
+        "{:?}",
+        sim.reg.battery_floor_reached()
+    );
+    assert_eq!(sim.logged("battery-floor-reached"), 1);
+    assert!(sim.reg.sessions().next().is_some(), "still tracked");
+    sim.apply(battery(89, false));
+    assert!(sim.reg.protection().is_some(), "held again on AC");
+    assert_eq!(sim.logged("battery-floor-cleared"), 1);
+    // The lid closes while held on AC, then the power cord comes out: the machine sleeps, as
+    // it would have for the lid.
+    sim.apply(Input::Machine(sim::CLOSED));
+    assert!(sim.reg.protection().is_some());
+    sim.apply(battery(88, true));
+    assert_eq!(
+        sim.requests().len(),
+        1,
+        "put to sleep on battery with the lid closed"
+    );
+    // Turned back on, battery holds again.
+    let mut settings = Settings::defaults_for(Os::Linux);
+    settings.hold_on_battery = true;
+    sim.apply(Input::Machine(OPEN));
+    sim.apply(Input::Settings(Box::new(settings)));
+    assert!(sim.reg.protection().is_some(), "holds on battery again");
+}
+
 /// The user's pause releases protection while sessions go on being tracked; it ends at its
 /// time or when resumed, keeps the idle daemon from exiting meanwhile, and a second pause
 /// replaces the first.

@@ -10,6 +10,7 @@ impl Registry {
             (None, Some(why)) => log(fx, "battery-floor-reached", None, &why),
             (Some(_), None) => {
                 let detail = match self.battery {
+                    Some(b) if !b.on_battery => format!("on AC power at {}%", b.percent),
                     _ if self.settings.battery_floor_percent.is_none() => {
                         "the battery floor was turned off".to_owned()
                     }

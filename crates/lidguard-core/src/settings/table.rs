@@ -234,6 +234,20 @@ pub const FIELDS: &[FieldSpec] = &[
         user_only: true,
         access: percent!(battery_floor_percent),
     },
+    FieldSpec {
+        flag: "hold-on-battery",
+        aliases: &[],
+        json_key: "holdOnBattery",
+        value_hint: "<true|false>",
+        help: "Keep the machine awake on battery too; false holds only on AC: on battery, \
+               protection is released as at the battery floor (with the lid closed the machine \
+               sleeps) and taken again on AC.",
+        platforms: ALL_OSES,
+        category: Category::Power,
+        kind: FieldKind::Bool,
+        user_only: true,
+        access: boolean!(hold_on_battery),
+    },
     // Suspend
     FieldSpec {
         flag: "suspend-mode",

@@ -102,7 +102,7 @@ fn field_table_is_consistent() {
         assert!(!spec.help.is_empty() && !spec.help.contains('\n'));
         assert!(!spec.platforms.is_empty());
     }
-    assert_eq!(FIELDS.len(), 40);
+    assert_eq!(FIELDS.len(), 41);
     // Grouped: each category's fields are contiguous and categories appear in display order.
     let mut seen: Vec<Category> = FIELDS.iter().map(|s| s.category).collect();
     seen.dedup();
@@ -155,8 +155,8 @@ fn reference_flag_names_and_aliases_exist() {
         spec("skip-suspend-when-lid-close-does-nothing").platforms,
         &[Os::Windows]
     );
-    assert_eq!(fields_for(Os::Linux).count(), 38);
-    assert_eq!(fields_for(Os::Windows).count(), 40);
+    assert_eq!(fields_for(Os::Linux).count(), 39);
+    assert_eq!(fields_for(Os::Windows).count(), 41);
     // Every OS reads its battery now (macOS: IOKit's power sources).
     assert_eq!(
         spec("battery-floor-percent").platforms,
@@ -358,7 +358,7 @@ fn get_field_renders_defaults_as_typed() {
 #[test]
 fn rows_follow_the_table_for_the_os() {
     let linux = Settings::defaults_for(Os::Linux).rows(Os::Linux);
-    assert_eq!(linux.len(), 38);
+    assert_eq!(linux.len(), 39);
     assert!(linux.iter().all(|r| r.flag != "prevent-away-mode-sleep"));
     assert_eq!(linux[0].category, Category::Power);
     assert_eq!(linux[0].flag, "prevent-system-sleep");
@@ -366,7 +366,7 @@ fn rows_follow_the_table_for_the_os() {
     assert_eq!(linux[0].value, "true");
     assert_eq!(linux.last().unwrap().category, Category::Interface);
     let windows = Settings::defaults_for(Os::Windows).rows(Os::Windows);
-    assert_eq!(windows.len(), 40);
+    assert_eq!(windows.len(), 41);
     let row = windows
         .iter()
         .find(|r| r.flag == "skip-suspend-when-lid-close-does-nothing")
@@ -1268,6 +1268,7 @@ fn reset_for_a_model_keeps_every_user_only_field() {
         user_only,
         [
             "battery-floor-percent",
+            "hold-on-battery",
             "pre-suspend-webhook-url",
             "post-session-end-webhook-url",
             "webhook-secret",
