@@ -557,6 +557,31 @@ fn claude_reports_conflicting_foreign_hooks() {
             .iter()
             .all(|f| f.source == HookSource::Config)
     );
+    // A hook that only notifies the user cannot block or answer: not listed. One that does
+    // anything more is.
+    let notifier = r#"{"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "notify-send 'Claude' 'done'"},
+        {"type": "command", "command": "afplay /System/Library/Sounds/Glass.aiff && say done"},
+        {"type": "command", "command": "osascript -e 'display notification \"done\"'"}]}],
+        "PermissionRequest": [{"hooks": [
+        {"type": "command", "command": "notify-send ask | my-approver"},
+        {"type": "command", "command": "/usr/bin/notify-send x; ./decide.sh"}]}]}}"#;
+    let status = claude::AGENT
+        .hooks
+        .status(Some(notifier), &lidguard(), 30)
+        .unwrap();
+    let listed: Vec<&str> = status
+        .foreign_hooks
+        .iter()
+        .map(|f| f.summary.as_str())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "notify-send ask | my-approver",
+            "/usr/bin/notify-send x; ./decide.sh"
+        ]
+    );
 }
 
 #[test]

@@ -858,25 +858,54 @@ pub(crate) struct LiveStatusArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct PauseArgs {
-    /// How long, e.g. `30m`, `1h`, `1h30m` (default: until `lidguard resume`).
-    #[arg(long = "for", value_name = "DURATION", value_parser = parse_minutes)]
-    pub(crate) minutes: Option<u32>,
+    /// How long, e.g. `90s`, `30m`, `1h30m`, `2d` (whole minutes, rounded up; at most 30 days;
+    /// default: until `lidguard resume`).
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_pause)]
+    pub(crate) length: Option<PauseLength>,
     /// Print JSON (a stable contract; see the README).
     #[arg(long)]
     pub(crate) json: bool,
 }
 
-/// A duration as people write it (`30m`, `1h`, `1h30m`, `90 minutes`), in whole minutes.
-fn parse_minutes(text: &str) -> Result<u32, String> {
-    let duration: jiff::SignedDuration = text
+/// How long a pause lasts, in whole minutes, and whether what was typed was rounded up to them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PauseLength {
+    pub(crate) minutes: u32,
+    pub(crate) rounded: bool,
+}
+
+/// The longest pause `--for` takes; longer is a pause until `lidguard resume`.
+pub(crate) const LONGEST_PAUSE_DAYS: u32 = 30;
+
+/// A duration as people write it (`90s`, `30m`, `1h30m`, `2d`, `90 minutes`), in whole
+/// minutes rounded up (a day is 24 hours).
+fn parse_pause(text: &str) -> Result<PauseLength, String> {
+    let span: jiff::Span = text
+        .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a duration: write e.g. 30m, 1h or 1h30m"))?;
-    // Whole minutes, rounded up: `90s` pauses for two.
-    let minutes = duration.as_secs().saturating_add(59) / 60;
-    match u32::try_from(minutes) {
-        Ok(m) if m > 0 => Ok(m),
-        _ => Err(format!("`{text}`: a pause lasts at least a minute")),
+        .map_err(|_| format!("`{text}` is not a duration: write e.g. 90s, 30m, 1h30m or 2d"))?;
+    let seconds = span
+        .total(jiff::SpanTotal::from(jiff::Unit::Second).days_are_24_hours())
+        .map_err(|_| format!("`{text}` is not a duration: write e.g. 90s, 30m, 1h30m or 2d"))?;
+    if seconds <= 0.0 {
+        return Err(format!("`{text}`: a pause lasts at least a minute"));
     }
+    let minutes = (seconds / 60.0).ceil();
+    if minutes > f64::from(LONGEST_PAUSE_DAYS * 24 * 60) {
+        return Err(format!(
+            "`{text}` is longer than the longest pause, {LONGEST_PAUSE_DAYS} days: leave out \
+             --for to pause until `lidguard resume`"
+        ));
+    }
+    Ok(PauseLength {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "checked above: 1 ..= 43,200 whole minutes"
+        )]
+        minutes: minutes as u32,
+        rounded: seconds % 60.0 != 0.0,
+    })
 }
 
 #[derive(Debug, Args)]
@@ -892,9 +921,13 @@ pub(crate) struct StatusArgs {
     #[arg(long)]
     pub(crate) json: bool,
     /// For scripts: exit 3 when sessions want the machine kept awake but nothing is held (the
-    /// reason on stderr), 0 otherwise (held, or nothing wanted, or no daemon).
+    /// reason on stderr), 0 otherwise (held, or nothing wanted, or no daemon); prints nothing
+    /// else unless --verbose.
     #[arg(long)]
     pub(crate) check: bool,
+    /// With --check: print the status too.
+    #[arg(long, short, requires = "check")]
+    pub(crate) verbose: bool,
 }
 
 /// `settings` flags come from the core's field table, so the CLI, the interactive editor and

@@ -134,9 +134,20 @@ fn commands_other_than_start_never_launch_the_daemon() {
         &["remove-session", "--all"],
         &["cleanup-orphans"],
     ] {
-        let err = home.fails(args);
-        assert!(err.contains("not running"), "{args:?}: {err}");
+        // Nothing to stop or remove is no failure: said, exit 0.
+        let out = home.ok(args);
+        assert!(
+            out.contains("not running") && out.contains("nothing to do"),
+            "{args:?}: {out}"
+        );
     }
+    let out = home.ok(&["resume", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (&v["ok"], &v["outcome"]),
+        (&serde_json::json!(true), &serde_json::json!("unchanged")),
+        "{v}"
+    );
     assert!(home.daemon_pid().is_none());
 }
 
@@ -389,8 +400,12 @@ fn without_a_power_backend_start_and_status_check_say_so() {
     let check = home.run(&["status", "--check"]);
     assert_eq!(check.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&check.stderr).contains("nothing is held"));
+    assert!(check.stdout.is_empty(), "--check is quiet");
+    let verbose = home.run(&["status", "--check", "--verbose"]);
+    assert_eq!(verbose.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&verbose.stdout).contains("Sessions (1)"));
     home.ok(&["stop", "--provider", "custom", "--session", "s"]);
-    home.ok(&["status", "--check"]);
+    assert_eq!(home.ok(&["status", "--check"]), "");
 }
 
 /// The daemon raises its soft open-descriptor limit to the hard one (1,024 is reached by a burst

@@ -133,7 +133,7 @@ fn pause_releases_the_locks_and_resume_takes_them_back() {
     home.ok(&["start", "--provider", "claude", "--session", "s1"]);
     assert_eq!(logind.block_inhibited(), "idle:handle-lid-switch");
     let said = home.ok(&["pause", "--for", "1h"]);
-    assert!(said.contains("protection paused for 60 min"), "{said}");
+    assert!(said.contains("protection paused for 1 h"), "{said}");
     assert!(said.contains("Protection: paused until "), "{said}");
     assert_eq!(logind.wait_block_inhibited(WAIT, str::is_empty), "");
     assert!(eventually(WAIT, || logind.delay_inhibited().is_empty()));
@@ -164,11 +164,27 @@ fn pause_releases_the_locks_and_resume_takes_them_back() {
         "{events}"
     );
     let refused = home.run(&["pause", "--for", "soon"]);
-    assert!(!refused.status.success());
+    assert_eq!(refused.status.code(), Some(2), "a usage error");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("write e.g. 30m"),
+        String::from_utf8_lossy(&refused.stderr).contains("write e.g. 90s, 30m, 1h30m or 2d"),
         "{refused:?}"
     );
+    // Seconds are rounded up to whole minutes, and it says so; days are taken; too long says
+    // why.
+    let said = home.ok(&["pause", "--for", "90s"]);
+    assert!(
+        said.contains("rounded up to 2 min") && said.contains("paused for 2 min"),
+        "{said}"
+    );
+    let said = home.ok(&["pause", "--for", "2d"]);
+    assert!(said.contains("paused for 2 d"), "{said}");
+    let refused = home.run(&["pause", "--for", "31d"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("longer than the longest pause, 30 days"),
+        "{refused:?}"
+    );
+    home.ok(&["resume"]);
 }
 
 /// A pause outlives its daemon: after a kill -9 the next daemon holds nothing for the session

@@ -129,7 +129,7 @@ pub(super) fn route(request: Request) -> Route {
                 }),
             },
             done: match minutes {
-                Some(m) => format!("protection paused for {m} min"),
+                Some(m) => format!("protection paused for {}", minutes_text(m)),
                 None => "protection paused until you resume it".to_owned(),
             },
             unchanged: "protection was already paused so",
@@ -229,4 +229,26 @@ pub(super) fn hand_answer(
     let mut answer = Response::ok(super::lines::reply_outcome(reply).0, message);
     answer.protection = Some(Box::new(protection));
     answer
+}
+
+/// `90` → `1 h 30 min`, `2880` → `2 d`: a pause's length as people read it.
+fn minutes_text(minutes: u32) -> String {
+    let (days, hours, mins) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    let parts: Vec<String> = [(days, "d"), (hours, "h"), (mins, "min")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n} {unit}"))
+        .collect();
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod minutes_tests {
+    #[test]
+    fn a_pause_reads_in_days_hours_and_minutes() {
+        assert_eq!(super::minutes_text(2), "2 min");
+        assert_eq!(super::minutes_text(90), "1 h 30 min");
+        assert_eq!(super::minutes_text(2880), "2 d");
+        assert_eq!(super::minutes_text(1441), "1 d 1 min");
+    }
 }

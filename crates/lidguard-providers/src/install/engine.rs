@@ -745,11 +745,25 @@ fn check_root_keys(root: &CstObject, spec: &Spec) -> Result<(), InstallError> {
     Ok(())
 }
 
+/// Programs that only notify the user: a hook running nothing else cannot answer for lidguard.
+const NOTIFIERS: &[&str] = &[
+    "notify-send",
+    "terminal-notifier",
+    "say",
+    "afplay",
+    "paplay",
+    "aplay",
+    "pw-play",
+    "canberra-gtk-play",
+    "spd-say",
+];
+
 /// The other tools' handlers among `sites` that conflict with lidguard's.
 pub(crate) fn foreign(sites: &[Site], spec: &Spec, source: HookSource) -> Vec<ForeignHook> {
     sites
         .iter()
         .filter(|s| (spec.conflicts)(&s.event, s.handler_type()))
+        .filter(|s| !s.only_notifies())
         .map(|s| ForeignHook {
             event: s.event.clone(),
             matcher: s
@@ -844,6 +858,35 @@ impl Site {
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("command")
+    }
+
+    /// A command handler that only tells the user something — a desktop notification, a spoken
+    /// word, a sound — and so cannot block or answer where lidguard does: the notifiers print
+    /// nothing on stdout and exit 0. Anything else in the command (a pipe, a substitution, a
+    /// redirection, another program) keeps it listed.
+    fn only_notifies(&self) -> bool {
+        if self.handler_type() != "command" {
+            return false;
+        }
+        let Some(command) = ["command", "bash", "powershell"]
+            .iter()
+            .find_map(|k| self.value.get(*k).and_then(Value::as_str))
+        else {
+            return false;
+        };
+        if command.contains(['|', '`', '>', '<', '$', '\n']) {
+            return false;
+        }
+        command
+            .split([';', '&'])
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .all(|part| {
+                let program = part.split_whitespace().next().unwrap_or_default();
+                let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+                NOTIFIERS.contains(&name)
+                    || (name == "osascript" && part.contains("display notification"))
+            })
     }
 
     fn summary(&self) -> String {

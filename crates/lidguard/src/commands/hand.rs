@@ -12,13 +12,24 @@ use crate::output;
 
 /// Pauses protection. The daemon is started when none runs: it holds the pause, so an agent
 /// starting later stays unprotected until the pause ends.
-pub(crate) fn pause(places: &Places, minutes: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn pause(
+    places: &Places,
+    length: Option<crate::cli::PauseLength>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let minutes = length.map(|l| l.minutes);
+    if let Some(l) = length.filter(|l| l.rounded && !json) {
+        output::line(&format!(
+            "(a pause lasts whole minutes: rounded up to {} min)",
+            l.minutes
+        ))?;
+    }
     finish(&send_starting(places, &Request::Pause { minutes })?, json)
 }
 
 /// Resumes, or cancels the pending suspend (without a daemon there is nothing to do).
 pub(crate) fn send(places: &Places, request: &Request, json: bool) -> anyhow::Result<ExitCode> {
-    finish(&super::session::send(places, request)?, json)
+    super::session::send_if_running(places, request, json)
 }
 
 fn finish(response: &Response, json: bool) -> anyhow::Result<ExitCode> {

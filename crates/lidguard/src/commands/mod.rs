@@ -118,7 +118,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => setup::setup(&places, &args),
         Command::Uninstall(args) => setup::uninstall(&places, &args),
         Command::DaemonStop => setup::daemon_stop(&places),
-        Command::Pause(args) => hand::pause(&places, args.minutes, args.json),
+        Command::Pause(args) => hand::pause(&places, args.length, args.json),
         Command::Resume(args) => {
             hand::send(&places, &lidguard_ipc::protocol::Request::Resume, args.json)
         }
@@ -139,7 +139,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ssh(_) | Command::Container(_) => anyhow::bail!(
             "the relay needs Unix sockets on this side: run it from Linux, macOS or WSL"
         ),
-        Command::Status(args) => status::run(&places, args.json, args.check),
+        Command::Status(args) => status::run(&places, args.json, args.check, args.verbose),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::Events(args) => events::run(&places, &args),

@@ -77,7 +77,7 @@ pub(crate) fn stop(places: &Places, args: StopArgs) -> anyhow::Result<ExitCode> 
         end_reason: args.end_reason.or_else(|| Some("stop".into())),
         pending_work: None,
     };
-    finish(&send(places, &request)?, args.json)
+    send_if_running(places, &request, args.json)
 }
 
 pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCode> {
@@ -87,11 +87,33 @@ pub(crate) fn remove(places: &Places, args: RemoveArgs) -> anyhow::Result<ExitCo
         provider: args.provider,
         provider_name: args.provider_name,
     };
-    finish(&send(places, &request)?, args.json)
+    send_if_running(places, &request, args.json)
 }
 
 pub(crate) fn cleanup_orphans(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
-    finish(&send(places, &Request::CleanupOrphans)?, json)
+    send_if_running(places, &Request::CleanupOrphans, json)
+}
+
+/// A request that only changes what a running daemon tracks or holds: without a daemon there
+/// is nothing to do, which is said and is no failure (exit 0).
+pub(crate) fn send_if_running(
+    places: &Places,
+    request: &Request,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    match client::request(places, request, REQUEST_TIMEOUT) {
+        Ok(response) => finish(&response, json),
+        Err(e @ ClientError::NotRunning { .. }) => {
+            let said = format!("{e}: nothing to do");
+            if json {
+                output::json(&Response::ok(Outcome::Unchanged, said))?;
+            } else {
+                output::line(&said)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(daemon_error(e)),
+    }
 }
 
 /// Sends a request, starting the daemon first when none runs.
@@ -106,11 +128,6 @@ pub(crate) fn send_starting(places: &Places, request: &Request) -> anyhow::Resul
         &exe,
     )
     .map_err(daemon_error)
-}
-
-/// Sends a request that must not start the daemon.
-pub(crate) fn send(places: &Places, request: &Request) -> anyhow::Result<Response> {
-    client::request(places, request, REQUEST_TIMEOUT).map_err(daemon_error)
 }
 
 /// Turns client errors into sentences that say what to do.

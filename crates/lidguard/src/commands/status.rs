@@ -15,16 +15,26 @@ use crate::output;
 /// `status --check`'s exit code when sessions want protection that is not held.
 const NOT_HELD: u8 = 3;
 
-pub(crate) fn run(places: &Places, json: bool, check: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(
+    places: &Places,
+    json: bool,
+    check: bool,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    // `--check` is for scripts: its exit code says it all, unless asked for the text too.
+    let quiet = check && !verbose && !json;
     let status = match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
         Ok(response) => match response.status {
             Some(status) if response.ok => status,
             _ => anyhow::bail!("the daemon did not return a status: {}", response.message),
         },
+        Err(ClientError::NotRunning { .. }) if quiet => return Ok(ExitCode::SUCCESS),
         Err(ClientError::NotRunning { .. }) => return not_running(json),
         Err(e) => return Err(daemon_error(e)),
     };
-    if json {
+    if quiet {
+        // Nothing but the exit code (and the reason, below, when nothing is held).
+    } else if json {
         let mut value = serde_json::to_value(&status)?;
         value["running"] = true.into();
         // Secrets stay in the settings file: printed output ends up in logs and bug reports.
