@@ -64,7 +64,7 @@ pub(crate) enum Command {
     CancelSuspend(JsonArgs),
     /// Stop the daemon: it releases what it holds and puts back what it changed first (it
     /// starts again on the next hook event or command).
-    DaemonStop,
+    DaemonStop(JsonArgs),
     /// Your own `ssh` with a relay to this machine's daemon: an agent working on the other side
     /// (with lidguard's hooks installed there) keeps this machine awake while it works.
     Ssh(SshArgs),

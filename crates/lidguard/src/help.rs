@@ -1,8 +1,6 @@
 //! `lidguard help`: a categorized overview built from the clap definitions, and per-command
 //! help that is exactly `<command> --help`.
 
-use anyhow::bail;
-
 use lidguard_providers::AGENTS;
 
 use crate::cli;
@@ -297,7 +295,9 @@ pub(crate) fn run(command: Option<&str>) -> anyhow::Result<()> {
     };
     let mut cmd = cli::command();
     let Some(sub) = cmd.find_subcommand_mut(name) else {
-        bail!("no command `{name}`; `lidguard help` lists them");
+        return Err(
+            output::Usage(format!("no command `{name}`; `lidguard help` lists them")).into(),
+        );
     };
     let help = sub
         .clone()

@@ -41,7 +41,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 output::error(&output::error_text(&e));
-                ExitCode::from(2)
+                output::exit_code_for(&e)
             }
         };
     }
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             output::error(&output::error_text(&err));
-            ExitCode::FAILURE
+            output::exit_code_for(&err)
         }
     }
 }

@@ -103,6 +103,21 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
     text
 }
 
+/// A mistake in what was typed (a value a flag does not take, a command that does not exist):
+/// reported like any error, and the exit status is 2, as for clap's own usage errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Usage(pub(crate) String);
+
+/// The exit status for `err`: 2 for a usage mistake, else 1.
+pub(crate) fn exit_code_for(err: &anyhow::Error) -> std::process::ExitCode {
+    if err.chain().any(|cause| cause.is::<Usage>()) {
+        std::process::ExitCode::from(2)
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
 /// Reports an error to the human at the terminal.
 pub(crate) fn error(text: &str) {
     eprintln!("lidguard: error: {}", shown(text));

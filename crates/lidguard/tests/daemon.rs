@@ -468,4 +468,9 @@ fn daemon_stop_ends_the_daemon_and_says_when_none_runs() {
     // The next command that needs it starts it again; the session was kept on disk.
     home.ok(&["start", "--provider", "custom", "--session", "t"]);
     assert!(home.daemon_pid().is_some_and(|p| p != pid));
+    // For scripts: --json.
+    let v: serde_json::Value = serde_json::from_str(&home.ok(&["daemon-stop", "--json"])).unwrap();
+    assert_eq!(v["stopped"], true, "{v}");
+    let v: serde_json::Value = serde_json::from_str(&home.ok(&["daemon-stop", "--json"])).unwrap();
+    assert_eq!(v["stopped"], false, "{v}");
 }

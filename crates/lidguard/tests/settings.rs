@@ -129,6 +129,15 @@ fn help_fits_an_80_column_terminal_and_help_flag_with_a_command_is_its_help() {
     }
     let out = home.run(&["--help", "nonsense"]);
     assert_eq!(out.status.code(), Some(2));
+    // Every usage mistake exits 2: an unknown command to `help`, a value a setting does not
+    // take, as clap's own (an unknown flag).
+    for args in [
+        &["help", "nonsense"][..],
+        &["settings", "--suspend-mode", "bogus"],
+        &["settings", "--no-such-setting", "1"],
+    ] {
+        assert_eq!(home.run(args).status.code(), Some(2), "{args:?}");
+    }
     // Completions offer the values a setting takes.
     let bash = home.ok(&["completions", "bash"]);
     assert!(

@@ -117,7 +117,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&places, args.json),
         Command::Setup(args) => setup::setup(&places, &args),
         Command::Uninstall(args) => setup::uninstall(&places, &args),
-        Command::DaemonStop => setup::daemon_stop(&places),
+        Command::DaemonStop(args) => setup::daemon_stop(&places, args.json),
         Command::Pause(args) => hand::pause(&places, args.length, args.json),
         Command::Resume(args) => {
             hand::send(&places, &lidguard_ipc::protocol::Request::Resume, args.json)

@@ -68,7 +68,14 @@ fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow:
         &changes,
         hook_command,
         &lidguard_files::environment::var,
-    )?;
+    )
+    .map_err(|e| match e {
+        // A value the flag does not take is a mistake in what was typed.
+        lidguard_config::settings::Rejected::Field { .. } => {
+            anyhow::Error::new(output::Usage(e.to_string()))
+        }
+        other => other.into(),
+    })?;
     if applied.changed.is_empty() {
         output::line("No change.")?;
         return Ok(applied.new);

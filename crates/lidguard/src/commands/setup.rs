@@ -385,9 +385,16 @@ fn confirmed(yes: bool, question: &str) -> anyhow::Result<bool> {
 }
 
 /// `daemon-stop`: asks a running daemon to end and waits until it has.
-pub(crate) fn daemon_stop(places: &Places) -> anyhow::Result<ExitCode> {
-    let line = stop_daemon(places)?.unwrap_or_else(|| "no lidguard daemon is running".to_owned());
-    output::line(&line)?;
+pub(crate) fn daemon_stop(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+    let stopped = stop_daemon(places)?;
+    let line = stopped
+        .clone()
+        .unwrap_or_else(|| "no lidguard daemon is running".to_owned());
+    if json {
+        output::json(&serde_json::json!({"stopped": stopped.is_some(), "message": line}))?;
+    } else {
+        output::line(&line)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -125,10 +125,12 @@ impl View {
         let lid_safe = p.inhibitors.iter().any(|i| i == "handle-lid-switch");
         let (mood, headline) = if p.wanted && !p.held && p.released_for().is_none() {
             let reason = p.unavailable_reason.as_deref().unwrap_or("unknown reason");
-            (
-                Mood::Unavailable,
-                format!("lidguard: protection unavailable: {reason}"),
-            )
+            // The agents at work are counted here too: they are what is not protected.
+            let headline = match working {
+                0 => format!("lidguard: protection unavailable: {reason}"),
+                n => format!("lidguard: {} working, NOT protected: {reason}", agents(n)),
+            };
+            (Mood::Unavailable, headline)
         } else if let Some(pending) = &s.pending_suspend {
             let left = pending.due_at.duration_since(now).as_secs().max(0);
             (
@@ -261,6 +263,29 @@ mod tests {
         }
     }
 
+    /// A working Claude session `id`.
+    fn session(id: &str) -> lidguard_ipc::protocol::SessionStatus {
+        use lidguard_core::provider::Provider;
+        use lidguard_core::session::{Session, SessionKey};
+        let at = Timestamp::UNIX_EPOCH;
+        let session = Session {
+            key: SessionKey::new(Provider::Claude, id, ""),
+            cwd: Some("/home/me/project".into()),
+            transcript_path: None,
+            watched_pid: None,
+            run_by: None,
+            via: None,
+            started_at: at,
+            last_activity_at: at,
+            soft_lock: None,
+            pending_work: None,
+            background: Default::default(),
+            prompt_preview: None,
+            last_assistant_message: None,
+        };
+        lidguard_ipc::protocol::SessionStatus::from_session(&session, None)
+    }
+
     #[track_caller]
     fn assert_headline_says(view: &View, text: &str) {
         assert!(view.headline.contains(text), "{}", view.headline);
@@ -272,6 +297,11 @@ mod tests {
         assert_eq!(view.mood, Mood::Unavailable);
         assert!(view.mood.needs_attention());
         assert_headline_says(&view, "logind refused");
+        // With agents at work, it says how many are not protected.
+        let mut s = status(false, true);
+        s.sessions = vec![session("a"), session("b")];
+        let view = View::of(Some(&s), None, Timestamp::UNIX_EPOCH);
+        assert_headline_says(&view, "2 agents working, NOT protected: logind refused");
     }
 
     #[test]
