@@ -299,7 +299,7 @@ pub enum SessionState {
     SoftLocked,
 }
 
-/// One session in `status --json`. Field names are a contract (see the README).
+/// One session in `status --json`. Field names are a contract (see docs/reference.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
@@ -463,7 +463,7 @@ pub struct MovedAside {
     pub reason: String,
 }
 
-/// The full snapshot returned by `status`. Field names are a contract (see the README).
+/// The full snapshot returned by `status`. Field names are a contract (see docs/reference.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
@@ -557,7 +557,7 @@ pub struct RemoteWaiting {
 }
 
 /// One suspend request as recorded in the suspend history (`lidguard suspend-history`).
-/// Field names are a contract (see the README).
+/// Field names are a contract (see docs/reference.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SuspendHistoryEntry {

@@ -210,8 +210,8 @@ fn every_agent_has_a_readme_whose_fixtures_exist() {
 }
 
 #[test]
-fn every_agent_has_rows_in_the_project_readme() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+fn every_agent_has_rows_in_the_agents_guide() {
+    let readme = std::fs::read_to_string(repo().join("docs/agents.md")).unwrap();
     for a in AGENTS {
         let display = a.provider.display_name();
         let rows: Vec<&str> = readme
@@ -221,11 +221,11 @@ fn every_agent_has_rows_in_the_project_readme() {
         assert!(
             rows.iter()
                 .any(|r| r.contains(&format!("`lidguard {}", a.hook_command))),
-            "README: no hook command row for {display}"
+            "docs/agents.md: no hook command row for {display}"
         );
         assert!(
             rows.len() >= 3,
-            "README: {display} needs rows in the hook, install and MCP tables: {rows:?}"
+            "docs/agents.md: {display} needs rows in the hook, install and MCP tables: {rows:?}"
         );
     }
 }

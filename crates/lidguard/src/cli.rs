@@ -862,7 +862,7 @@ pub(crate) struct PauseArgs {
     /// default: until `lidguard resume`).
     #[arg(long = "for", value_name = "DURATION", value_parser = parse_pause)]
     pub(crate) length: Option<PauseLength>,
-    /// Print JSON (a stable contract; see the README).
+    /// Print JSON (a stable contract; see docs/reference.md).
     #[arg(long)]
     pub(crate) json: bool,
 }
@@ -910,14 +910,14 @@ fn parse_pause(text: &str) -> Result<PauseLength, String> {
 
 #[derive(Debug, Args)]
 pub(crate) struct JsonArgs {
-    /// Print JSON (a stable contract; see the README).
+    /// Print JSON (a stable contract; see docs/reference.md).
     #[arg(long)]
     pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct StatusArgs {
-    /// Print JSON (a stable contract; see the README).
+    /// Print JSON (a stable contract; see docs/reference.md).
     #[arg(long)]
     pub(crate) json: bool,
     /// For scripts: exit 3 when sessions want the machine kept awake but nothing is held (the

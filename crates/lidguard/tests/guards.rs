@@ -277,3 +277,37 @@ fn no_import_circles_between_files() {
     }
     assert!(circles.is_empty(), "import circles: {circles:#?}");
 }
+
+/// The README stays a front door (at most 300 lines), and every relative link in it, in
+/// `docs/` and in the changelog points at a file that exists.
+#[test]
+fn the_readme_is_short_and_the_docs_links_resolve() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 300, "README.md has {lines} lines (at most 300)");
+    let mut pages = vec![repo.join("README.md"), repo.join("CHANGELOG.md")];
+    for entry in std::fs::read_dir(repo.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.starts_with("http") || target.starts_with('#') || target.is_empty() {
+                continue;
+            }
+            let file = target.split('#').next().unwrap_or(target);
+            if !page.parent().unwrap().join(file).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:#?}");
+}
