@@ -33,7 +33,18 @@ use lidguard_providers::install::{HookCommand, InstallError};
 use proptest::prelude::*;
 use serde_json::Value;
 
-const EXE: &str = "/opt/lidguard/bin/lidguard";
+/// The program lidguard's entries run: a file that exists (an entry whose program is gone is
+/// `broken`, which these cases are not about), named `lidguard` as an install names it.
+fn exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("lidguard-roundtrip-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        let exe = dir.join("bin").join("lidguard");
+        std::fs::write(&exe, b"").unwrap();
+        exe.display().to_string()
+    })
+}
 
 fn cases() -> u32 {
     std::env::var("LIDGUARD_PROPTEST_CASES")
@@ -221,7 +232,7 @@ fn handler(kind: Kind, ours: bool, stale: bool) -> BoxedStrategy<J> {
         if stale {
             format!("/old/place/lidguard {sub}")
         } else {
-            format!("{EXE} {sub}")
+            format!("{} {sub}", exe())
         }
     };
     match kind {
@@ -730,17 +741,21 @@ fn install(w: &World, kind: Kind, loc: &Location, case: &Case) -> Result<(), Con
         force: case.force,
     };
     let setup = Setup {
-        cmd: HookCommand::new(EXE),
+        cmd: HookCommand::new(exe()),
         timeout: case.timeout,
     };
     let p = kind.provider();
     match kind {
-        Kind::ProviderMcp => {
-            config_mcp::provider_install(&w.places, &loc.file, &provider_entry(true), EXE, options)
-                .map(drop)
-        }
+        Kind::ProviderMcp => config_mcp::provider_install(
+            &w.places,
+            &loc.file,
+            &provider_entry(true),
+            exe(),
+            options,
+        )
+        .map(drop),
         _ if kind.is_hooks() => hooks::install(&w.places, p, loc, &setup, options, false).map(drop),
-        _ => config_mcp::install(&w.places, p, loc, EXE, options).map(drop),
+        _ => config_mcp::install(&w.places, p, loc, exe(), options).map(drop),
     }
 }
 
@@ -759,29 +774,29 @@ fn remove(w: &World, kind: Kind, loc: &Location, force: bool) -> Result<(), Conf
             &w.places,
             &loc.file,
             &provider_entry(false),
-            EXE,
+            exe(),
             options,
         )?),
         _ if kind.is_hooks() => {
-            hooks::remove(&w.places, p, loc, &HookCommand::new(EXE), options).map(drop)
+            hooks::remove(&w.places, p, loc, &HookCommand::new(exe()), options).map(drop)
         }
-        _ => done(config_mcp::remove(&w.places, p, loc, EXE, options)?),
+        _ => done(config_mcp::remove(&w.places, p, loc, exe(), options)?),
     }
 }
 
 fn installed_state(w: &World, kind: Kind, loc: &Location, timeout: u32) -> Option<&'static str> {
     match kind {
         Kind::ProviderMcp => {
-            config_mcp::provider_status(&loc.file, &provider_entry(false), EXE).state
+            config_mcp::provider_status(&loc.file, &provider_entry(false), exe()).state
         }
         _ if kind.is_hooks() => {
             let setup = Setup {
-                cmd: HookCommand::new(EXE),
+                cmd: HookCommand::new(exe()),
                 timeout,
             };
             hooks::status(kind.provider(), loc, &setup, &Default::default(), None).state
         }
-        _ => config_mcp::status(kind.provider(), loc, EXE).state,
+        _ => config_mcp::status(kind.provider(), loc, exe()).state,
     }
     .filter(|_| w.root.exists())
 }
