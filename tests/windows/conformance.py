@@ -11,6 +11,7 @@ LIDGUARD_SYS_ROOT seam), and the exact stdout must equal the fixture's `stdoutOp
 Usage: conformance.py WINE EXE_DIR FIXTURES_DIR WORK_DIR
 """
 
+import datetime
 import json
 import os
 import re
@@ -119,7 +120,7 @@ class Home:
 
     def raw_events(self):
         out = self.run(["hook-events", "--json", "--count", "10000"])
-        return [linux_cwd(e["event"]) for e in json.loads(out.stdout)]
+        return [wake_up_ahead(linux_cwd(e["event"]), e["at"]) for e in json.loads(out.stdout)]
 
     def dropped(self):
         return sum(n for _, n in self.rerun_copies)
@@ -133,6 +134,24 @@ class Home:
 
     def stop(self):
         self.run(["stop", "--provider", "custom", "--session", "keepalive"])
+
+
+def wake_up_ahead(event, at):
+    """A wake-up time the hook computed from the agent's schedule and the clock (Claude's
+    `session_crons`): checked to lie ahead of the event, within a year, then written `"ahead"` as
+    the fixtures have it (the Linux conformance test does the same)."""
+    wakes = event.get("wakesAt")
+    if wakes is not None:
+        ahead = stamp(wakes) - stamp(at)
+        event["wakesAt"] = "ahead" if 0 < ahead <= 366 * 24 * 3600 else f"not ahead: {wakes} at {at}"
+    return event
+
+
+def stamp(text):
+    """RFC 3339 UTC (`…Z`, any fraction) as epoch seconds."""
+    base, _, frac = text.rstrip("Z").partition(".")
+    seconds = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return seconds.timestamp() + (float("0." + frac) if frac else 0.0)
 
 
 def main():
