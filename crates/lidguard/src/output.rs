@@ -39,6 +39,80 @@ fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     lidguard_core::text::escape_controls_but(text, &['\n', '\t'])
 }
 
+/// Whether to colour what is written: on a terminal, unless `NO_COLOR` is set to anything
+/// (<https://no-color.org>).
+pub(crate) fn colour_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal()
+        && lidguard_files::environment::var("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// A state's colour on a terminal.
+#[derive(Clone, Copy)]
+pub(crate) enum Colour {
+    /// Fine: held, ✓.
+    Good,
+    /// Wrong: not held although wanted, ✗.
+    Bad,
+    /// For the user to look at: paused, waiting, `!`.
+    Note,
+}
+
+/// `text` as written, with its first `len` bytes painted in `colour` when colour is wanted.
+fn painted(text: &str, len: usize, colour: Colour) -> String {
+    let code = match colour {
+        Colour::Good => "32",
+        Colour::Bad => "31",
+        Colour::Note => "33",
+    };
+    match text.split_at_checked(len) {
+        Some((head, rest)) if colour_wanted() => format!("\x1b[{code}m{head}\x1b[0m{rest}"),
+        _ => text.to_owned(),
+    }
+}
+
+/// Writes a `doctor`-style line, its leading ✓, ✗ or `!` in colour on a terminal.
+pub(crate) fn marked_line(text: &str) -> std::io::Result<()> {
+    let text = shown(text);
+    let colour = if text.starts_with('✓') {
+        Some(Colour::Good)
+    } else if text.starts_with('✗') {
+        Some(Colour::Bad)
+    } else if text.starts_with('!') {
+        Some(Colour::Note)
+    } else {
+        None
+    };
+    match colour {
+        Some(colour) => {
+            let mark = text.chars().next().map_or(0, char::len_utf8);
+            write_line(&painted(&text, mark, colour))
+        }
+        None => write_line(&text),
+    }
+}
+
+/// Writes `text` like [`prompt`], with the lines that start with `prefix` in `colour` on a
+/// terminal (`status`: the protection line).
+pub(crate) fn prompt_painting(text: &str, prefix: &str, colour: Colour) -> std::io::Result<()> {
+    let text = shown(text);
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(prefix) {
+            let body = line.trim_end_matches('\n');
+            out.push_str(&painted(body, body.len(), colour));
+            out.push_str(&line[body.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(stdout_error)
+}
+
 /// Writes bytes to stdout as they are (generated scripts and pages).
 pub(crate) fn raw(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

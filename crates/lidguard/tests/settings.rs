@@ -146,6 +146,31 @@ fn help_fits_an_80_column_terminal_and_help_flag_with_a_command_is_its_help() {
     );
 }
 
+#[test]
+fn doctor_and_status_colour_a_terminal_unless_no_color_is_set() {
+    let home = Home::new();
+    home.ok(&["start", "--provider", "custom", "--session", "s"]);
+    let doctor = on_terminal(&home, "doctor", "");
+    assert!(
+        doctor.contains("\u{1b}[32m✓\u{1b}[0m executables"),
+        "{doctor:?}"
+    );
+    assert!(
+        doctor.contains("\u{1b}[31m✗\u{1b}[0m"),
+        "no power backend here: {doctor:?}"
+    );
+    let status = on_terminal(&home, "status", "");
+    assert!(
+        status.contains("\u{1b}[31mProtection:"),
+        "wanted, not held (no bus): {status:?}"
+    );
+    let plain = on_terminal_with(&home, &[("NO_COLOR", "1".into())], "doctor", "");
+    assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    assert!(plain.contains("✓ executables"), "{plain:?}");
+    // Into a pipe: no colour either.
+    assert!(!home.run(&["doctor"]).stdout.contains(&0x1b));
+}
+
 /// Runs `lidguard <args>` on a pseudo-terminal (util-linux `script`), typing `input`.
 fn on_terminal(home: &Home, args: &str, input: &str) -> String {
     on_terminal_with(home, &[], args, input)

@@ -103,7 +103,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
         output::json(&serde_json::json!({"ok": healthy, "checks": checks}))?;
     } else {
         for line in checks.iter().flat_map(Check::lines) {
-            output::line(&line)?;
+            output::marked_line(&line)?;
         }
     }
     Ok(if healthy {

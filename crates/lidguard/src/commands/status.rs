@@ -41,7 +41,16 @@ pub(crate) fn run(
         value["settings"] = status.settings.redacted_json();
         output::json(&value)?;
     } else {
-        output::prompt(&render(&status))?;
+        // The protection line in the colour of its state: held, paused, wanted but not held.
+        let p = &status.protection;
+        let colour = if p.paused.is_some() || (p.wanted && !p.held && p.released_for().is_some()) {
+            output::Colour::Note
+        } else if p.wanted && !p.held {
+            output::Colour::Bad
+        } else {
+            output::Colour::Good
+        };
+        output::prompt_painting(&render(&status), "Protection:", colour)?;
     }
     if check && status.protection.wanted && !status.protection.held {
         output::warn(&format!(
