@@ -34,7 +34,7 @@ impl EventDir<'_> {
     /// ([`EventFiles::place`]); a problem with one stops the install before anything is written.
     pub fn install(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
         let Self { a, files, dir, cmd } = *self;
-        let present = read_dir(dir)?;
+        let present = read_dir(dir, files)?;
         let targets = files
             .install_targets(&present, cmd, a.hook_command)
             .map_err(|(event, source)| ConfigError::Refused {
@@ -79,7 +79,7 @@ impl EventDir<'_> {
     /// created it and it is empty.
     pub fn remove(&self, places: &Places, options: Options) -> Result<Vec<Outcome>, ConfigError> {
         let Self { a, files, dir, cmd } = *self;
-        let targets = files.remove_targets(&read_dir(dir)?, cmd, a.hook_command);
+        let targets = files.remove_targets(&read_dir(dir, files)?, cmd, a.hook_command);
         let outcomes = self.each_file(
             places,
             &targets,
@@ -129,7 +129,11 @@ impl EventDir<'_> {
     /// Compares the directory's files with what install writes.
     pub fn status(&self) -> Result<HookStatus, ConfigError> {
         self.files
-            .status(&read_dir(self.dir)?, self.cmd, self.a.hook_command)
+            .status(
+                &read_dir(self.dir, self.files)?,
+                self.cmd,
+                self.a.hook_command,
+            )
             .map_err(|source| ConfigError::Refused {
                 file: self.dir.to_owned(),
                 source,
@@ -137,8 +141,9 @@ impl EventDir<'_> {
     }
 }
 
-/// The text files directly in `dir` by name (none when it does not exist).
-fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, ConfigError> {
+/// The text files directly in `dir` that the agent runs for one of lidguard's events, by name
+/// (none when it does not exist); other files are not read.
+fn read_dir(dir: &Path, files: &EventFiles) -> Result<Vec<(String, String)>, ConfigError> {
     let io = |source, path: PathBuf| ConfigError::Io {
         action: "read",
         path,
@@ -157,9 +162,13 @@ fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, ConfigError> {
         if !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        if let (Some(name), Ok(text)) = (entry.file_name().to_str(), std::fs::read_to_string(&path))
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if files.runs_for_any(&name)
+            && let Ok(text) = std::fs::read_to_string(&path)
         {
-            found.push((name.to_owned(), text));
+            found.push((name, text));
         }
     }
     found.sort();

@@ -305,7 +305,8 @@ pub struct Report {
     /// When the file is a link: the file its bytes are in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edited: Option<PathBuf>,
-    /// `installed`, `missing`, `drifted` or `unreadable`.
+    /// `installed`, `missing`, `drifted`, `broken` (the program the entries run is gone) or
+    /// `unreadable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<&'static str>,
     /// Why it is unreadable.
@@ -345,6 +346,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// The agent's name as people know it (`Claude Code`).
+    pub fn display_name(&self) -> &str {
+        self.provider
+            .parse::<Provider>()
+            .map_or(self.provider.as_str(), |p| p.display_name())
+    }
+
     fn new(p: Provider) -> Report {
         Report {
             provider: p.as_str().to_owned(),

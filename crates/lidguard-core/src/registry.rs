@@ -510,26 +510,6 @@ impl Registry {
             && (self.protection.is_some() || self.thermal_pressure().is_some())
     }
 
-    /// Why protection is released for the battery, or `None` when it is not: below the
-    /// battery floor, or on battery at all when the user holds only on AC.
-    pub fn battery_floor_reached(&self) -> Option<String> {
-        if !self.settings.hold_on_battery
-            && let Some(b) = self.battery.filter(|b| b.on_battery)
-        {
-            return Some(format!(
-                "on battery at {}%: protection is held on AC only (hold-on-battery is off)",
-                b.percent
-            ));
-        }
-        let floor = self.settings.battery_floor_percent;
-        let battery = self.battery.filter(|b| b.below(floor))?;
-        Some(format!(
-            "on battery at {}%, below the battery floor of {}%",
-            battery.percent,
-            floor.unwrap_or_default()
-        ))
-    }
-
     /// The user's pause of protection, if one is in force.
     pub fn pause_in_force(&self) -> Option<Pause> {
         self.pause

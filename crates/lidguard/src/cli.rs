@@ -984,7 +984,7 @@ impl Args for SettingsArgs {
                     .help(spec.help)
                     .help_heading(spec.category.label())
                     .allow_hyphen_values(true)
-                    .value_parser(Offered(offered_values(spec.kind)))
+                    .value_parser(Offered(spec.offered_values()))
                     .hide_possible_values(true)
                     .action(ArgAction::Set)
                     // Other platforms' fields are still parsed, to answer with a clear message.
@@ -995,29 +995,6 @@ impl Args for SettingsArgs {
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
-    }
-}
-
-/// The values a setting takes, for shell completion: the words of a choice, `true`/`false`.
-fn offered_values(kind: lidguard_core::settings::FieldKind) -> &'static [&'static str] {
-    use lidguard_core::settings::FieldKind;
-    match kind {
-        FieldKind::Bool => &["true", "false"],
-        FieldKind::Choice(words) => words,
-        // Numbers, sounds, addresses and text have no list to offer.
-        FieldKind::Number { .. }
-        | FieldKind::Sound
-        | FieldKind::WebhookUrl
-        | FieldKind::NtfyUrl
-        | FieldKind::Text { .. }
-        | FieldKind::Culture
-        | FieldKind::Secret { .. } => &[],
-        // A kind added later offers nothing until it is listed here.
-        #[allow(
-            clippy::wildcard_enum_match_arm,
-            reason = "FieldKind is non_exhaustive; the known kinds are all above"
-        )]
-        _ => &[],
     }
 }
 

@@ -106,11 +106,7 @@ pub(crate) fn prompt_painting(text: &str, prefix: &str, colour: Colour) -> std::
             out.push_str(line);
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(stdout_error)
+    raw(out.as_bytes())
 }
 
 /// Writes bytes to stdout as they are (generated scripts and pages).
@@ -145,10 +141,7 @@ pub(crate) fn listing<T: serde::Serialize>(
 
 /// Writes text to stdout without a trailing newline (prompts), shown safely.
 pub(crate) fn prompt(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(shown(text).as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(stdout_error)
+    raw(shown(text).as_bytes())
 }
 
 /// Whether an error only means that whoever read our stdout went away.

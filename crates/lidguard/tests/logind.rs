@@ -491,7 +491,9 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
 
     // The phone: a server that answers is ✓; one nothing listens on, and `remote` decisions
     // without a phone, are ✗ with what to do (doctor exits 1).
-    let doctor_phone = |home: &Home| {
+    // doctor's exit code, and its phone line: ok or not, its detail holding each of `says`, and
+    // (when not ok) a fix naming --ntfy-url.
+    let doctor_phone = |code: i32, ok: bool, says: &[&str]| {
         let out = home
             .cmd(&["doctor", "--json"])
             .env("LIDGUARD_PROC_ROOT", &proc_root)
@@ -499,8 +501,18 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
             .output()
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let phone = crate::util::row_where(&v["checks"], "area", "phone").clone();
-        (out.status.code(), phone)
+        let phone = crate::util::row_where(&v["checks"], "area", "phone");
+        assert_eq!(
+            (out.status.code(), &phone["ok"]),
+            (Some(code), &serde_json::json!(ok)),
+            "{phone}"
+        );
+        let detail = crate::util::text(&phone["detail"]);
+        assert!(says.iter().all(|s| detail.contains(s)), "{phone}");
+        assert!(
+            ok || crate::util::text(&phone["fix"]).contains("--ntfy-url"),
+            "{phone}"
+        );
     };
     let ntfy = lidguard_testreceiver::ntfy::NtfyServer::start(0, None).unwrap();
     home.ok(&[
@@ -508,55 +520,19 @@ fn doctor_is_all_ok_under_logind_and_without_a_bus_names_the_bus_not_polkit() {
         "--ntfy-url",
         &format!("{}/lidguard-doctor", ntfy.url()),
     ]);
-    let (code, phone) = doctor_phone(&home);
-    assert_eq!(
-        (code, &phone["ok"]),
-        (Some(0), &serde_json::json!(true)),
-        "{phone}"
-    );
-    assert!(
-        crate::util::text(&phone["detail"]).contains("the server answers"),
-        "{phone}"
-    );
+    doctor_phone(0, true, &["the server answers"]);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let refusing = format!("http://{}/lidguard-doctor", closed.local_addr().unwrap());
     drop(closed);
     home.ok(&["settings", "--ntfy-url", &refusing]);
-    let (code, phone) = doctor_phone(&home);
-    assert_eq!(
-        (code, &phone["ok"]),
-        (Some(1), &serde_json::json!(false)),
-        "{phone}"
-    );
-    assert!(
-        crate::util::text(&phone["detail"]).contains("cannot be used"),
-        "{phone}"
-    );
-    assert!(
-        crate::util::text(&phone["fix"]).contains("--ntfy-url"),
-        "{phone}"
-    );
+    doctor_phone(1, false, &["cannot be used"]);
     home.ok(&["settings", "--ntfy-url", ""]);
     home.ok(&[
         "settings",
         "--closed-lid-permission-request-decision",
         "remote",
     ]);
-    let (code, phone) = doctor_phone(&home);
-    assert_eq!(
-        (code, &phone["ok"]),
-        (Some(1), &serde_json::json!(false)),
-        "{phone}"
-    );
-    assert!(
-        crate::util::text(&phone["detail"]).contains("no phone is set")
-            && crate::util::text(&phone["detail"]).contains("falls back to `deny`"),
-        "{phone}"
-    );
-    assert!(
-        crate::util::text(&phone["fix"]).contains("--ntfy-url"),
-        "{phone}"
-    );
+    doctor_phone(1, false, &["no phone is set", "falls back to `deny`"]);
     home.ok(&[
         "settings",
         "--closed-lid-permission-request-decision",

@@ -570,6 +570,16 @@ def claude_setup(c, port, version=CLAUDE_VERSION):
     return env
 
 
+def exit_claude_tui(c, t, sid):
+    """The end of an interactive Claude scenario: no hook error on its screen, `/exit`, and no
+    session left in lidguard."""
+    t.snapshot("final")
+    check_no_hook_error(c, t)
+    t.type_line("/exit")
+    c.wait("SessionEnd", 15)
+    check_no_session_at_end(c, sid)
+
+
 def claude_tmux(c, port, expect):
     """expect: deny | allow (lidguard answers, no dialog) | open | ask (dialog, lidguard silent)."""
     env = claude_setup(c, port)
@@ -650,11 +660,7 @@ def claude_tmux(c, port, expect):
         stops = c.recs("Stop")
         if stops:
             check_gone_after(c, sid, stops[-1]["t"], "status right after Stop: session gone")
-        t.snapshot("final")
-        check_no_hook_error(c, t)
-        t.type_line("/exit")
-        c.wait("SessionEnd", 15)
-        check_no_session_at_end(c, sid)
+        exit_claude_tui(c, t, sid)
     finally:
         t.snapshot("last")
         stop_tmux(t)
@@ -731,11 +737,7 @@ def claude_sdk_cron(c, port):
         # Lid closed, the last session ended: lidguard asks the OS to sleep, and there is no
         # power backend in the namespace.
         c.log_ok = ["suspend failed mode=Sleep"]
-        t.snapshot("final")
-        check_no_hook_error(c, t)
-        t.type_line("/exit")
-        c.wait("SessionEnd", 15)
-        check_no_session_at_end(c, sid)
+        exit_claude_tui(c, t, sid)
     finally:
         t.snapshot("last")
         stop_tmux(t)

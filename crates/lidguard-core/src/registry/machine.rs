@@ -4,6 +4,26 @@
 use super::*;
 
 impl Registry {
+    /// Why protection is released for the battery, or `None` when it is not: below the
+    /// battery floor, or on battery at all when the user holds only on AC.
+    pub fn battery_floor_reached(&self) -> Option<String> {
+        if !self.settings.hold_on_battery
+            && let Some(b) = self.battery.filter(|b| b.on_battery)
+        {
+            return Some(format!(
+                "on battery at {}%: protection is held on AC only (hold-on-battery is off)",
+                b.percent
+            ));
+        }
+        let floor = self.settings.battery_floor_percent;
+        let battery = self.battery.filter(|b| b.below(floor))?;
+        Some(format!(
+            "on battery at {}%, below the battery floor of {}%",
+            battery.percent,
+            floor.unwrap_or_default()
+        ))
+    }
+
     /// Logs the battery floor being reached or left (`was`: the state before the change).
     pub(super) fn battery_floor_changed(&self, was: Option<String>, fx: &mut Vec<Effect>) {
         match (was, self.battery_floor_reached()) {

@@ -221,6 +221,22 @@ impl FieldSpec {
         }
     }
 
+    /// The words a value is one of, when it is one of a few (a choice's, `true`/`false`), for
+    /// shell completion; none for numbers, sounds, addresses and text.
+    pub fn offered_values(&self) -> &'static [&'static str] {
+        match self.kind {
+            FieldKind::Bool => &["true", "false"],
+            FieldKind::Choice(words) => words,
+            FieldKind::Number { .. }
+            | FieldKind::Sound
+            | FieldKind::WebhookUrl
+            | FieldKind::NtfyUrl
+            | FieldKind::Text { .. }
+            | FieldKind::Culture
+            | FieldKind::Secret { .. } => &[],
+        }
+    }
+
     /// What values are accepted, for error messages and help, e.g.
     /// `a whole number from 1 to 100 percent, or off`.
     pub fn expected(&self) -> String {

@@ -128,10 +128,7 @@ fn agents_keep_awake(reports: &Reports) -> Vec<Check> {
         .filter(|r| r.skipped.is_none())
         .filter_map(|r| {
             let setting = r.agent_keep_awake.as_ref()?;
-            let name = r
-                .provider
-                .parse::<lidguard_core::provider::Provider>()
-                .map_or(r.provider.as_str(), |p| p.display_name());
+            let name = r.display_name();
             Some(Check::ok(
                 format!("own keep-awake: {name}"),
                 format!(
@@ -190,10 +187,7 @@ fn hooks(places: &Places, reports: &Reports) -> Vec<Check> {
     found
         .into_iter()
         .map(|r| {
-            let name = r
-                .provider
-                .parse::<lidguard_core::provider::Provider>()
-                .map_or(r.provider.as_str(), |p| p.display_name());
+            let name = r.display_name();
             let area = format!("hooks: {name}");
             let state = r.state.unwrap_or("unknown");
             let file = r

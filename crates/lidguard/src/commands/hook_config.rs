@@ -211,10 +211,7 @@ pub(crate) fn reports(places: &Places, provider: Option<&str>) -> anyhow::Result
 }
 
 fn render(r: &Report) -> String {
-    let display = r
-        .provider
-        .parse::<Provider>()
-        .map_or(r.provider.as_str(), |p| p.display_name());
+    let display = r.display_name();
     if let Some(skipped) = &r.skipped {
         return format!("{display}: {skipped}\n");
     }

@@ -32,15 +32,14 @@ pub(crate) fn run(
         Err(ClientError::NotRunning { .. }) => return not_running(json),
         Err(e) => return Err(daemon_error(e)),
     };
-    if quiet {
-        // Nothing but the exit code (and the reason, below, when nothing is held).
-    } else if json {
+    // `quiet`: nothing but the exit code (and the reason, below, when nothing is held).
+    if json {
         let mut value = serde_json::to_value(&status)?;
         value["running"] = true.into();
         // Secrets stay in the settings file: printed output ends up in logs and bug reports.
         value["settings"] = status.settings.redacted_json();
         output::json(&value)?;
-    } else {
+    } else if !quiet {
         // The protection line in the colour of its state: held, paused, wanted but not held.
         let p = &status.protection;
         let colour = if p.paused.is_some() || (p.wanted && !p.held && p.released_for().is_some()) {
