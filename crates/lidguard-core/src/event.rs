@@ -140,6 +140,19 @@ impl EventKind {
         matches!(self, EventKind::PromptSubmitted)
     }
 
+    /// Whether the agent reads an answer to this event: a closed-lid decision, or a Stop that
+    /// ask-before-sleep may continue. The hook of any other event need not wait for its work.
+    pub fn awaits_answer(&self) -> bool {
+        self.wants_decision()
+            || matches!(
+                self,
+                EventKind::TurnStopped {
+                    can_continue: true,
+                    ..
+                }
+            )
+    }
+
     /// Whether this event asks lidguard for a closed-lid decision.
     pub fn wants_decision(&self) -> bool {
         matches!(

@@ -79,6 +79,32 @@ pub fn request_at(
     exchange(stream, socket, b"", request, deadline)
 }
 
+/// Writes `request` — a hook's events that await no answer (`queued`) — and closes, all by
+/// `deadline`, without waiting for the daemon: it reads request lines in the order connections
+/// come, so these events are queued ahead of whatever connects after.
+/// `after` is written right after the line (a queued hook's payload).
+#[cfg(unix)]
+pub fn send_by(
+    places: &Places,
+    request: &Request,
+    after: &[u8],
+    deadline: Instant,
+) -> Result<(), ClientError> {
+    use std::io::Write;
+
+    let socket = places.socket();
+    let timeout = deadline.saturating_duration_since(Instant::now());
+    let io_err = |e| classify(&socket, e, timeout);
+    let mut stream = connect_by(&socket, deadline).map_err(io_err)?;
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    stream.set_write_timeout(Some(left)).map_err(io_err)?;
+    let mut line = request_line(b"", request)?;
+    line.extend_from_slice(after);
+    stream.write_all(&line).map_err(io_err)
+}
+
 /// [`request_by`] through a relay's TCP port (`lidguard container --tcp`, where no socket
 /// crosses into the container's VM): `address` is `host:port`; the relay's `secret` goes first,
 /// on a line of its own, and a relay given another one answers nothing.

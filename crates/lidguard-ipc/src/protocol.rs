@@ -21,6 +21,23 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The largest request line the daemon reads.
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;
 
+/// The largest payload a queued hook hands over after its line (see [`Request::Hook`]): within
+/// a Unix socket's buffer, so the hook's write never waits for the daemon to read. A larger
+/// payload is digested by the hook.
+pub const MAX_FOLLOWING_PAYLOAD: usize = 64 * 1024;
+
+/// `sha256:<hex>` of a hook's payload as the agent sent it: the event stream's payload digest.
+pub fn payload_digest(payload: &[u8]) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(payload);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in hash {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
 /// Names a session on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -156,6 +173,18 @@ pub enum Request {
     Hook {
         /// The events, in order.
         events: Vec<AgentEvent>,
+        /// The hook reads no answer (no event of it asks for a decision or may wait): it
+        /// writes the request and closes, and the daemon, which reads request lines in the order
+        /// connections come, queues the events ahead of any later request and applies them
+        /// without answering. The agent's next event never waits for this one's work.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        queued: bool,
+        /// A queued hook's payload, as the agent sent it, follows the line: this many bytes
+        /// (at most [`MAX_FOLLOWING_PAYLOAD`]), and the daemon sets the events' digest. A CPU's
+        /// hashing features are then looked up once, by the daemon, not by every hook process
+        /// (under a hypervisor each lookup traps to it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        payload_follows: Option<usize>,
     },
     /// Follow the event stream: the answer is one line, then the replayed events, then (with
     /// `follow`) every new event as it happens, one JSON line each ([`crate::stream`]), until

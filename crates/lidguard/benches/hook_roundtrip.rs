@@ -1,21 +1,23 @@
 //! Hook round trip benchmark: what an agent pays per hook event.
 //!
 //! Measures, against a running daemon, the wall time from spawning the hook with a captured
-//! `PostToolUse` payload on stdin to its exit, each way an agent runs lidguard's entry:
-//! `lidguard-hook claude-hook` spawned directly (Claude's exec form, OpenCode's and Kilo's
-//! plugin), the same through `sh -c` and `bash -c` (shell-form entries: Gemini CLI and Qwen Code
-//! run `bash -c`), the static musl build when `LIDGUARD_BENCH_STATIC_HOOK` names it, and the full
-//! `lidguard claude-hook` — all interleaved in one loop with spawning `/bin/true` with the same
-//! stdin as the baseline (the floor: process creation, with the dynamic loader `/bin/true` pays).
-//! Then the cold case: the first hook after the daemon exited, which starts it (and, with a
-//! private `systemd-logind` when run as root, until logind shows lidguard's inhibitors; polled
-//! through `busctl`, so that figure carries a few milliseconds of polling). Then 8
-//! concurrent hook streams for a while, checking that every event was counted by the daemon and
-//! received by a follower of the event stream (`lidguard events --follow`).
+//! `PostToolUse` payload on stdin to its exit — an event that awaits no answer, so the hook
+//! hands it to the daemon and exits without waiting for its work — each way an agent runs
+//! lidguard's entry: `lidguard-hook claude-hook` spawned directly (Claude's exec form, OpenCode's
+//! and Kilo's plugin; on Linux with glibc a static executable, see build.rs), the same through
+//! `sh -c` and `bash -c` (shell-form entries: Gemini CLI and Qwen Code run `bash -c`), the static
+//! musl build when `LIDGUARD_BENCH_STATIC_HOOK` names it, and the full `lidguard claude-hook` —
+//! all interleaved in rounds with spawning `/bin/true` with the same stdin as the baseline (the
+//! floor: process creation, with the dynamic loader `/bin/true` pays). Each way's figure is the
+//! median of the rounds' ratios. Then the cold case: the first hook after the daemon exited,
+//! which starts it (and, with a private `systemd-logind` when run as root, until logind shows
+//! lidguard's inhibitors; polled through `busctl`, so that figure carries a few milliseconds of
+//! polling). Then 8 concurrent hook streams for a while, checking that every event was counted
+//! by the daemon and received by a follower of the event stream (`lidguard events --follow`).
 //!
-//! Run: `cargo bench -p lidguard --bench hook_roundtrip` (options after `--`:
-//! `--runs N`, default 1000; `--seconds S` for the concurrent part, default 10; `--cold N`,
-//! default 20).
+//! Run: `cargo bench -p lidguard --bench hook_roundtrip` (options after `--`: `--rounds R`,
+//! default 9, of `--runs N` each, default 200; `--seconds S` for the concurrent part, default
+//! 10; `--cold N`, default 20).
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![allow(
     clippy::disallowed_methods,
@@ -36,7 +38,8 @@ const PROMPT: &str = r#"{"session_id":"bench-session","transcript_path":null,"cw
 const POST_TOOL_USE: &str = r#"{"session_id":"bench-session","transcript_path":null,"cwd":"/tmp","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cargo test --workspace","description":"Run the tests"},"tool_response":{"stdout":"test result: ok. 25 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.40s","stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false},"tool_use_id":"toolu_01bench","duration_ms":1400}"#;
 
 fn main() {
-    let runs = args::flag("--runs", 1000usize);
+    let runs = args::flag("--runs", 200usize);
+    let rounds = args::flag("--rounds", 9usize).max(1);
     let seconds = args::flag("--seconds", 10u64);
     let cold_runs = args::flag("--cold", 20usize);
     for (name, path) in [("lidguard", BIN), ("lidguard-hook", HOOK_BIN)] {
@@ -115,20 +118,41 @@ fn main() {
             ),
         );
     }
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); ways.len()];
-    let mut true_times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        for ((_, way), samples) in ways.iter().zip(&mut times) {
-            samples.push(time(way()));
+    // Rounds of interleaved runs; each round's ratio is its medians' ratio, and the figure is
+    // the median of the rounds' ratios (a round the machine slowed down moves it little).
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs * rounds); ways.len()];
+    let mut true_times = Vec::with_capacity(runs * rounds);
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); ways.len()];
+    for _ in 0..rounds {
+        let mut round: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); ways.len()];
+        let mut round_true = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            for ((_, way), samples) in ways.iter().zip(&mut round) {
+                samples.push(time(way()));
+            }
+            round_true.push(time(baseline()));
         }
-        true_times.push(time(baseline()));
+        let base = Stats::of(&mut round_true).median.as_secs_f64();
+        for (i, samples) in round.iter_mut().enumerate() {
+            ratios[i].push(Stats::of(samples).median.as_secs_f64() / base);
+            times[i].extend_from_slice(samples);
+        }
+        true_times.extend(round_true);
     }
     let t = Stats::of(&mut true_times);
-    println!("hook round trip (PostToolUse), {runs} runs each, interleaved with the baseline:");
-    for ((label, _), samples) in ways.iter().zip(&mut times) {
+    println!(
+        "hook round trip (PostToolUse), {rounds} rounds of {runs} runs each, interleaved with the \
+         baseline; the ratio is the median of the rounds' ratios (lowest-highest):"
+    );
+    for (((label, _), samples), ratios) in ways.iter().zip(&mut times).zip(&mut ratios) {
         let s = Stats::of(samples);
-        let ratio = s.median.as_secs_f64() / t.median.as_secs_f64();
-        println!("  {label}: {s} ({ratio:.2}x /bin/true)");
+        ratios.sort_by(f64::total_cmp);
+        let (low, mid, high) = (
+            ratios[0],
+            ratios[ratios.len() / 2],
+            ratios[ratios.len() - 1],
+        );
+        println!("  {label}: {s} ({mid:.2}x /bin/true, rounds {low:.2}-{high:.2})");
     }
     println!("  /bin/true, same stdin: {t}");
 

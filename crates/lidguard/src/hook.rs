@@ -89,10 +89,6 @@ fn handle(
         now: jiff::ZonedDateTime::now,
     };
     let mut events = lidguard_providers::parse(provider, &input).map_err(|e| e.to_string())?;
-    let digest = payload_digest(&stdin);
-    for event in &mut events {
-        event.payload_digest = Some(digest.clone());
-    }
     // An agent run with its prompt on the command line (`droid exec "…"`) fires no prompt
     // event: its launch is the first sign of work.
     let launched = events
@@ -116,7 +112,34 @@ fn handle(
         .first()
         .map(|e| e.hook_event.clone())
         .unwrap_or_default();
-    let request = Request::Hook { events };
+    // Nothing to print unless an event awaits an answer: otherwise the hook hands this host's
+    // daemon the events (no relay in the way) and exits, and the agent goes on while the
+    // daemon applies them. An event that starts a session takes the answered way, which starts
+    // the daemon when it is not running.
+    #[cfg(unix)]
+    if !starts
+        && !events.iter().any(|e| e.kind.awaits_answer())
+        && lidguard_files::environment::var(RELAY_ENV).is_none()
+        && lidguard_files::environment::var("SSH_CONNECTION").is_none()
+        && let Some(places) = places
+    {
+        return match send_queued(places, events, &stdin, deadline) {
+            Ok(()) => Ok(()),
+            Err(ClientError::NotRunning { .. }) => Err(format!(
+                "{hook_event}: the daemon is not running; event ignored"
+            )),
+            Err(e) => Err(format!("{hook_event}: {e}")),
+        };
+    }
+    let digest = lidguard_ipc::protocol::payload_digest(&stdin);
+    for event in &mut events {
+        event.payload_digest = Some(digest.clone());
+    }
+    let request = Request::Hook {
+        events,
+        queued: false,
+        payload_follows: None,
+    };
     let (response, cannot_start) = match ask_relay(&request, deadline) {
         Some(Ok(response)) => (Ok(response), None),
         // No relay, or a stale one (its ssh connection ended): this host's own daemon.
@@ -225,6 +248,36 @@ fn relays(named: Option<std::ffi::OsString>) -> (Vec<std::path::PathBuf>, bool) 
     (found.into_iter().map(|(_, path)| path).collect(), true)
 }
 
+/// Hands `events` to this host's daemon without waiting for its work ([`Request::Hook`]'s
+/// `queued`): the request line, then the payload when it is small enough for the daemon to
+/// digest (else the digest is computed here), written and closed.
+#[cfg(unix)]
+fn send_queued(
+    places: &Places,
+    mut events: Vec<lidguard_core::event::AgentEvent>,
+    payload: &[u8],
+    deadline: Instant,
+) -> Result<(), ClientError> {
+    let follows = payload.len() <= lidguard_ipc::protocol::MAX_FOLLOWING_PAYLOAD;
+    if !follows {
+        let digest = lidguard_ipc::protocol::payload_digest(payload);
+        for event in &mut events {
+            event.payload_digest = Some(digest.clone());
+        }
+    }
+    let request = Request::Hook {
+        events,
+        queued: true,
+        payload_follows: follows.then_some(payload.len()),
+    };
+    client::send_by(
+        places,
+        &request,
+        if follows { payload } else { b"" },
+        deadline,
+    )
+}
+
 /// The variable that names a relay explicitly: a container's bind-mounted socket, or
 /// `tcp://HOST:PORT` ([`RELAY_SECRET_ENV`] then holds the relay's secret).
 pub const RELAY_ENV: &str = "LIDGUARD_RELAY";
@@ -277,24 +330,14 @@ fn ask_relay(
     None
 }
 
-/// `sha256:<hex>` of the payload as the agent sent it (the event stream's payload digest).
-fn payload_digest(payload: &[u8]) -> String {
-    use sha2::Digest;
-    let hash = sha2::Sha256::digest(payload);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in hash {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
-}
-
 /// Reads the payload: up to [`MAX_STDIN`] bytes kept, the rest read and dropped, until the
 /// agent closes stdin or [`DEADLINE`] after its first byte (which has as long to come). Returns
 /// the payload and the deadline of the whole hook.
 fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
-    let mut kept = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+    // Read straight into the payload, which grows as it fills: a payload of a few kilobytes
+    // touches a few pages, not a large zeroed buffer (each first touch is a page fault).
+    let mut kept: Vec<u8> = Vec::with_capacity(FIRST_READ);
+    let mut dropped: Vec<u8> = Vec::new();
     let mut deadline = Instant::now() + DEADLINE;
     let mut first = true;
     let mut over = 0usize;
@@ -305,7 +348,20 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
                 kept.len() + over
             ));
         }
-        let n = match read_some(&mut chunk) {
+        let start = kept.len();
+        let room = MAX_STDIN - start;
+        let read = if room == 0 {
+            dropped.resize(64 * 1024, 0);
+            read_some(&mut dropped)
+        } else {
+            // A pipe hands over at most its buffer (64 KiB) per read.
+            let want = room.min(if start == 0 { FIRST_READ } else { 64 * 1024 });
+            kept.resize(start + want, 0);
+            let read = read_some(&mut kept[start..]);
+            kept.truncate(start + *read.as_ref().unwrap_or(&0));
+            read
+        };
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -315,9 +371,9 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
             first = false;
             deadline = Instant::now() + DEADLINE;
         }
-        let room = MAX_STDIN.saturating_sub(kept.len()).min(n);
-        kept.extend_from_slice(&chunk[..room]);
-        over += n - room;
+        if room == 0 {
+            over += n;
+        }
     }
     if over > 0 {
         return Err(format!(
@@ -327,6 +383,9 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
     }
     Ok((kept, deadline))
 }
+
+/// The first read's size (and the least any later read asks for).
+const FIRST_READ: usize = 4 * 1024;
 
 /// Whether stdin has something to read (data or its end) before `deadline`.
 #[cfg(unix)]

@@ -309,6 +309,8 @@ fn tool_event(session: &str, seq: usize) -> Request {
     };
     Request::Hook {
         events: lidguard_providers::parse(Provider::Claude, &input).unwrap(),
+        queued: false,
+        payload_follows: None,
     }
 }
 
@@ -536,7 +538,14 @@ fn huge_fields_keep_the_daemon_and_its_database_small_with_a_stalled_follower() 
             now: jiff::ZonedDateTime::now,
         };
         let events = lidguard_providers::parse(Provider::Claude, &input).unwrap();
-        assert!(home.request(&Request::Hook { events }).ok);
+        assert!(
+            home.request(&Request::Hook {
+                events,
+                queued: false,
+                payload_follows: None
+            })
+            .ok
+        );
     }
     let rss = crate::util::rss_kib(daemon);
     assert!(rss < 64 * 1024, "daemon RSS {rss} KiB");

@@ -114,7 +114,11 @@ fn prompt_event(id: &str) -> AgentEvent {
 fn hook_request(events: Vec<AgentEvent>) -> String {
     serde_json::to_string(&RequestEnvelope {
         v: PROTOCOL_VERSION,
-        request: Request::Hook { events },
+        request: Request::Hook {
+            events,
+            queued: false,
+            payload_follows: None,
+        },
     })
     .unwrap()
 }

@@ -151,6 +151,7 @@ fn a_daemon_that_never_answers_costs_a_bounded_wait() {
     home.places.ensure_runtime_dir().unwrap();
     // Something listens on the socket but never reads or answers.
     let _listener = std::os::unix::net::UnixListener::bind(home.socket()).unwrap();
+    // An event that awaits no answer is handed over and the hook exits: it never waits.
     let started = Instant::now();
     let (ok, stdout, _) = hook(
         &home,
@@ -158,6 +159,17 @@ fn a_daemon_that_never_answers_costs_a_bounded_wait() {
         br#"{"hook_event_name":"PreToolUse","session_id":"x","tool_name":"Bash"}"#,
         &[],
     );
+    assert!(ok);
+    assert_eq!(stdout, "");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!log(&home).contains("did not answer"), "{}", log(&home));
+    // One that awaits an answer (a permission request) waits until the deadline.
+    let started = Instant::now();
+    let (ok, stdout, _) = hook(&home, &["claude-hook"], PERMISSION_REQUEST, &[]);
     assert!(ok);
     assert_eq!(stdout, "");
     // The 2 s deadline plus the process's own start: a bound no hook without a deadline meets,
@@ -170,10 +182,13 @@ fn a_daemon_that_never_answers_costs_a_bounded_wait() {
     assert!(log(&home).contains("did not answer"), "{}", log(&home));
 }
 
-/// A `PostToolUse` payload of about `size` bytes (a long tool output).
-fn big_payload(size: usize) -> Vec<u8> {
-    let mut text = String::from(
-        r#"{"session_id":"big","cwd":"/tmp","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat big"},"tool_response":{"stdout":""#,
+/// A Claude permission request: the agent reads lidguard's answer to it.
+const PERMISSION_REQUEST: &[u8] = br#"{"hook_event_name":"PermissionRequest","session_id":"x","tool_name":"Bash","tool_input":{"command":"touch x"}}"#;
+
+/// A payload of about `size` bytes (a long tool output) for Claude's hook `event`.
+fn big_payload(event: &str, size: usize) -> Vec<u8> {
+    let mut text = format!(
+        r#"{{"session_id":"big","cwd":"/tmp","hook_event_name":"{event}","tool_name":"Bash","tool_input":{{"command":"cat big"}},"tool_response":{{"stdout":""#,
     );
     text.push_str(&"y".repeat(size));
     text.push_str(r#""}}"#);
@@ -210,7 +225,8 @@ fn one_deadline_for_the_whole_hook_whatever_the_daemon_and_the_payload() {
             held.push(stream);
         }
     });
-    let payload = std::sync::Arc::new(big_payload(16 << 20));
+    // Permission requests: the hook waits for the answer.
+    let payload = std::sync::Arc::new(big_payload("PermissionRequest", 16 << 20));
     let results: Vec<(bool, bool, Duration)> = std::thread::scope(|scope| {
         let runs: Vec<_> = (0..30)
             .map(|_| {
@@ -236,7 +252,7 @@ fn one_deadline_for_the_whole_hook_whatever_the_daemon_and_the_payload() {
     assert!(log(&home).contains("did not answer"), "{}", log(&home));
 
     // Past the size limit: read to the end and dropped, never a broken pipe for the agent.
-    let huge = std::sync::Arc::new(big_payload(50 << 20));
+    let huge = std::sync::Arc::new(big_payload("PostToolUse", 50 << 20));
     let (written, ok) = hook_with_writer(&home, &huge);
     assert!(written && ok);
     assert!(log(&home).contains("more than the"), "{}", log(&home));
@@ -444,6 +460,40 @@ fn concurrent_hook_streams_lose_no_event() {
         serde_json::from_str(&home.ok(&["hook-events", "--receipts", "--json"])).unwrap();
     let post = crate::util::row_where(&receipts, "event", "PostToolUse");
     assert_eq!(post["count"], 200);
+    assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
+}
+
+/// Hooks of events that await no answer exit without waiting for the daemon's work, yet the
+/// daemon applies every event in the order the agent sent them: each tool's start before its
+/// end, all before the Stop that ends the turn (which awaits its answer).
+#[test]
+fn events_handed_over_without_an_answer_are_applied_in_the_order_they_came() {
+    let home = Home::new();
+    hook(&home, &["claude-hook"], CLAUDE_PROMPT.as_bytes(), &[]);
+    for i in 0..30 {
+        for event in ["PreToolUse", "PostToolUse"] {
+            let payload = format!(
+                r#"{{"session_id":"s1","hook_event_name":"{event}","tool_name":"Bash","tool_use_id":"t{i}","tool_input":{{"command":"true"}}}}"#
+            );
+            let (ok, out, _) = hook(&home, &["claude-hook"], payload.as_bytes(), &[]);
+            assert!(ok && out.is_empty());
+        }
+    }
+    let stop = br#"{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false}"#;
+    assert!(hook(&home, &["claude-hook"], stop, &[]).0);
+    let kinds: Vec<String> = home
+        .ok(&["events", "--json", "--since", "all", "--provider", "claude"])
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["observation"]["source"] == "hook")
+        .filter_map(|v| v["observation"]["kind"].as_str().map(str::to_owned))
+        .collect();
+    let mut expected = vec!["prompt-submitted".to_owned()];
+    for _ in 0..30 {
+        expected.extend(["tool-starting".to_owned(), "tool-finished".to_owned()]);
+    }
+    expected.push("turn-stopped".to_owned());
+    assert_eq!(kinds, expected);
     assert!(!log(&home).contains("lidguard::hook"), "{}", log(&home));
 }
 

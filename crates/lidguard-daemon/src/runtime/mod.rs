@@ -241,7 +241,7 @@ impl Runtime {
 
     async fn handle(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hook { events } => self.hook(events).await,
+            Request::Hook { events, .. } => self.hook(events).await,
             Request::Events {
                 filter,
                 replay,

@@ -526,7 +526,7 @@ fn relayable(first: &[u8], place: &Place) -> Result<Request, String> {
             envelope.v
         ));
     }
-    let Request::Hook { mut events } = envelope.request else {
+    let Request::Hook { mut events, .. } = envelope.request else {
         return Err("a relay carries hook events only".into());
     };
     if events.len() > MAX_RELAYED_EVENTS {
@@ -543,5 +543,10 @@ fn relayable(first: &[u8], place: &Place) -> Result<Request, String> {
         event.transcript_path = None;
         event.via = Some(place.via.clone());
     }
-    Ok(Request::Hook { events })
+    // The relay passes the daemon's answer back: the daemon must give one.
+    Ok(Request::Hook {
+        events,
+        queued: false,
+        payload_follows: None,
+    })
 }

@@ -7,16 +7,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, PROTOCOL_VERSION, Request, Response};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use lidguard_ipc::protocol::{MAX_REQUEST_BYTES, Outcome, Request, Response};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::leases::{Leases, RELAY_GRACE};
 use crate::socket_keeper::{Keeper, Kept};
 
+mod connection;
 #[cfg(windows)]
-#[path = "pipe.rs"]
 mod pipe;
+
+use connection::{Connection, IN_ORDER, parse_request};
 
 /// What the daemon listens on.
 #[cfg(unix)]
@@ -152,16 +154,7 @@ pub(crate) async fn accept_loop(
                 continue;
             }
         };
-        let jobs = jobs.clone();
-        let alive = Arc::clone(&alive);
-        let me = me.clone();
-        let leases = leases.clone();
-        tokio::spawn(async move {
-            let _alive = alive;
-            if let Err(e) = serve_connection(stream, &me, jobs, &leases).await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        });
+        take_in(stream, &me, &jobs, &leases, &alive).await;
     }
 }
 
@@ -226,48 +219,96 @@ type Stream = tokio::net::UnixStream;
 #[cfg(windows)]
 type Stream = tokio::net::windows::named_pipe::NamedPipeServer;
 
-async fn serve_connection(
+/// Takes in one accepted connection, in the order connections come: checks the peer, reads its
+/// request line ([`IN_ORDER`]), queues a hook's events that await no answer right here, and
+/// leaves everything else to a task of its own.
+async fn take_in(
     stream: Stream,
     me: &Peer,
-    jobs: mpsc::Sender<Job>,
+    jobs: &mpsc::Sender<Job>,
     leases: &Leases,
-) -> std::io::Result<()> {
+    alive: &Arc<()>,
+) {
     // The socket directory (the pipe's access list) is private already; this check is the
     // second wall, and the one that holds if someone loosens the first.
-    let (peer, pid) = Peer::of(&stream)?;
-    if me.0.is_empty() || peer != me.0 {
-        tracing::warn!(%peer, peer_pid = ?pid, "refused a connection from another user");
-        let answer = Response::error(format!(
-            "connection refused: this lidguard daemon belongs to {}, and you are {peer}",
-            me.0
-        ));
-        let mut stream = stream;
-        return write_response(&mut stream, &answer).await;
+    let peer = Peer::of(&stream);
+    let mut connection = Connection::new(stream);
+    let refused = match &peer {
+        Ok((peer, pid)) if me.0.is_empty() || *peer != me.0 => {
+            tracing::warn!(%peer, peer_pid = ?pid, "refused a connection from another user");
+            Some(Response::error(format!(
+                "connection refused: this lidguard daemon belongs to {}, and you are {peer}",
+                me.0
+            )))
+        }
+        Ok(_) => None,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot read the peer of a connection");
+            return;
+        }
+    };
+    if refused.is_none()
+        && connection.read_line(IN_ORDER).await
+        && let Some(mut request) = connection.queued_hook()
+    {
+        if let Request::Hook {
+            events,
+            payload_follows: Some(length),
+            ..
+        } = &mut request
+        {
+            let payload = connection.read_payload(*length).await;
+            let digest = payload.map(|p| lidguard_ipc::protocol::payload_digest(&p));
+            for event in events.iter_mut() {
+                event.payload_digest.clone_from(&digest);
+            }
+        }
+        let (answer, _nobody_reads) = oneshot::channel();
+        if jobs.send((request, answer)).await.is_err() {
+            tracing::warn!("a hook's events came as the daemon stopped; not applied");
+        }
+        return;
     }
-    exchange(stream, jobs, leases).await
+    let (jobs, leases, alive) = (jobs.clone(), leases.clone(), Arc::clone(alive));
+    tokio::spawn(async move {
+        let _alive = alive;
+        let served = match refused {
+            Some(answer) => write_response(&mut connection.writer, &answer).await,
+            None => exchange(connection, jobs, &leases).await,
+        };
+        if let Err(e) = served {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    });
 }
 
 /// One request and its answer (or two) on an accepted, checked connection.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
-    stream: S,
+    mut connection: Connection<S>,
     jobs: mpsc::Sender<Job>,
     leases: &Leases,
 ) -> std::io::Result<()> {
-    let (read_half, mut write_half) = tokio::io::split(stream);
-    let mut reader = BufReader::new(read_half).take(MAX_REQUEST_BYTES as u64 + 1);
-    let mut line = Vec::new();
-    let read = tokio::time::timeout(READ_TIMEOUT, reader.read_until(b'\n', &mut line)).await;
+    let read = match connection.read_line(READ_TIMEOUT).await {
+        true => connection.read.take(),
+        false => None,
+    };
+    let Connection {
+        mut reader,
+        writer: mut write_half,
+        line,
+        ..
+    } = connection;
     let (answer, then) = match read {
-        Err(_) => (Response::error("no request received in time"), None),
-        Ok(Err(e)) => return Err(e),
-        Ok(Ok(_)) if line.len() > MAX_REQUEST_BYTES => (
+        None => (Response::error("no request received in time"), None),
+        Some(Err(e)) => return Err(e),
+        Some(Ok(_)) if line.len() > MAX_REQUEST_BYTES => (
             Response::error(format!(
                 "request too large (limit {MAX_REQUEST_BYTES} bytes)"
             )),
             None,
         ),
-        Ok(Ok(0)) => return Ok(()),
-        Ok(Ok(_)) => match parse_request(&line) {
+        Some(Ok(0)) => return Ok(()),
+        Some(Ok(_)) => match parse_request(&line) {
             Ok(Request::HoldRelay { relay, place }) => {
                 let lease = Lease { relay, place };
                 return hold_relay(lease, leases, reader.get_mut(), write_half, &jobs).await;
@@ -441,27 +482,6 @@ fn response_line(answer: &Response) -> Vec<u8> {
     bytes
 }
 
-/// Checks the version first, so an old or new client gets a clear answer instead of a
-/// confusing field error.
-fn parse_request(line: &[u8]) -> Result<Request, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(line).map_err(|e| format!("malformed request: {e}"))?;
-    let version = value.get("v").and_then(serde_json::Value::as_u64);
-    match version {
-        Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "protocol version {v} is not supported: this daemon speaks version {PROTOCOL_VERSION}. \
-                 Stop the running daemon (its pid is in the lock file next to the socket); the next `lidguard start` runs the current one."
-            ));
-        }
-        None => return Err("malformed request: missing protocol version `v`".into()),
-    }
-    let envelope: lidguard_ipc::protocol::RequestEnvelope =
-        serde_json::from_value(value).map_err(|e| format!("malformed request: {e}"))?;
-    Ok(envelope.request)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,7 +497,7 @@ mod tests {
         let leases = Leases::default();
         let served = tokio::spawn({
             let leases = leases.clone();
-            async move { exchange(daemon, jobs, &leases).await }
+            async move { exchange(Connection::new(daemon), jobs, &leases).await }
         });
         let (read, mut write) = tokio::io::split(relay);
         let request = Request::HoldRelay {
