@@ -46,7 +46,8 @@ struct DistArgs {
     /// Default: the two Linux targets and Windows.
     #[arg(long = "target", value_name = "T")]
     targets: Vec<String>,
-    /// The cargo profile (`release-lto`: fat LTO, what releases use; `release` builds faster).
+    /// The cargo profile (`release-lto`: fat LTO, what releases use; `release` builds faster;
+    /// `dist-check`, faster still, is what CI checks the artifacts with).
     #[arg(long, default_value = "release-lto")]
     profile: String,
     /// Where the release archives will be downloaded from (the manifests name it).

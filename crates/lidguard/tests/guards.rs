@@ -113,6 +113,27 @@ fn daemon_and_core_files_stay_readable() {
     assert!(long.is_empty(), "{long:#?}");
 }
 
+/// lidguard's own code never depends on the CPU (`target_arch`): CI type-checks macOS for one
+/// CPU (aarch64) and that stands for the other.
+#[test]
+fn no_code_of_ours_depends_on_the_cpu() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for krate in std::fs::read_dir(&crates).unwrap().flatten() {
+        let src = krate.path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        for path in modules(&src).into_values() {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.contains(concat!("target", "_arch")) {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 /// The files of one crate's `src/` by module path (`lib.rs`, `main.rs` and `mod.rs` name their
 /// folder; the binaries under `src/bin/` are crates of their own and left out).
 fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
