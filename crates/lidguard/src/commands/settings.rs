@@ -191,6 +191,9 @@ fn edit(
         }
         Ok(Some(line.trim().to_owned()))
     };
+    // What the last answer came to (a value refused, an unknown name): shown under the list,
+    // right above the next question, so a redrawn list never scrolls it away.
+    let mut notice: Option<String> = None;
     loop {
         writeln!(out)?;
         let mut category = None;
@@ -207,6 +210,9 @@ fn edit(
             };
             writeln!(out, "  {mark}{:>3}. {:<58} {value}", i + 1, spec.flag)?;
         }
+        if let Some(notice) = notice.take() {
+            writeln!(out, "\n{notice}")?;
+        }
         let Some(answer) = read(
             out,
             "\nNumber or name to change, s = save and quit, q = quit without saving: ",
@@ -216,7 +222,29 @@ fn edit(
         };
         match answer.as_str() {
             "s" | "S" => return Ok(Some(draft)),
-            "q" | "Q" => return Ok(None),
+            "q" | "Q" => {
+                let unsaved: Vec<&str> = current
+                    .changed_fields(&draft, os)
+                    .iter()
+                    .map(|spec| spec.flag)
+                    .collect();
+                if unsaved.is_empty() {
+                    return Ok(None);
+                }
+                let question = format!(
+                    "Quit and drop {} unsaved change{} ({})? [y/N] ",
+                    unsaved.len(),
+                    if unsaved.len() == 1 { "" } else { "s" },
+                    unsaved.join(", ")
+                );
+                match read(out, &question)?.as_deref() {
+                    None | Some("y" | "Y" | "yes") => return Ok(None),
+                    Some(_) => {
+                        notice = Some("Not quit: s saves the changes marked *.".to_owned());
+                        continue;
+                    }
+                }
+            }
             _ => {}
         }
         let by_number = answer
@@ -226,7 +254,7 @@ fn edit(
             .and_then(|i| specs.get(i));
         let by_name = || specs.iter().find(|spec| spec.matches(&answer));
         let Some(spec) = by_number.or_else(by_name) else {
-            writeln!(out, "`{answer}` is not a setting number or name.")?;
+            notice = Some(format!("`{answer}` is not a setting number or name."));
             continue;
         };
         writeln!(out, "\n{} — {}", spec.flag, spec.help)?;
@@ -250,7 +278,7 @@ fn edit(
                 }
             }) {
             Ok(()) => draft = candidate,
-            Err(e) => writeln!(out, "Not changed: {e}")?,
+            Err(e) => notice = Some(format!("Not changed: {e}")),
         }
     }
 }
@@ -294,7 +322,44 @@ mod tests {
     #[test]
     fn editor_quit_or_end_of_input_saves_nothing() {
         let mode = number_of("suspend-mode");
+        assert_eq!(run_editor("q\n").0, None);
+        assert_eq!(run_editor(&format!("{mode}\nhibernate\nq\ny\n")).0, None);
         assert_eq!(run_editor(&format!("{mode}\nhibernate\nq\n")).0, None);
         assert_eq!(run_editor(&format!("{mode}\nhibernate\n")).0, None);
+    }
+
+    /// `q` with changes asks first; anything but yes goes back to the list, the changes kept.
+    #[test]
+    fn editor_asks_before_dropping_unsaved_changes() {
+        let mode = number_of("suspend-mode");
+        let (result, screen) = run_editor(&format!("{mode}\nhibernate\nq\nn\ns\n"));
+        assert_eq!(
+            result.expect("saved").suspend_mode,
+            lidguard_core::settings::SuspendMode::Hibernate
+        );
+        assert!(
+            screen.contains("Quit and drop 1 unsaved change (suspend-mode)? [y/N] "),
+            "{screen}"
+        );
+        assert!(screen.contains("Not quit: s saves"), "{screen}");
+    }
+
+    /// A refused value's reason is the last thing before the next question, under the list.
+    #[test]
+    fn editor_keeps_its_error_above_the_question() {
+        let timeout = number_of("session-timeout-minutes");
+        let (_, screen) = run_editor(&format!("{timeout}\n0\n"));
+        let error = screen.rfind("Not changed:").expect("the error is shown");
+        let list_line = format!("{timeout:>3}. session-timeout-minutes");
+        assert!(screen[..error].contains(&list_line), "{screen}");
+        assert!(
+            !screen[error..].contains(&list_line),
+            "the list was drawn after the error:\n{screen}"
+        );
+        let after: Vec<&str> = screen[error..].lines().collect();
+        assert!(
+            after[2].starts_with("Number or name to change"),
+            "{after:?}"
+        );
     }
 }
