@@ -504,6 +504,9 @@ pub(crate) struct SetupArgs {
     /// always on Windows and macOS).
     #[arg(long)]
     pub(crate) no_tray: bool,
+    /// What was done as one JSON document at the end (with --yes: nothing is asked).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// What `linux-permission` does.

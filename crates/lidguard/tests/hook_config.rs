@@ -1233,6 +1233,73 @@ fn setup_then_uninstall_gives_every_agent_file_back_and_leaves_nothing() {
     assert_eq!(agent_tree(&home), before);
 }
 
+/// `setup --json` and `uninstall --json`: with `--yes` only, and then one JSON document each
+/// that says what was done (the hooks per agent, the doctor's checks, what was removed).
+#[cfg(unix)]
+#[test]
+fn setup_and_uninstall_say_what_they_did_in_json() {
+    let home = agent_home();
+    let settings = home.path().join("claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, USER_SETTINGS).unwrap();
+
+    let out = with_agents(&home, &["setup", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("add --yes"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), USER_SETTINGS);
+
+    let out = with_agents(&home, &["setup", "--yes", "--json", "--no-tray"]);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    assert_eq!(
+        doc["agentsFound"],
+        serde_json::json!(["Claude Code"]),
+        "{doc}"
+    );
+    let claude = doc["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["provider"] == "claude")
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert!(claude["outcomes"].is_array(), "{doc}");
+    assert!(
+        doc["doctor"]["checks"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    let ok = doc["ok"].as_bool().unwrap();
+    assert_eq!(ok, doc["doctor"]["ok"], "{doc}");
+    assert_eq!(out.status.success(), ok, "{doc}");
+    assert!(
+        std::fs::read_to_string(&settings)
+            .unwrap()
+            .contains("claude-hook")
+    );
+
+    let out = with_agents(&home, &["uninstall", "--yes", "--json"]);
+    assert_ok(&out);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    assert_eq!(doc["ok"], true, "{doc}");
+    assert_eq!(doc["leftBehind"], serde_json::json!([]), "{doc}");
+    assert!(
+        doc["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["provider"] == "claude")
+    );
+    assert!(
+        doc["removed"].as_array().is_some_and(|r| !r.is_empty()),
+        "{doc}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), USER_SETTINGS);
+}
+
 #[test]
 fn setup_without_any_agent_says_where_it_looked() {
     let home = agent_home();

@@ -83,6 +83,34 @@ impl Check {
 }
 
 pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
+    let checks = checks(places);
+    let healthy = checks.iter().all(|c| c.ok);
+    if json {
+        output::json(&report_json(&checks))?;
+    } else {
+        for line in checks.iter().flat_map(Check::lines) {
+            output::marked_line(&line)?;
+        }
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `doctor --json`'s document: `ok` and the checks. Whether all passed, with it.
+pub(crate) fn json_report(places: &Places) -> (serde_json::Value, bool) {
+    let checks = checks(places);
+    (report_json(&checks), checks.iter().all(|c| c.ok))
+}
+
+fn report_json(checks: &[Check]) -> serde_json::Value {
+    serde_json::json!({"ok": checks.iter().all(|c| c.ok), "checks": checks})
+}
+
+/// Every check, in the order they are shown.
+fn checks(places: &Places) -> Vec<Check> {
     let mut checks = vec![executables()];
     let reports = hook_config::reports(places, Some("all"));
     checks.extend(hooks(places, &reports));
@@ -98,19 +126,7 @@ pub(crate) fn run(places: &Places, json: bool) -> anyhow::Result<ExitCode> {
     checks.push(phone(places));
     checks.extend(notices());
     checks.extend(machine());
-    let healthy = checks.iter().all(|c| c.ok);
-    if json {
-        output::json(&serde_json::json!({"ok": healthy, "checks": checks}))?;
-    } else {
-        for line in checks.iter().flat_map(Check::lines) {
-            output::marked_line(&line)?;
-        }
-    }
-    Ok(if healthy {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    checks
 }
 
 /// The agents that keep the machine awake by themselves (Codex's `prevent_idle_sleep`, Qwen

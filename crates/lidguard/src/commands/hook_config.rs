@@ -85,6 +85,21 @@ pub(crate) fn apply(
     remove: bool,
     show_skipped: bool,
 ) -> anyhow::Result<ExitCode> {
+    let json = edit(places, args, remove, show_skipped)?;
+    if args.json {
+        output::json(&json)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `apply` does: each agent's edit, said as it is done, or with `args.json` returned, one
+/// entry per agent (setup and uninstall put them into their own documents).
+pub(crate) fn edit(
+    places: &Places,
+    args: &HookConfigArgs,
+    remove: bool,
+    show_skipped: bool,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     let setup = setup(places)?;
     let options = args.edit.options();
     let mut json = Vec::new();
@@ -101,7 +116,9 @@ pub(crate) fn apply(
     {
         let label = p.display_name();
         if unhooked.contains(&p) {
-            if !args.json {
+            if args.json {
+                json.push(serde_json::json!({"provider": p.as_str(), "leftUnhooked": true}));
+            } else {
                 output::line(&format!(
                     "{label}: left unhooked, as you chose (`lidguard hook-install --provider {}` \
                      hooks it)",
@@ -152,14 +169,11 @@ pub(crate) fn apply(
             print_trust(p, installed.trust.as_ref())?;
         }
     }
-    if args.json {
-        output::json(&json)?;
-    }
     // A command naming agents is the user's choice about them, remembered (not a dry run).
     if show_skipped && !options.dry_run {
         lidguard_config::choices::set_unhooked(places, &done, remove)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(json)
 }
 
 fn print_trust(p: Provider, trust: Option<&Trust>) -> anyhow::Result<()> {

@@ -48,6 +48,21 @@ pub(crate) fn apply(
     remove: bool,
     show_skipped: bool,
 ) -> anyhow::Result<ExitCode> {
+    let json = edit(places, args, remove, show_skipped)?;
+    if args.json {
+        output::json(&json)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `apply` does: each agent's edit, said as it is done, or with `args.json` returned, one
+/// entry per agent.
+pub(crate) fn edit(
+    places: &Places,
+    args: &McpConfigArgs,
+    remove: bool,
+    show_skipped: bool,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     let exe = server_program()?;
     let command = if remove { "mcp-remove" } else { "mcp-install" };
     let options = args.edit.options();
@@ -79,10 +94,7 @@ pub(crate) fn apply(
             print(label, "lidguard's MCP server", false, &outcome)?;
         }
     }
-    if args.json {
-        output::json(&json)?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(json)
 }
 
 fn print_removed(label: &str, what: &str, removed: &Removed) -> anyhow::Result<()> {

@@ -262,26 +262,40 @@ fn units_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn remove(dir: &Path, dry_run: bool) -> anyhow::Result<ExitCode> {
-    let paths = units_in(dir);
     if dry_run {
-        for path in &paths {
+        for path in &units_in(dir) {
             output::line(&format!("would delete {}", path.display()))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let removed = remove_in(dir)?;
+    for path in &removed {
+        output::line(&format!("removed {}", path.display()))?;
+    }
+    if removed.is_empty() {
+        output::line("nothing to remove")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `service remove` without a word: the units disabled, stopped and deleted; returns them.
+#[cfg(target_os = "linux")]
+pub(crate) fn remove_units() -> anyhow::Result<Vec<PathBuf>> {
+    remove_in(&unit_dir()?)
+}
+
+fn remove_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let paths = units_in(dir);
     if !paths.is_empty() {
         let _ = systemctl(&["disable", "--now", SOCKET_UNIT, SERVICE_UNIT]);
     }
     for path in &paths {
         std::fs::remove_file(path).with_context(|| format!("cannot delete {}", path.display()))?;
-        output::line(&format!("removed {}", path.display()))?;
     }
-    if paths.is_empty() {
-        output::line("nothing to remove")?;
-    } else {
+    if !paths.is_empty() {
         let _ = systemctl(&["daemon-reload"]);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(paths)
 }
 
 #[cfg(test)]

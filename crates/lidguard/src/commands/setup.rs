@@ -19,57 +19,122 @@ use super::{daemon_running, doctor, hook_config, mcp_config};
 use crate::cli::{AgentArg, EditFlags, HookConfigArgs, McpConfigArgs, SetupArgs};
 use crate::{output, prompt};
 
+/// What setup and uninstall say: each line as it happens, or with `--json` one document at the
+/// end (the lines left out; a script reads what was done from the document).
+struct Said {
+    doc: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl Said {
+    /// `--json` changes files without asking only with `--yes`: a usage error otherwise.
+    fn new(args: &SetupArgs) -> anyhow::Result<Said> {
+        if args.json && !args.yes {
+            return Err(output::Usage(
+                "--json changes files without asking anything: add --yes".to_owned(),
+            )
+            .into());
+        }
+        Ok(Said {
+            doc: args.json.then(serde_json::Map::new),
+        })
+    }
+
+    fn json(&self) -> bool {
+        self.doc.is_some()
+    }
+
+    fn line(&self, text: &str) -> anyhow::Result<()> {
+        if self.doc.is_none() {
+            output::line(text)?;
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, key: &str, value: serde_json::Value) {
+        if let Some(doc) = &mut self.doc {
+            doc.insert(key.to_owned(), value);
+        }
+    }
+
+    /// Prints the document (with `ok`) and gives the exit code.
+    fn finish(self, ok: bool) -> anyhow::Result<ExitCode> {
+        if let Some(mut doc) = self.doc {
+            doc.insert("ok".to_owned(), ok.into());
+            output::json(&doc)?;
+        }
+        Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+}
+
 /// `setup`: hooks (and, with `--mcp`, the MCP server) for every agent found here, then the
 /// doctor's checks. Exits 1 when no agent is found or a check fails.
 pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCode> {
+    let mut said = Said::new(args)?;
     let (found, missing) = agents()?;
+    said.set("agentsFound", found.clone().into());
     if found.is_empty() {
-        output::line(&format!(
+        said.set("configFoldersMissing", missing.clone().into());
+        said.line(&format!(
             "No agent found: none of {} exists.\nInstall an agent (Claude Code, Codex, Copilot \
              CLI, OpenCode, Gemini CLI, Cursor, Qwen Code, Kilo CLI, Cline CLI, Factory Droid), run it once so it \
              creates its config folder, then run `lidguard setup` again.",
             missing.join(", ")
         ))?;
-        return Ok(ExitCode::FAILURE);
-    }
-    output::line(&format!(
-        "lidguard will add its hooks for {} next to your own entries (each file is backed up \
-         first; `lidguard hook-install --provider all --dry-run` shows every line):",
-        found.join(", ")
-    ))?;
-    plan(places, false, args.mcp)?;
-    if args.hook_new_agents {
-        output::line(
-            "and hook an agent you install later when its config folder appears (checked each \
-             time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
-        )?;
+        return said.finish(false);
     }
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     let tray = !args.no_tray && super::autostart::wanted();
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-    if tray {
+    if !said.json() {
         output::line(&format!(
-            "and start the tray icon at login: {} (--no-tray leaves it out)",
-            super::autostart::place()?
+            "lidguard will add its hooks for {} next to your own entries (each file is backed up \
+             first; `lidguard hook-install --provider all --dry-run` shows every line):",
+            found.join(", ")
         ))?;
+        plan(places, false, args.mcp)?;
+        if args.hook_new_agents {
+            output::line(
+                "and hook an agent you install later when its config folder appears (checked \
+                 each time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
+            )?;
+        }
+        #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
+        if tray {
+            output::line(&format!(
+                "and start the tray icon at login: {} (--no-tray leaves it out)",
+                super::autostart::place()?
+            ))?;
+        }
     }
     if !confirmed(args.yes, "Go ahead?")? {
         output::line("Nothing was changed.")?;
         return Ok(ExitCode::FAILURE);
     }
-    hook_config::apply(places, &hooks_args(), false, false)?;
+    let hooks = hook_config::edit(places, &hooks_args(said.json()), false, false)?;
+    said.set("hooks", hooks.into());
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if tray {
         let entry = super::autostart::install()?;
-        output::line(&format!(
+        said.set("trayLoginEntry", entry.to_string().into());
+        said.line(&format!(
             "wrote {entry}: the tray starts at your next login (`lidguard tray` starts it now)"
         ))?;
     }
     if args.mcp {
-        mcp_config::apply(places, &mcp_args(), false, false)?;
+        let mcp = mcp_config::edit(places, &mcp_args(said.json()), false, false)?;
+        said.set("mcp", mcp.into());
     }
     if args.hook_new_agents {
         NewAgents::now_present()?.save(places)?;
+    }
+    said.set("hookNewAgents", args.hook_new_agents.into());
+    if said.json() {
+        let (doctor, healthy) = doctor::json_report(places);
+        said.set("doctor", doctor);
+        return said.finish(healthy);
     }
     output::line("\nChecking this machine (lidguard doctor):")?;
     doctor::run(places, false)
@@ -79,40 +144,43 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
 /// the user service, the daemon stopped, the power policy restored, and lidguard's settings,
 /// state, logs and backups deleted. Exits 1 when something stays (a root-owned rule).
 pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCode> {
+    let mut said = Said::new(args)?;
     let dirs: Vec<&PathBuf> = [&places.config_dir, &places.state_dir, &places.runtime_dir]
         .into_iter()
         .filter(|d| d.exists())
         .collect();
-    output::line(
-        "lidguard will take its hooks and MCP entries out of every agent's config (your own \
-         bytes come back):",
-    )?;
-    plan(places, true, true)?;
     #[cfg(target_os = "linux")]
     let units = super::service::installed_units()?;
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-    if super::autostart::installed()? {
-        output::line(&format!(
-            "  the tray's login entry: {}",
-            super::autostart::place()?
-        ))?;
-    }
-    #[cfg(target_os = "linux")]
-    for unit in &units {
-        output::line(&format!(
-            "  the user service: {} (lidguard service remove)",
-            unit.display()
-        ))?;
-    }
-    output::line(
-        "stop a running tray and the daemon (it puts back the power policy it changed), then \
-         delete:",
-    )?;
-    for d in &dirs {
-        output::line(&format!(
-            "  {} (settings, state, logs, backups)",
-            d.display()
-        ))?;
+    if !said.json() {
+        output::line(
+            "lidguard will take its hooks and MCP entries out of every agent's config (your own \
+             bytes come back):",
+        )?;
+        plan(places, true, true)?;
+        #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
+        if super::autostart::installed()? {
+            output::line(&format!(
+                "  the tray's login entry: {}",
+                super::autostart::place()?
+            ))?;
+        }
+        #[cfg(target_os = "linux")]
+        for unit in &units {
+            output::line(&format!(
+                "  the user service: {} (lidguard service remove)",
+                unit.display()
+            ))?;
+        }
+        output::line(
+            "stop a running tray and the daemon (it puts back the power policy it changed), \
+             then delete:",
+        )?;
+        for d in &dirs {
+            output::line(&format!(
+                "  {} (settings, state, logs, backups)",
+                d.display()
+            ))?;
+        }
     }
     if !confirmed(args.yes, "Remove all of this?")? {
         output::line("Nothing was changed.")?;
@@ -120,30 +188,41 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     }
     // The reverse of setup's order: a file holding both (Gemini's, Qwen's settings.json) is
     // then each time exactly what the later edit found, and comes back byte for byte.
-    mcp_config::apply(places, &mcp_args(), true, false)?;
-    hook_config::apply(places, &hooks_args(), true, false)?;
+    let mcp = mcp_config::edit(places, &mcp_args(said.json()), true, false)?;
+    said.set("mcp", mcp.into());
+    let hooks = hook_config::edit(places, &hooks_args(said.json()), true, false)?;
+    said.set("hooks", hooks.into());
     #[cfg(target_os = "linux")]
     if !units.is_empty() {
-        super::service::run(places, &service_args())?;
+        let removed = super::service::remove_units()?;
+        for unit in &removed {
+            said.line(&format!("removed {}", unit.display()))?;
+        }
+        said.set("serviceUnitsRemoved", serde_json::json!(removed));
     }
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if let Some(entry) = super::autostart::remove()? {
-        output::line(&format!("removed {entry} (the tray's login entry)"))?;
+        said.line(&format!("removed {entry} (the tray's login entry)"))?;
+        said.set("trayLoginEntryRemoved", entry.into());
     }
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if let Some(line) = super::tray::stop(places)? {
-        output::line(&line)?;
+        said.line(&line)?;
+        said.set("tray", line.into());
     }
     if let Some(line) = stop_daemon(places)? {
-        output::line(&line)?;
+        said.line(&line)?;
+        said.set("daemon", line.into());
     }
     if let Some(line) = lidguard_daemon::restore_left_changed(places) {
-        output::line(&line)?;
+        said.line(&line)?;
+        said.set("restored", line.into());
     }
     for d in &dirs {
         remove_dir(d)?;
-        output::line(&format!("removed {}", d.display()))?;
+        said.line(&format!("removed {}", d.display()))?;
     }
+    said.set("removed", serde_json::json!(dirs));
     // What the edits above made of lidguard's own (their lock files), with no folder before.
     for d in [&places.config_dir, &places.state_dir, &places.runtime_dir] {
         if !dirs.contains(&d) && d.exists() {
@@ -152,16 +231,15 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     }
     let left = left_behind();
     for line in &left {
-        output::line(line)?;
+        said.line(line)?;
     }
-    Ok(if left.is_empty() {
-        output::line(
+    said.set("leftBehind", left.clone().into());
+    if left.is_empty() {
+        said.line(
             "lidguard is gone from this account; delete the lidguard executables to finish.",
         )?;
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    }
+    said.finish(left.is_empty())
 }
 
 /// The agents whose config folders exist (display names), and where the others would be.
@@ -343,31 +421,22 @@ pub(crate) fn hook_new_agents(places: &Places) {
 }
 
 /// `hook-install`/`hook-remove` for every agent found, as setup and uninstall run them.
-fn hooks_args() -> HookConfigArgs {
+fn hooks_args(json: bool) -> HookConfigArgs {
     HookConfigArgs {
         provider: Some("all".to_owned()),
         edit: EditFlags::default(),
         // Setup says so in its plan: Codex runs only hooks the user trusted.
         trust_codex_hooks: true,
-        json: false,
+        json,
     }
 }
 
 /// `mcp-install`/`mcp-remove` for every agent found.
-fn mcp_args() -> McpConfigArgs {
+fn mcp_args(json: bool) -> McpConfigArgs {
     McpConfigArgs {
         agent: AgentArg::all(),
         edit: EditFlags::default(),
-        json: false,
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn service_args() -> crate::cli::ServiceArgs {
-    crate::cli::ServiceArgs {
-        action: crate::cli::ServiceAction::Remove,
-        dry_run: false,
-        json: false,
+        json,
     }
 }
 
