@@ -185,14 +185,16 @@ fn claude_prompt_then_wait(hook: &str) -> String {
     format!("echo '{payload}' | {hook} claude-hook; echo hook-exit $?; sleep 600")
 }
 
-/// One request line on the relay socket, as a guest on the far side would send it.
+/// One request line on the relay socket, as a guest on the far side would send it; its answer
+/// (`null` when the relay closed without one).
 fn as_guest(relay: &Path, line: &str) -> serde_json::Value {
     let mut stream = std::os::unix::net::UnixStream::connect(relay).unwrap();
-    stream.write_all(line.as_bytes()).unwrap();
-    stream.write_all(b"\n").unwrap();
+    // A relay with too many guests answers and closes before it reads: the write may then
+    // fail, and the answer is read all the same.
+    let _ = stream.write_all(format!("{line}\n").as_bytes());
     let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer).unwrap();
-    serde_json::from_str(&answer).unwrap()
+    let _ = BufReader::new(&stream).read_line(&mut answer);
+    serde_json::from_str(&answer).unwrap_or(serde_json::Value::Null)
 }
 
 #[test]
