@@ -6,8 +6,10 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use lidguard_core::event::AgentEvent;
+
 use crate::places::Places;
-use crate::protocol::{Request, Response};
+use crate::protocol::{Request, Response, payload_digest};
 
 mod starting;
 
@@ -41,6 +43,9 @@ pub enum ClientError {
     /// The daemon could not be started.
     #[error("cannot start the lidguard daemon: {0}")]
     Spawn(String),
+    /// The daemon answered that it did not take the request.
+    #[error("the daemon refused the event: {0}")]
+    Refused(String),
 }
 
 /// Sends `request` and waits at most `timeout` for the answer. When the answer says a second
@@ -79,19 +84,29 @@ pub fn request_at(
     exchange(stream, socket, b"", request, deadline)
 }
 
-/// Writes `request` — a hook's events that await no answer (`queued`) — and closes, all by
-/// `deadline`, without waiting for the daemon: it reads request lines in the order connections
-/// come, so these events are queued ahead of whatever connects after.
-/// `after` is written right after the line (a queued hook's payload).
+/// Hands a hook's events that await no answer to this host's daemon ([`Request::Hook`]'s
+/// `queued`): the request line, then `payload` when it is small enough for the daemon to digest
+/// (else the digest is computed here), written and closed by `deadline`, without waiting for the
+/// daemon's work — it reads request lines in the order connections come, so these events are
+/// queued ahead of whatever connects after.
 #[cfg(unix)]
-pub fn send_by(
+pub fn hand_over(
     places: &Places,
-    request: &Request,
-    after: &[u8],
+    mut events: Vec<AgentEvent>,
+    payload: &[u8],
     deadline: Instant,
 ) -> Result<(), ClientError> {
     use std::io::Write;
 
+    let follows = payload.len() <= crate::protocol::MAX_FOLLOWING_PAYLOAD;
+    if !follows {
+        set_digest(&mut events, payload);
+    }
+    let request = Request::Hook {
+        events,
+        queued: true,
+        payload_follows: follows.then_some(payload.len()),
+    };
     let socket = places.socket();
     let timeout = deadline.saturating_duration_since(Instant::now());
     let io_err = |e| classify(&socket, e, timeout);
@@ -100,9 +115,42 @@ pub fn send_by(
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1));
     stream.set_write_timeout(Some(left)).map_err(io_err)?;
-    let mut line = request_line(b"", request)?;
-    line.extend_from_slice(after);
+    let mut line = request_line(b"", &request)?;
+    if follows {
+        line.extend_from_slice(payload);
+    }
     stream.write_all(&line).map_err(io_err)
+}
+
+/// [`hand_over`] where the daemon listens on a named pipe (Windows): the events with their
+/// digest, and the daemon's answer waited for.
+#[cfg(not(unix))]
+pub fn hand_over(
+    places: &Places,
+    mut events: Vec<AgentEvent>,
+    payload: &[u8],
+    deadline: Instant,
+) -> Result<(), ClientError> {
+    set_digest(&mut events, payload);
+    let request = Request::Hook {
+        events,
+        queued: false,
+        payload_follows: None,
+    };
+    let response = request_by(places, &request, deadline)?;
+    if response.ok {
+        Ok(())
+    } else {
+        Err(ClientError::Refused(response.message))
+    }
+}
+
+/// Every event gets the digest of the payload they came in.
+pub fn set_digest(events: &mut [AgentEvent], payload: &[u8]) {
+    let digest = payload_digest(payload);
+    for event in events {
+        event.payload_digest = Some(digest.clone());
+    }
 }
 
 /// [`request_by`] through a relay's TCP port (`lidguard container --tcp`, where no socket

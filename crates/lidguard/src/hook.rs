@@ -116,14 +116,13 @@ fn handle(
     // daemon the events (no relay in the way) and exits, and the agent goes on while the
     // daemon applies them. An event that starts a session takes the answered way, which starts
     // the daemon when it is not running.
-    #[cfg(unix)]
     if !starts
         && !events.iter().any(|e| e.kind.awaits_answer())
         && lidguard_files::environment::var(RELAY_ENV).is_none()
         && lidguard_files::environment::var("SSH_CONNECTION").is_none()
         && let Some(places) = places
     {
-        return match send_queued(places, events, &stdin, deadline) {
+        return match client::hand_over(places, events, &stdin, deadline) {
             Ok(()) => Ok(()),
             Err(ClientError::NotRunning { .. }) => Err(format!(
                 "{hook_event}: the daemon is not running; event ignored"
@@ -131,10 +130,7 @@ fn handle(
             Err(e) => Err(format!("{hook_event}: {e}")),
         };
     }
-    let digest = lidguard_ipc::protocol::payload_digest(&stdin);
-    for event in &mut events {
-        event.payload_digest = Some(digest.clone());
-    }
+    client::set_digest(&mut events, &stdin);
     let request = Request::Hook {
         events,
         queued: false,
@@ -246,36 +242,6 @@ fn relays(named: Option<std::ffi::OsString>) -> (Vec<std::path::PathBuf>, bool) 
         .collect();
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
     (found.into_iter().map(|(_, path)| path).collect(), true)
-}
-
-/// Hands `events` to this host's daemon without waiting for its work ([`Request::Hook`]'s
-/// `queued`): the request line, then the payload when it is small enough for the daemon to
-/// digest (else the digest is computed here), written and closed.
-#[cfg(unix)]
-fn send_queued(
-    places: &Places,
-    mut events: Vec<lidguard_core::event::AgentEvent>,
-    payload: &[u8],
-    deadline: Instant,
-) -> Result<(), ClientError> {
-    let follows = payload.len() <= lidguard_ipc::protocol::MAX_FOLLOWING_PAYLOAD;
-    if !follows {
-        let digest = lidguard_ipc::protocol::payload_digest(payload);
-        for event in &mut events {
-            event.payload_digest = Some(digest.clone());
-        }
-    }
-    let request = Request::Hook {
-        events,
-        queued: true,
-        payload_follows: follows.then_some(payload.len()),
-    };
-    client::send_by(
-        places,
-        &request,
-        if follows { payload } else { b"" },
-        deadline,
-    )
 }
 
 /// The variable that names a relay explicitly: a container's bind-mounted socket, or

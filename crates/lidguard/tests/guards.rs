@@ -117,13 +117,8 @@ fn daemon_and_core_files_stay_readable() {
 /// CPU (aarch64) and that stands for the other.
 #[test]
 fn no_code_of_ours_depends_on_the_cpu() {
-    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
-    for krate in std::fs::read_dir(&crates).unwrap().flatten() {
-        let src = krate.path().join("src");
-        if !src.is_dir() {
-            continue;
-        }
+    for src in crate_sources() {
         for path in modules(&src).into_values() {
             let text = std::fs::read_to_string(&path).unwrap();
             if text.contains(concat!("target", "_arch")) {
@@ -132,6 +127,17 @@ fn no_code_of_ours_depends_on_the_cpu() {
         }
     }
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The `src/` folder of every crate in the workspace.
+fn crate_sources() -> Vec<PathBuf> {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::read_dir(&crates)
+        .unwrap()
+        .flatten()
+        .map(|krate| krate.path().join("src"))
+        .filter(|src| src.is_dir())
+        .collect()
 }
 
 /// The files of one crate's `src/` by module path (`lib.rs`, `main.rs` and `mod.rs` name their
@@ -248,13 +254,8 @@ fn spell_out(rest: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
 /// dependencies point one way, so a part can be read (and moved) without the rest.
 #[test]
 fn no_import_circles_between_files() {
-    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut circles = Vec::new();
-    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
-        let src = entry.path().join("src");
-        if !src.is_dir() {
-            continue;
-        }
+    for src in crate_sources() {
         let files = modules(&src);
         let mut edges: BTreeMap<&Vec<String>, BTreeSet<&Vec<String>>> = BTreeMap::new();
         for (module, path) in &files {
@@ -288,7 +289,7 @@ fn no_import_circles_between_files() {
                 if module < target && reach(target).contains(module) {
                     circles.push(format!(
                         "{}: {} <-> {}",
-                        entry.file_name().to_string_lossy(),
+                        src.parent().unwrap().file_name().unwrap().to_string_lossy(),
                         module.join("/"),
                         target.join("/")
                     ));

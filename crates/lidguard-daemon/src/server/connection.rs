@@ -20,6 +20,8 @@ pub(super) struct Connection<S> {
     pub(super) line: Vec<u8>,
     /// How the read of the line ended, once it did.
     pub(super) read: Option<std::io::Result<usize>>,
+    /// The line parsed, once it was (by [`Connection::queued_hook`]).
+    pub(super) parsed: Option<Result<Request, String>>,
 }
 
 impl<S: AsyncRead + AsyncWrite> Connection<S> {
@@ -30,6 +32,7 @@ impl<S: AsyncRead + AsyncWrite> Connection<S> {
             writer,
             line: Vec::new(),
             read: None,
+            parsed: None,
         }
     }
 
@@ -56,14 +59,21 @@ impl<S: AsyncRead + AsyncWrite> Connection<S> {
         matches!(tokio::time::timeout(IN_ORDER, read).await, Ok(Ok(_))).then_some(payload)
     }
 
-    /// The request, when it is a hook's that reads no answer.
-    pub(super) fn queued_hook(&self) -> Option<Request> {
+    /// The request, when it is a hook's that reads no answer. Any other request parsed here
+    /// is kept in `parsed` for the exchange, which parses nothing twice.
+    pub(super) fn queued_hook(&mut self) -> Option<Request> {
         let complete =
             matches!(self.read, Some(Ok(n)) if n > 0 && self.line.len() <= MAX_REQUEST_BYTES);
-        complete
-            .then(|| parse_request(&self.line).ok())
-            .flatten()
-            .filter(|r| matches!(r, Request::Hook { queued: true, .. }))
+        if !complete {
+            return None;
+        }
+        match parse_request(&self.line) {
+            Ok(request @ Request::Hook { queued: true, .. }) => Some(request),
+            other => {
+                self.parsed = Some(other);
+                None
+            }
+        }
     }
 }
 

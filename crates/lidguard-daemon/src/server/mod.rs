@@ -296,6 +296,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         mut reader,
         writer: mut write_half,
         line,
+        parsed,
         ..
     } = connection;
     let (answer, then) = match read {
@@ -308,7 +309,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
             None,
         ),
         Some(Ok(0)) => return Ok(()),
-        Some(Ok(_)) => match parse_request(&line) {
+        Some(Ok(_)) => match parsed.unwrap_or_else(|| parse_request(&line)) {
             Ok(Request::HoldRelay { relay, place }) => {
                 let lease = Lease { relay, place };
                 return hold_relay(lease, leases, reader.get_mut(), write_half, &jobs).await;

@@ -3,6 +3,8 @@
 // Dispatch on agents is exhaustive: a new agent must be a compile error here, never a fallback.
 #![deny(clippy::wildcard_enum_match_arm)]
 
+use std::process::ExitCode;
+
 use anyhow::bail;
 use lidguard_config::{Action, Location, Outcome, managed};
 use lidguard_core::provider::Provider;
@@ -62,6 +64,15 @@ pub(crate) fn editable(
         }
     }
     Ok(kept)
+}
+
+/// The end of an install or remove command: with `--json`, the rows its edits returned (they
+/// said nothing else).
+pub(crate) fn finish(json: bool, rows: &[serde_json::Value]) -> anyhow::Result<ExitCode> {
+    if json {
+        output::json(&rows)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints what an edit did: `label` names the agent, `what` the entries (`lidguard's hooks`).

@@ -85,11 +85,7 @@ pub(crate) fn apply(
     remove: bool,
     show_skipped: bool,
 ) -> anyhow::Result<ExitCode> {
-    let json = edit(places, args, remove, show_skipped)?;
-    if args.json {
-        output::json(&json)?;
-    }
-    Ok(ExitCode::SUCCESS)
+    config_edit::finish(args.json, &edit(places, args, remove, show_skipped)?)
 }
 
 /// What `apply` does: each agent's edit, said as it is done, or with `args.json` returned, one
