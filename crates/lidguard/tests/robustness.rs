@@ -283,8 +283,11 @@ fn a_socket_replaced_by_a_file_is_bound_again_and_the_next_start_answered_at_onc
     let home = Home::new();
     home.ok(&["start", "--provider", "claude", "--session", "s"]);
     let pid = home.daemon_pid().unwrap();
-    std::fs::remove_file(home.socket()).unwrap();
-    std::fs::write(home.socket(), "someone's notes\n").unwrap();
+    // In one step: between a removal and a write the daemon may already have bound its
+    // socket again, and the write would then meet the socket.
+    let notes = home.path().join("notes");
+    std::fs::write(&notes, "someone's notes\n").unwrap();
+    std::fs::rename(&notes, home.socket()).unwrap();
 
     let began = std::time::Instant::now();
     let said = home.ok(&["start", "--provider", "claude", "--session", "t"]);
