@@ -43,6 +43,31 @@ pub fn hook_exe() -> std::io::Result<PathBuf> {
     Ok(if hook.is_file() { hook } else { exe })
 }
 
+/// The program managed entries run, always by an absolute path: an agent started from a
+/// desktop entry, the Dock or a service does not have the shell's `PATH`, and a bare name would
+/// fail on every event there. The file is the `lidguard-hook` next to this executable (what
+/// `cargo install` and the packages put there), else this executable. When a `PATH` directory
+/// holds that same file (`~/.cargo/bin`, `/usr/bin`, Homebrew's `bin`), that directory's path is
+/// written rather than the resolved one: it stays the same across upgrades through the same
+/// channel, where a resolved link (Homebrew's versioned `Cellar`) would not.
+pub fn hook_program() -> std::io::Result<String> {
+    let program = hook_exe()?;
+    let stable = program.file_name().and_then(|name| {
+        lidguard_files::environment::var("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(name))
+            .find(|candidate| {
+                candidate.is_file()
+                    && candidate.canonicalize().ok().as_deref() == Some(program.as_path())
+            })
+    });
+    Ok(lidguard_files::text::plain_path(
+        stable.as_deref().unwrap_or(&program),
+    ))
+}
+
 /// Why a config command could not do its work.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

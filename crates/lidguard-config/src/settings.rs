@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use lidguard_core::settings::{FieldSpec, Os, Settings};
-use lidguard_ipc::client::{self, ClientError};
-use lidguard_ipc::protocol::Request;
-use lidguard_ipc::{Places, settings_file};
+use lidguard_ipc::client::ClientError;
+
+use lidguard_ipc::{Daemon, Places, settings_file};
 use lidguard_providers::install::HookCommand;
 
 use crate::agents::Env;
@@ -174,12 +174,10 @@ pub fn apply(
 }
 
 fn push(places: &Places, settings: &Settings) -> Pushed {
-    let request = Request::Settings {
-        settings: Box::new(settings.clone()),
-    };
-    match client::request(places, &request, Duration::from_secs(5)) {
-        Ok(r) if r.ok => Pushed::Taken,
-        Ok(r) => Pushed::Refused(r.message),
+    let daemon = Daemon::new(places).with_timeout(Duration::from_secs(5));
+    match daemon.use_settings(settings) {
+        Ok(_) => Pushed::Taken,
+        Err(ClientError::Refused(message)) => Pushed::Refused(message),
         Err(ClientError::NotRunning { .. }) => Pushed::NotRunning,
         Err(e) => Pushed::Unreachable(e.to_string()),
     }

@@ -11,8 +11,10 @@ use lidguard_core::event::AgentEvent;
 use crate::places::Places;
 use crate::protocol::{Request, Response, payload_digest};
 
+mod daemon;
 mod starting;
 
+pub use daemon::{Daemon, REQUEST_TIMEOUT, STARTUP_TIMEOUT};
 pub use starting::{REPORT_START, request_starting_daemon};
 
 /// Why a request did not get an answer.
@@ -43,8 +45,8 @@ pub enum ClientError {
     /// The daemon could not be started.
     #[error("cannot start the lidguard daemon: {0}")]
     Spawn(String),
-    /// The daemon answered that it did not take the request.
-    #[error("the daemon refused the event: {0}")]
+    /// The daemon answered that it did not carry the request out.
+    #[error("the lidguard daemon refused: {0}")]
     Refused(String),
 }
 

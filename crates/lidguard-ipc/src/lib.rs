@@ -17,6 +17,8 @@ pub mod settings_file;
 pub mod stream;
 #[cfg(windows)]
 pub mod windows_identity;
+pub mod words;
 
+pub use client::Daemon;
 pub use places::Places;
 pub use protocol::{PROTOCOL_VERSION, Request, Response};

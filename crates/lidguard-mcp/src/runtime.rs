@@ -2,19 +2,13 @@
 //! and the runtime part of every tool result.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::client::ClientError;
 use lidguard_ipc::protocol::{
     ProtectionStatus, Request, Response, SessionState, SessionStatus, Status,
 };
+use lidguard_ipc::{Daemon, Places};
 use serde::Serialize;
-
-/// How long a tool waits for the daemon's answer.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long `provider_start_session` waits for a daemon it launched.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Said whenever no daemon runs.
 pub(crate) const NOT_RUNNING: &str = "lidguard's runtime is not running: no session is tracked \
@@ -49,7 +43,7 @@ impl Runtime {
     /// Sends a request; never starts the daemon.
     pub(crate) async fn send(&self, request: Request) -> Answer {
         let places = self.places.clone();
-        blocking(move || client::request(&places, &request, REQUEST_TIMEOUT)).await
+        blocking(move || Daemon::new(&places).send(&request)).await
     }
 
     /// Sends a request, starting the daemon first when none runs (the current executable is
@@ -62,12 +56,7 @@ impl Runtime {
                 socket: places.socket().display().to_string(),
                 source: e,
             })?;
-            client::request_starting_daemon(
-                &places,
-                &request,
-                std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
-                &exe,
-            )
+            Daemon::new(&places).starting_with(exe).send(&request)
         })
         .await
     }

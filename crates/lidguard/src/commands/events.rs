@@ -1,31 +1,31 @@
 //! `lidguard events [--follow] [--json]`: the daemon's event stream, replayed and followed.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
 use anyhow::Context;
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
-use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
-use lidguard_ipc::protocol::Request;
+use lidguard_ipc::client::ClientError;
 use lidguard_ipc::stream::{Replay, Source, StreamEvent, StreamFilter, Verdict};
+use lidguard_ipc::{Daemon, Places};
 
-use super::session::{REQUEST_TIMEOUT, STARTUP_TIMEOUT, daemon_error};
+use super::session::{daemon_error, starting_daemon};
 use crate::cli::EventsArgs;
 use crate::output;
 
 pub(crate) fn run(places: &Places, args: &EventsArgs) -> anyhow::Result<ExitCode> {
     let replay = parse_since(args.since.as_deref(), Timestamp::now())?;
-    let request = Request::Events {
-        filter: StreamFilter {
-            provider: args.provider,
-            session_id: args.session.clone(),
-        },
-        replay,
-        follow: args.follow,
+    let filter = StreamFilter {
+        provider: args.provider,
+        session_id: args.session.clone(),
     };
-    let mut lines = match open(places, &request, args.follow) {
+    // A follower starts the daemon when none runs (it then sees everything from the start).
+    let daemon = if args.follow {
+        starting_daemon(places)?
+    } else {
+        Daemon::new(places)
+    };
+    let mut lines = match daemon.events(filter, replay, args.follow) {
         Ok(lines) => lines,
         Err(ClientError::NotRunning { .. }) if !args.follow => {
             output::line(
@@ -52,54 +52,6 @@ pub(crate) fn run(places: &Places, args: &EventsArgs) -> anyhow::Result<ExitCode
         output::line("The lidguard daemon stopped; the stream ended.")?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Opens the stream; a follower starts the daemon when none runs (it then sees everything
-/// from the first event on).
-pub(crate) fn open(
-    places: &Places,
-    request: &Request,
-    start: bool,
-) -> Result<client::EventLines, ClientError> {
-    match client::follow(places, request, REQUEST_TIMEOUT) {
-        Err(ClientError::NotRunning { .. }) if start => {}
-        other => return other.map(|(_, lines)| lines),
-    }
-    let exe = std::env::current_exe().map_err(|e| ClientError::Spawn(e.to_string()))?;
-    let _ = places.ensure_runtime_dir();
-    client::request_starting_daemon(
-        places,
-        &Request::Ping,
-        Instant::now() + STARTUP_TIMEOUT,
-        &exe,
-    )?;
-    client::follow(places, request, REQUEST_TIMEOUT).map(|(_, lines)| lines)
-}
-
-/// Follows the stream on a thread of its own (`start`: starting the daemon when none runs):
-/// `each` gets every line, then `None` when the stream ends; returning false stops it.
-pub(crate) fn follow_in_background(
-    places: &Places,
-    replay: Replay,
-    start: bool,
-    mut each: impl FnMut(Option<String>) -> bool + Send + 'static,
-) -> Result<(), ClientError> {
-    let request = Request::Events {
-        filter: StreamFilter::default(),
-        replay,
-        follow: true,
-    };
-    let lines = open(places, &request, start)?;
-    std::thread::spawn(move || {
-        for line in lines {
-            let Ok(line) = line else { break };
-            if !each(Some(line)) {
-                return;
-            }
-        }
-        each(None);
-    });
-    Ok(())
 }
 
 /// `--since`: `now` (no replay), `all` (everything kept), a duration back from `now` (`90s`,

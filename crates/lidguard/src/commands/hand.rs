@@ -7,7 +7,6 @@ use lidguard_ipc::Places;
 use lidguard_ipc::protocol::{Request, Response};
 
 use super::session::send_starting;
-use super::status::protection_text;
 use crate::output;
 
 /// Pauses protection. The daemon is started when none runs: it holds the pause, so an agent
@@ -38,7 +37,7 @@ fn finish(response: &Response, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         output::line(&response.message)?;
         if let Some(p) = &response.protection {
-            output::line(&format!("Protection: {}", protection_text(p)))?;
+            output::line(&format!("Protection: {}", p.in_words()))?;
         }
     }
     if !response.ok {

@@ -22,29 +22,9 @@ use super::config_edit::{self, print};
 use crate::cli::HookConfigArgs;
 use crate::output;
 
-/// The program managed entries run, always by an absolute path: an agent started from a
-/// desktop entry, the Dock or a service does not have the shell's `PATH`, and a bare name would
-/// fail on every event there. The file is the `lidguard-hook` next to this executable (what
-/// `cargo install` and the packages put there), else this executable. When a `PATH` directory
-/// holds that same file (`~/.cargo/bin`, `/usr/bin`, Homebrew's `bin`), that directory's path is
-/// written rather than the resolved one: it stays the same across upgrades through the same
-/// channel, where a resolved link (Homebrew's versioned `Cellar`) would not.
+/// [`lidguard_config::hook_program`], or why there is none.
 pub(crate) fn hook_program() -> anyhow::Result<String> {
-    let program = hook_exe()?;
-    let stable = program.file_name().and_then(|name| {
-        lidguard_files::environment::var("PATH")
-            .into_iter()
-            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join(name))
-            .find(|candidate| {
-                candidate.is_file()
-                    && candidate.canonicalize().ok().as_deref() == Some(program.as_path())
-            })
-    });
-    Ok(lidguard_files::text::plain_path(
-        stable.as_deref().unwrap_or(&program),
-    ))
+    lidguard_config::hook_program().context("cannot find the lidguard executable")
 }
 
 /// The absolute path of the program managed entries run (see [`lidguard_config::hook_exe`]).

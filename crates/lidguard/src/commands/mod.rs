@@ -31,7 +31,6 @@ mod ssh;
 #[cfg(unix)]
 mod ssh_install;
 mod status;
-mod tray;
 mod wsl;
 
 use std::process::ExitCode;
@@ -47,11 +46,9 @@ use mcp_config::ProviderAction as Act;
 pub(crate) fn open_store(
     places: &Places,
 ) -> Result<lidguard_store::Store, lidguard_store::StoreError> {
-    let _ = lidguard_ipc::client::request(
-        places,
-        &lidguard_ipc::protocol::Request::Ping,
-        std::time::Duration::from_secs(2),
-    );
+    let _ = lidguard_ipc::Daemon::new(places)
+        .with_timeout(std::time::Duration::from_secs(2))
+        .send(&lidguard_ipc::protocol::Request::Ping);
     lidguard_store::Store::open(&places.database())
 }
 
@@ -144,7 +141,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::HookEvents(args) => hook_events::run(&places, &args),
         Command::Events(args) => events::run(&places, &args),
         Command::LiveStatus(args) => live_status::run(&places, live_status::colour_on(args.color)),
-        Command::Tray => tray::run(&places),
+        Command::Tray => lidguard_tray::run(&places),
         Command::HookInstall(args) => hook_config::apply(&places, &args, false, true),
         Command::HookRemove(args) => {
             if args.trust_codex_hooks {

@@ -2,22 +2,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use lidguard_core::session::{StopKind, derived_session_id};
-use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::client::ClientError;
 use lidguard_ipc::protocol::{Outcome, Request, Response, SessionRef};
+use lidguard_ipc::{Daemon, Places};
 
 use crate::cli::{RemoveArgs, SessionArgs, StartArgs, StopArgs};
 use crate::{output, prompt};
 
-/// How long a CLI command waits for the daemon's answer.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long `start` waits for a freshly launched daemon to listen.
-pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) use lidguard_ipc::client::{REQUEST_TIMEOUT, STARTUP_TIMEOUT};
 
 pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode> {
     let (session, cwd) = session_ref(&args.session, "start")?;
@@ -101,7 +96,7 @@ pub(crate) fn send_if_running(
     request: &Request,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    match client::request(places, request, REQUEST_TIMEOUT) {
+    match Daemon::new(places).send(request) {
         Ok(response) => finish(&response, json),
         Err(e @ ClientError::NotRunning { .. }) => {
             let said = format!("{e}: nothing to do");
@@ -119,15 +114,14 @@ pub(crate) fn send_if_running(
 /// Sends a request, starting the daemon first when none runs.
 pub(crate) fn send_starting(places: &Places, request: &Request) -> anyhow::Result<Response> {
     places.ensure_runtime_dir()?;
+    starting_daemon(places)?.send(request).map_err(daemon_error)
+}
+
+/// This user's daemon, started (this executable's `run-server`) when a request finds none.
+pub(crate) fn starting_daemon(places: &Places) -> anyhow::Result<Daemon> {
     let exe = std::env::current_exe()
         .context("cannot find the lidguard executable to start the daemon")?;
-    client::request_starting_daemon(
-        places,
-        request,
-        std::time::Instant::now() + STARTUP_TIMEOUT + REQUEST_TIMEOUT,
-        &exe,
-    )
-    .map_err(daemon_error)
+    Ok(Daemon::new(places).starting_with(exe))
 }
 
 /// Turns client errors into sentences that say what to do.

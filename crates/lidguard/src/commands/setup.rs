@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::bail;
 use std::time::{Duration, Instant};
 
-use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
+use lidguard_ipc::client::ClientError;
 use lidguard_ipc::protocol::Request;
+use lidguard_ipc::{Daemon, Places};
 
 use lidguard_config::mcp::{self, Removed};
 use lidguard_config::{Action, Options, Outcome, hooks};
@@ -206,7 +206,7 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
         said.set("trayLoginEntryRemoved", entry.into());
     }
     #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-    if let Some(line) = super::tray::stop(places)? {
+    if let Some(line) = lidguard_tray::stop(places)? {
         said.line(&line)?;
         said.set("tray", line.into());
     }
@@ -477,9 +477,9 @@ fn stop_daemon(places: &Places) -> anyhow::Result<Option<String>> {
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok());
     let shown = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-    match client::request(places, &Request::Shutdown, REQUEST_TIMEOUT) {
-        Ok(answer) if answer.ok => {}
-        Ok(answer) => bail!("the daemon{shown} refused to stop: {}", answer.message),
+    match Daemon::new(places).ask(&Request::Shutdown) {
+        Ok(_) => {}
+        Err(ClientError::Refused(message)) => bail!("the daemon{shown} refused to stop: {message}"),
         Err(ClientError::NotRunning { .. }) if !daemon_running(places) => return Ok(None),
         Err(e) => bail!("cannot ask the daemon{shown} to stop: {e}"),
     }

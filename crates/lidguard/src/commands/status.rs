@@ -2,14 +2,12 @@
 
 use std::process::ExitCode;
 
-use jiff::tz::TimeZone;
-use jiff::{Timestamp, ZonedDateTime};
-use lidguard_ipc::Places;
 use lidguard_ipc::client::ClientError;
-use lidguard_ipc::protocol::{Request, SessionState, Status};
+use lidguard_ipc::protocol::{SessionState, Status};
+use lidguard_ipc::{Daemon, Places};
 use lidguard_platform::sources::{self, Roots};
 
-use super::session::{REQUEST_TIMEOUT, daemon_error};
+use super::session::daemon_error;
 use crate::output;
 
 /// `status --check`'s exit code when sessions want protection that is not held.
@@ -23,11 +21,8 @@ pub(crate) fn run(
 ) -> anyhow::Result<ExitCode> {
     // `--check` is for scripts: its exit code says it all, unless asked for the text too.
     let quiet = check && !verbose && !json;
-    let status = match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
-        Ok(response) => match response.status {
-            Some(status) if response.ok => status,
-            _ => anyhow::bail!("the daemon did not return a status: {}", response.message),
-        },
+    let status = match Daemon::new(places).status() {
+        Ok(status) => status,
         Err(ClientError::NotRunning { .. }) if quiet => return Ok(ExitCode::SUCCESS),
         Err(ClientError::NotRunning { .. }) => return not_running(json),
         Err(e) => return Err(daemon_error(e)),
@@ -54,7 +49,7 @@ pub(crate) fn run(
     if check && status.protection.wanted && !status.protection.held {
         output::warn(&format!(
             "sessions want the machine kept awake, but nothing is held: {}",
-            protection_text(&status.protection)
+            status.protection.in_words()
         ));
         return Ok(ExitCode::from(NOT_HELD));
     }
@@ -96,10 +91,7 @@ pub(crate) fn current_lid(roots: &Roots) -> anyhow::Result<sources::Lid> {
         .block_on(sources::lid_state(roots)))
 }
 
-pub(crate) fn local(t: Timestamp) -> String {
-    let zoned: ZonedDateTime = t.to_zoned_datetime(TimeZone::system());
-    zoned.strftime("%Y-%m-%d %H:%M:%S").to_string()
-}
+pub(crate) use lidguard_ipc::words::local_time as local;
 
 fn render(s: &Status) -> String {
     let mut out = String::new();
@@ -113,7 +105,7 @@ fn render(s: &Status) -> String {
         s.daemon_pid,
         local(s.daemon_started_at)
     ));
-    line(format!("Protection: {}", protection_text(&s.protection)));
+    line(format!("Protection: {}", s.protection.in_words()));
     line(format!(
         "Lid: {} · displays: {} connected, {} external{}",
         s.lid,
@@ -294,61 +286,5 @@ pub(crate) fn battery_text(battery: Option<&lidguard_core::suspend::Battery>) ->
         Some(b) if b.on_battery => format!(" · battery {}% (on battery)", b.percent),
         Some(b) => format!(" · battery {}% (on AC)", b.percent),
         None => String::new(),
-    }
-}
-
-/// Protection in words: what is held and why, or why nothing is (status and live-status).
-/// The daemon's status, or why it could not be read.
-pub(crate) fn read(places: &Places) -> Result<Status, String> {
-    match lidguard_ipc::client::request(places, &Request::Status, REQUEST_TIMEOUT) {
-        Ok(response) if response.ok => response
-            .status
-            .map(|s| *s)
-            .ok_or_else(|| "the daemon sent no status".to_owned()),
-        Ok(response) => Err(response.message),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-pub(crate) fn protection_text(p: &lidguard_ipc::protocol::ProtectionStatus) -> String {
-    if p.held {
-        let gives_way = if p.delay_inhibitors.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} gives way to a suspend you ask for",
-                p.delay_inhibitors.join(", ")
-            )
-        };
-        format!(
-            "held: {} (\"{}\") via {}{gives_way}",
-            p.inhibitors.join(", "),
-            p.why.as_deref().unwrap_or(""),
-            p.backend.as_deref().unwrap_or("?")
-        )
-    } else if let Some(pause) = &p.paused {
-        match pause.until {
-            Some(until) => format!(
-                "paused until {} (`lidguard resume` takes it back sooner)",
-                local(until)
-            ),
-            None => "paused until you resume it (`lidguard resume`)".to_owned(),
-        }
-    } else if let Some(why) = &p.battery_floor {
-        format!("released for the battery: {why} (it comes back above the floor or on AC)")
-    } else if let Some(why) = &p.thermal_pressure {
-        format!("released for the heat: {why} (it comes back once the machine cools down)")
-    } else if p.wanted {
-        format!(
-            "WANTED BUT NOT HELD: {}",
-            p.unavailable_reason.as_deref().unwrap_or("unknown reason")
-        )
-    } else {
-        match &p.unavailable_reason {
-            Some(reason) => {
-                format!("not needed (no session is working); unavailable anyway: {reason}")
-            }
-            None => "not held: no session is working".to_owned(),
-        }
     }
 }

@@ -10,14 +10,13 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use jiff::tz::TimeZone;
-use lidguard_ipc::Places;
-use lidguard_ipc::client;
 use lidguard_ipc::protocol::{Request, SessionRef, Status};
 use lidguard_ipc::stream::{Replay, StreamEvent};
+use lidguard_ipc::{Daemon, Places};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::widgets::TableState;
 
-use super::session::{REQUEST_TIMEOUT, daemon_error};
+use super::session::daemon_error;
 use screen::{Screen, visible};
 
 /// How many recent events the dashboard keeps.
@@ -117,10 +116,11 @@ pub(crate) fn run(places: &Places, colour: bool) -> anyhow::Result<ExitCode> {
 /// Follows the stream (starting the daemon when none runs) on a thread of its own.
 fn connect(places: &Places, tx: &mpsc::Sender<Wake>) -> anyhow::Result<()> {
     let tx = tx.clone();
-    super::events::follow_in_background(places, Replay::Last(EVENTS_KEPT), true, move |line| {
-        tx.send(line.map_or(Wake::StreamEnded, Wake::Event)).is_ok()
-    })
-    .map_err(daemon_error)
+    super::session::starting_daemon(places)?
+        .follow_in_background(Replay::Last(EVENTS_KEPT), move |line| {
+            tx.send(line.map_or(Wake::StreamEnded, Wake::Event)).is_ok()
+        })
+        .map_err(daemon_error)
 }
 
 /// What a key did.
@@ -245,12 +245,12 @@ impl View {
     }
 
     fn refresh(&mut self, places: &Places) {
-        match super::status::read(places) {
+        match Daemon::new(places).status() {
             Ok(status) => {
                 self.status = Some(status);
                 self.error = None;
             }
-            Err(e) => self.error = Some(e),
+            Err(e) => self.error = Some(e.to_string()),
         }
         let count = self.status.as_ref().map_or(0, |s| s.sessions.len());
         let selected = self
@@ -354,7 +354,7 @@ impl View {
 
 /// Sends `request`; what the daemon said, or why it could not be asked.
 fn send(places: &Places, request: &Request) -> String {
-    match client::request(places, request, REQUEST_TIMEOUT) {
+    match Daemon::new(places).send(request) {
         Ok(r) => r.message,
         Err(e) => e.to_string(),
     }

@@ -97,7 +97,7 @@ impl Screen<'_> {
 
     fn status_lines(&self, s: &Status, lines: &mut Vec<Line<'static>>) {
         let p = &s.protection;
-        let text = super::super::status::protection_text(p);
+        let text = p.in_words();
         let colour = if p.held {
             Color::Green
         } else if p.wanted {

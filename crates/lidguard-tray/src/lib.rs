@@ -1,14 +1,20 @@
-//! `lidguard tray`: an icon in the desktop's tray, fed by the event stream. It reads the status
+//! The tray (`lidguard tray`): an icon in the desktop's tray, fed by the event stream. It reads the status
 //! when an event arrives (never on a timer, except once a second while a suspend countdown is
 //! on show, and every few seconds while no daemon runs, to follow one when it starts).
 //!
 //! Linux: a StatusNotifierItem (`sni`). Windows: a notification-area icon (`notify_icon`).
 //! macOS: a menu-bar item (`status_item`), AppKit on the main thread and the loop beside it.
+//!
+//! The loop (follow → view → backend) is here; what the menu offers is `menu`, what it shows is
+//! `view`, and each backend draws them its platform's way. `launcher` starts the tray at login
+//! without a terminal.
 #![cfg_attr(
     not(any(target_os = "linux", windows, target_os = "macos")),
     allow(dead_code, reason = "the tray runs on Linux, Windows and macOS")
 )]
 
+mod launcher;
+mod live_status;
 mod menu;
 #[cfg(windows)]
 mod notify_icon;
@@ -30,7 +36,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use lidguard_core::settings::ClosedLidPermissionRequestDecision;
-use lidguard_ipc::Places;
+use lidguard_ipc::{Daemon, Places};
+
+pub use launcher::launch;
 
 /// What the user picked in the menu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,16 +65,18 @@ pub(crate) enum Wake {
 /// How often to look for a daemon while none runs.
 const RECONNECT_EVERY: Duration = Duration::from_secs(5);
 
+/// There is no tray here: says so, pointing at the terminal's view.
 #[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
-pub(crate) fn run(_places: &Places) -> anyhow::Result<ExitCode> {
+pub fn run(_places: &Places) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
         "the tray icon is built for Linux, Windows and macOS; `lidguard live-status` shows the \
          same in a terminal"
     )
 }
 
+/// Runs the tray until the user quits it: one per user (a second says the first's pid).
 #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-pub(crate) fn run(places: &Places) -> anyhow::Result<ExitCode> {
+pub fn run(places: &Places) -> anyhow::Result<ExitCode> {
     let _only_tray = only_tray(places)?;
     let (tx, wakes) = mpsc::channel();
     let mut follower = Follower::default();
@@ -163,7 +173,7 @@ fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
 
 /// Stops the user's running tray, if one runs (`uninstall`); says so.
 #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-pub(crate) fn stop(places: &Places) -> anyhow::Result<Option<String>> {
+pub fn stop(places: &Places) -> anyhow::Result<Option<String>> {
     let path = places.tray_lock_file();
     if !path.exists() || lidguard_daemon::InstanceLock::acquire(&path).is_ok() {
         // No tray holds the lock (the one just taken is let go at once).
@@ -218,15 +228,15 @@ impl Follower {
     /// runs).
     fn connect(&mut self, places: &Places, tx: &mpsc::Sender<Wake>, start: bool) {
         let tx = tx.clone();
-        let followed = super::events::follow_in_background(
-            places,
-            lidguard_ipc::stream::Replay::Last(0),
-            start,
-            move |line| {
+        let daemon = match (start, std::env::current_exe()) {
+            (true, Ok(exe)) => Daemon::new(places).starting_with(exe),
+            _ => Daemon::new(places),
+        };
+        let followed =
+            daemon.follow_in_background(lidguard_ipc::stream::Replay::Last(0), move |line| {
                 tx.send(line.map_or(Wake::StreamEnded, |_| Wake::Event))
                     .is_ok()
-            },
-        );
+            });
         self.connected = followed.is_ok();
         if let Err(e) = followed {
             self.why = Some(e.to_string());
@@ -238,14 +248,14 @@ impl Follower {
             self.status = None;
             return;
         }
-        match super::status::read(places) {
+        match Daemon::new(places).status() {
             Ok(status) => {
                 self.status = Some(status);
                 self.why = None;
             }
             Err(e) => {
                 self.status = None;
-                self.why = Some(e);
+                self.why = Some(e.to_string());
             }
         }
     }
@@ -259,113 +269,48 @@ impl Follower {
 
 /// Carries out a menu action; `Err` says what went wrong, for the tooltip.
 fn act(places: &Places, action: Action) -> Result<(), String> {
-    use lidguard_ipc::client;
-    use lidguard_ipc::protocol::Request;
-
-    let request = match action {
-        Action::Pause(minutes) => Request::Pause { minutes },
-        Action::Resume => Request::Resume,
-        Action::CancelSuspend => Request::CancelSuspend,
-        Action::ClosedLid(decision) => return closed_lid(decision),
-        Action::OpenLiveStatus => return open_live_status(),
+    let daemon = Daemon::new(places);
+    let done = match action {
+        Action::Pause(minutes) => daemon.pause(minutes),
+        Action::Resume => daemon.resume(),
+        Action::CancelSuspend => daemon.cancel_suspend(),
+        Action::ClosedLid(decision) => return closed_lid(places, decision),
+        Action::OpenLiveStatus => return live_status::open().map_err(|e| e.to_string()),
         Action::StartDaemon | Action::Quit => return Ok(()),
     };
-    match client::request(places, &request, super::session::REQUEST_TIMEOUT) {
-        Ok(response) if response.ok => Ok(()),
-        Ok(response) => Err(response.message),
-        Err(e) => Err(e.to_string()),
-    }
+    done.map(drop).map_err(|e| e.to_string())
 }
 
-/// Changes the setting as `lidguard settings` does (the file, then the daemon).
-fn closed_lid(decision: ClosedLidPermissionRequestDecision) -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let value = serde_json::to_value(decision).map_err(|e| e.to_string())?;
+/// Changes the setting as `lidguard settings` does — the file, then the running daemon — in
+/// this process.
+fn closed_lid(places: &Places, decision: ClosedLidPermissionRequestDecision) -> Result<(), String> {
+    use lidguard_config::settings::{Changes, Pushed, apply};
+    use lidguard_core::settings::Os;
+    use lidguard_providers::install::HookCommand;
+
     // The setting's JSON spelling is PascalCase; the flag takes lower case.
+    let value = serde_json::to_value(decision).map_err(|e| e.to_string())?;
     let value = value.as_str().unwrap_or("deny").to_ascii_lowercase();
-    let out = std::process::Command::new(exe)
-        .args([
-            "settings",
-            "--closed-lid-permission-request-decision",
-            &value,
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-    }
-}
-
-/// The terminals tried for live-status, in order, with the argument before the command.
-#[cfg(not(any(windows, target_os = "macos")))]
-const TERMINALS: &[(&str, &str)] = &[
-    ("x-terminal-emulator", "-e"),
-    ("xdg-terminal-exec", ""),
-    ("gnome-terminal", "--"),
-    ("konsole", "-e"),
-    ("xfce4-terminal", "-x"),
-    ("xterm", "-e"),
-];
-
-/// Opens `lidguard live-status` in a console window of its own.
-#[cfg(windows)]
-fn open_live_status() -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    // `start` gives the command a new console; its first quoted argument is the title.
-    std::process::Command::new("cmd")
-        .args(["/c", "start", "lidguard live-status"])
-        .arg(exe)
-        .arg("live-status")
-        .spawn()
-        .map(drop)
-        .map_err(|e| e.to_string())
-}
-
-/// Opens `lidguard live-status` in a new Terminal window: AppleScript's `do script`, the
-/// executable's path handed in as an argument and shell-quoted by `quoted form of` (macOS asks
-/// the user once to let lidguard control Terminal).
-#[cfg(target_os = "macos")]
-fn open_live_status() -> Result<(), String> {
-    use lidguard_platform::osascript;
-
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let script = [
-        "on run argv",
-        "set command to (quoted form of (item 2 of argv)) & \" live-status\"",
-        "tell application \"Terminal\"",
-        "activate",
-        "do script command",
-        "end tell",
-        "end run",
-    ];
-    std::process::Command::new(osascript::PROGRAM)
-        .args(osascript::arguments(&script, [exe.into_os_string()]))
-        .spawn()
-        .map(drop)
-        .map_err(|e| e.to_string())
-}
-
-/// Opens `lidguard live-status` in the first terminal found on the PATH.
-#[cfg(not(any(windows, target_os = "macos")))]
-fn open_live_status() -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let path = lidguard_files::environment::var("PATH").unwrap_or_default();
-    let found = TERMINALS.iter().find_map(|(name, flag)| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-            .map(|p| (p, *flag))
-    });
-    let Some((terminal, flag)) = found else {
-        return Err("no terminal found to open live-status in".to_owned());
+    let changes = Changes {
+        reset: false,
+        fields: vec![("closed-lid-permission-request-decision", value)],
     };
-    let mut cmd = std::process::Command::new(terminal);
-    if !flag.is_empty() {
-        cmd.arg(flag);
+    let hook_command = || {
+        lidguard_config::hook_program()
+            .map(HookCommand::new)
+            .map_err(|e| e.to_string())
+    };
+    let applied = apply(
+        places,
+        Os::current(),
+        &changes,
+        hook_command,
+        &lidguard_files::environment::var,
+    )
+    .map_err(|e| e.to_string())?;
+    match applied.pushed {
+        Pushed::Refused(why) => Err(format!("saved; the daemon did not take it: {why}")),
+        Pushed::Unreachable(why) => Err(format!("saved; the daemon could not be told: {why}")),
+        _ => Ok(()),
     }
-    cmd.arg(exe).arg("live-status");
-    cmd.spawn().map(drop).map_err(|e| e.to_string())
 }

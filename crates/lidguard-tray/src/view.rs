@@ -144,7 +144,7 @@ impl View {
             )
         } else if let Some(pause) = &p.paused {
             let until = match pause.until {
-                Some(at) => format!("until {}", super::super::status::local(at)),
+                Some(at) => format!("until {}", lidguard_ipc::words::local_time(at)),
                 None => "until you resume it".to_owned(),
             };
             (Mood::Paused, format!("lidguard: protection paused {until}"))
@@ -161,10 +161,7 @@ impl View {
         } else {
             (Mood::Idle, "lidguard: idle, nothing held".to_owned())
         };
-        let mut detail = vec![format!(
-            "Protection: {}",
-            super::super::status::protection_text(p)
-        )];
+        let mut detail = vec![format!("Protection: {}", p.in_words())];
         detail.push(format!("Lid: {}", s.lid));
         let sessions: Vec<String> = s
             .sessions
