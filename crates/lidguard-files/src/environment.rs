@@ -47,3 +47,12 @@ pub fn darwin_user_temp_dir() -> Option<std::path::PathBuf> {
         None
     }
 }
+
+/// The user's config folder: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`;
+/// `None` without a home directory.
+pub fn config_home() -> Option<std::path::PathBuf> {
+    var("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
+}

@@ -172,7 +172,6 @@ fn only_tray(places: &Places) -> anyhow::Result<lidguard_daemon::InstanceLock> {
 }
 
 /// Stops the user's running tray, if one runs (`uninstall`); says so.
-#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 pub fn stop(places: &Places) -> anyhow::Result<Option<String>> {
     let path = places.tray_lock_file();
     if !path.exists() || lidguard_daemon::InstanceLock::acquire(&path).is_ok() {
@@ -313,4 +312,10 @@ fn closed_lid(places: &Places, decision: ClosedLidPermissionRequestDecision) -> 
         Pushed::Unreachable(why) => Err(format!("saved; the daemon could not be told: {why}")),
         _ => Ok(()),
     }
+}
+
+/// No tray runs where there is none to ask.
+#[cfg(not(any(unix, windows)))]
+fn ask_to_quit(_pid: u32) -> anyhow::Result<&'static str> {
+    anyhow::bail!("no tray runs here")
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use lidguard_ipc::Places;
 use lidguard_ipc::client::{self, ClientError};
 use lidguard_ipc::protocol::Request;
+use lidguard_platform::autostart;
 use lidguard_platform::sources::{self, Roots};
 use serde::Serialize;
 
@@ -121,7 +122,6 @@ fn checks(places: &Places) -> Vec<Check> {
     checks.push(permission_rule());
     #[cfg(target_os = "linux")]
     checks.push(service());
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     checks.push(tray());
     checks.push(phone(places));
     checks.extend(notices());
@@ -403,10 +403,9 @@ fn service() -> Check {
 }
 
 /// The tray: started at login by its entry, or how to have it.
-#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 fn tray() -> Check {
-    if super::autostart::foreign().unwrap_or(false) {
-        let place = super::autostart::place().unwrap_or_default();
+    if autostart::foreign().unwrap_or(false) {
+        let place = autostart::place().unwrap_or_default();
         return Check::failed(
             "tray",
             format!(
@@ -416,30 +415,20 @@ fn tray() -> Check {
             "move that entry away if it is not yours on purpose, then `lidguard setup`",
         );
     }
-    match super::autostart::installed() {
+    match autostart::installed() {
         Ok(true) => Check::ok(
             "tray",
             format!(
                 "starts at login ({})",
-                super::autostart::place().unwrap_or_default()
+                autostart::place().unwrap_or_default()
             ),
         ),
-        Ok(false) if super::autostart::wanted() => Check::ok(
+        Ok(false) if autostart::wanted() => Check::ok(
             "tray",
             "not started at login (`lidguard setup` adds it; `lidguard tray` starts it now)",
         ),
         Ok(false) => Check::ok("tray", "no desktop session here"),
-        Err(e) => Check::failed(
-            "tray",
-            format!("{e:#}"),
-            if cfg!(windows) {
-                "check that your user can read its registry (HKCU)"
-            } else if cfg!(target_os = "macos") {
-                "set HOME so ~/Library/LaunchAgents can be found"
-            } else {
-                "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found"
-            },
-        ),
+        Err(e) => Check::failed("tray", e.to_string(), autostart::FIND_IT),
     }
 }
 

@@ -1,7 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
 #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-mod autostart;
 mod config_edit;
 #[cfg(unix)]
 mod container;
@@ -211,10 +210,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// (where the user units and the autostart entry go).
 pub(crate) fn config_home() -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
-    lidguard_files::environment::var("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::home_dir().map(|h| h.join(".config")))
+    lidguard_files::environment::config_home()
         .context("cannot find the home directory (HOME is unset)")
 }
 

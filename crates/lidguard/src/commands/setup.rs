@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use std::time::{Duration, Instant};
 
 use lidguard_ipc::client::ClientError;
@@ -13,6 +13,7 @@ use lidguard_ipc::{Daemon, Places};
 
 use lidguard_config::mcp::{self, Removed};
 use lidguard_config::{Action, Options, Outcome, hooks};
+use lidguard_platform::autostart;
 
 use super::session::REQUEST_TIMEOUT;
 use super::{daemon_running, doctor, hook_config, mcp_config};
@@ -86,8 +87,7 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
         ))?;
         return said.finish(false);
     }
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-    let tray = !args.no_tray && super::autostart::wanted();
+    let tray = !args.no_tray && autostart::wanted();
     if !said.json() {
         output::line(&format!(
             "lidguard will add its hooks for {} next to your own entries (each file is backed up \
@@ -101,11 +101,10 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
                  each time the daemon starts; `lidguard hook-remove` for an agent keeps it out)",
             )?;
         }
-        #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
         if tray {
             output::line(&format!(
                 "and start the tray icon at login: {} (--no-tray leaves it out)",
-                super::autostart::place()?
+                autostart::place()?
             ))?;
         }
     }
@@ -115,9 +114,9 @@ pub(crate) fn setup(places: &Places, args: &SetupArgs) -> anyhow::Result<ExitCod
     }
     let hooks = hook_config::edit(places, &hooks_args(said.json()), false, false)?;
     said.set("hooks", hooks.into());
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if tray {
-        let entry = super::autostart::install()?;
+        let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+        let entry = autostart::install(&exe)?;
         said.set("trayLoginEntry", entry.to_string().into());
         said.line(&format!(
             "wrote {entry}: the tray starts at your next login (`lidguard tray` starts it now)"
@@ -157,11 +156,10 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
              bytes come back):",
         )?;
         plan(places, true, true)?;
-        #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-        if super::autostart::installed()? {
+        if autostart::installed()? {
             output::line(&format!(
                 "  the tray's login entry: {}",
-                super::autostart::place()?
+                autostart::place()?
             ))?;
         }
         #[cfg(target_os = "linux")]
@@ -200,12 +198,10 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
         }
         said.set("serviceUnitsRemoved", serde_json::json!(removed));
     }
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
-    if let Some(entry) = super::autostart::remove()? {
+    if let Some(entry) = autostart::remove()? {
         said.line(&format!("removed {entry} (the tray's login entry)"))?;
         said.set("trayLoginEntryRemoved", entry.into());
     }
-    #[cfg(any(target_os = "linux", windows, target_os = "macos"))]
     if let Some(line) = lidguard_tray::stop(places)? {
         said.line(&line)?;
         said.set("tray", line.into());

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use super::AutostartError;
 
 /// The entry's file name.
 const FILE: &str = "lidguard-tray.desktop";
@@ -23,22 +23,25 @@ fn path_in(config: &Path) -> PathBuf {
     config.join("autostart").join(FILE)
 }
 
-fn config() -> anyhow::Result<PathBuf> {
-    crate::commands::config_home()
+fn config() -> Result<PathBuf, AutostartError> {
+    lidguard_files::environment::config_home().ok_or(AutostartError::NoHome)
 }
 
+/// What lets the place be found, when it cannot be.
+pub const FIND_IT: &str = "set HOME (or XDG_CONFIG_HOME) so the autostart entry can be found";
+
 /// The entry's path, as the user reads it.
-pub(crate) fn place() -> anyhow::Result<String> {
+pub fn place() -> Result<String, AutostartError> {
     Ok(path_in(&config()?).display().to_string())
 }
 
 /// Whether lidguard's entry is there.
-pub(crate) fn installed() -> anyhow::Result<bool> {
+pub fn installed() -> Result<bool, AutostartError> {
     Ok(ours(&path_in(&config()?)).is_some())
 }
 
 /// Whether a file of that name is there that lidguard did not write.
-pub(crate) fn foreign() -> anyhow::Result<bool> {
+pub fn foreign() -> Result<bool, AutostartError> {
     Ok(foreign_in(&config()?))
 }
 
@@ -56,7 +59,7 @@ fn foreign_in(config: &Path) -> bool {
 }
 
 /// Whether a graphical session runs here (where a tray makes sense).
-pub(crate) fn wanted() -> bool {
+pub fn wanted() -> bool {
     ["XDG_CURRENT_DESKTOP", "WAYLAND_DISPLAY", "DISPLAY"]
         .iter()
         .any(|v| lidguard_files::environment::var(v).is_some_and(|x| !x.is_empty()))
@@ -102,23 +105,19 @@ fn entry(exe: &Path, created: &[PathBuf]) -> String {
 }
 
 /// Writes the entry (readable by the user alone); returns its path.
-pub(crate) fn install() -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    install_in(&config()?, &exe)
+pub fn install(exe: &Path) -> Result<String, AutostartError> {
+    install_in(&config()?, exe)
 }
 
 /// Writes the entry running `exe` below `config`; a file of that name lidguard did not write
 /// stops it, untouched.
-fn install_in(config: &Path, exe: &Path) -> anyhow::Result<String> {
+fn install_in(config: &Path, exe: &Path) -> Result<String, AutostartError> {
     let path = path_in(config);
     if foreign_in(config) {
-        anyhow::bail!(
-            "{} is there and lidguard did not write it; it is left alone. Move it away and run \
-             setup again, or pass --no-tray",
-            path.display()
-        );
+        return Err(AutostartError::Foreign(path.display().to_string()));
     }
-    let dir = path.parent().context("the autostart folder")?;
+    let dir = config.join("autostart");
+    let dir = dir.as_path();
     // Written again over its own entry: the folders it made then are still its to take away.
     let mut created: Vec<PathBuf> = ours(&path)
         .map(|dirs| {
@@ -133,24 +132,24 @@ fn install_in(config: &Path, exe: &Path) -> anyhow::Result<String> {
         created.push(d.to_path_buf());
         missing = d.parent();
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(AutostartError::io("create", dir))?;
     lidguard_files::atomic::write(&path, entry(exe, &created).as_bytes(), 0o600)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(AutostartError::io("write", &path))?;
     Ok(path.display().to_string())
 }
 
 /// Deletes lidguard's entry (never a file it did not write) and the folders it created, when
 /// empty; returns its path, `None` when there was none.
-pub(crate) fn remove() -> anyhow::Result<Option<String>> {
+pub fn remove() -> Result<Option<String>, AutostartError> {
     remove_in(&config()?)
 }
 
-fn remove_in(config: &Path) -> anyhow::Result<Option<String>> {
+fn remove_in(config: &Path) -> Result<Option<String>, AutostartError> {
     let path = path_in(config);
     let Some(dirs) = ours(&path) else {
         return Ok(None);
     };
-    std::fs::remove_file(&path).with_context(|| format!("cannot delete {}", path.display()))?;
+    std::fs::remove_file(&path).map_err(AutostartError::io("delete", &path))?;
     // Deepest first; a folder something else now uses stays.
     for dir in dirs.split(';').filter(|d| !d.is_empty()) {
         let _ = std::fs::remove_dir(dir);

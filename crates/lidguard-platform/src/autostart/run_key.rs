@@ -5,8 +5,9 @@
 //! then `tray`, which opened one) is lidguard's too and is replaced. A value of that name that
 //! runs anything else is the user's, and stays.
 
-use anyhow::Context;
+use std::path::Path;
 
+use super::AutostartError;
 use super::run_key_entry::{LAUNCHER, command, ours};
 use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
 use windows_sys::Win32::System::Registry::{
@@ -16,40 +17,41 @@ use windows_sys::Win32::System::Registry::{
 const KEY: &str = r"Software\Microsoft\Windows\CurrentVersion\Run";
 const VALUE: &str = "lidguard tray";
 
+/// What lets the place be found, when it cannot be.
+pub const FIND_IT: &str = "check that your user can read its registry (HKCU)";
+
 /// Where the entry is, as the user reads it (and finds it in `regedit`).
-pub(crate) fn place() -> anyhow::Result<String> {
+pub fn place() -> Result<String, AutostartError> {
     Ok(format!(r"HKCU\{KEY} ({VALUE})"))
 }
 
 /// Windows always has a desktop for the user who runs `setup`.
-pub(crate) fn wanted() -> bool {
+pub fn wanted() -> bool {
     true
 }
 
 /// Whether lidguard's value is there.
-pub(crate) fn installed() -> anyhow::Result<bool> {
+pub fn installed() -> Result<bool, AutostartError> {
     Ok(read()?.is_some_and(|command| ours(&command)))
 }
 
 /// Whether a value of that name is there that runs something else (the user's).
-pub(crate) fn foreign() -> anyhow::Result<bool> {
+pub fn foreign() -> Result<bool, AutostartError> {
     Ok(read()?.is_some_and(|command| !ours(&command)))
 }
 
 /// Sets the value to the `lidguard-tray.exe` next to this executable; returns where it is.
-pub(crate) fn install() -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
+pub fn install(exe: &Path) -> Result<String, AutostartError> {
     let launcher = exe.with_file_name(LAUNCHER);
     if !launcher.is_file() {
-        anyhow::bail!(
-            "{} is missing next to {}: install them together (the Windows zip and `cargo \
-             install` both do)",
-            launcher.display(),
-            exe.display()
-        );
+        return Err(AutostartError::NoLauncher {
+            launcher: launcher.display().to_string(),
+            exe: exe.display().to_string(),
+        });
     }
     let data = wide(&command(&launcher));
-    let bytes = u32::try_from(data.len() * 2).context("the executable's path is too long")?;
+    let too_long = || failed("set", std::io::ErrorKind::InvalidInput.into());
+    let bytes = u32::try_from(data.len() * 2).map_err(|_| too_long())?;
     // SAFETY: NUL-terminated strings and a buffer of `bytes` bytes, all living through the call.
     let status = unsafe {
         RegSetKeyValueW(
@@ -61,35 +63,34 @@ pub(crate) fn install() -> anyhow::Result<String> {
             bytes,
         )
     };
-    checked(status).with_context(|| format!("cannot set {}", place().unwrap_or_default()))?;
+    checked(status).map_err(|e| failed("set", e))?;
     place()
 }
 
 /// Deletes lidguard's value (never the user's own of that name); returns where it was, `None`
 /// when there was none.
-pub(crate) fn remove() -> anyhow::Result<Option<String>> {
+pub fn remove() -> Result<Option<String>, AutostartError> {
     if !installed()? {
         return Ok(None);
     }
     // SAFETY: NUL-terminated strings living through the call.
     let status =
         unsafe { RegDeleteKeyValueW(HKEY_CURRENT_USER, wide(KEY).as_ptr(), wide(VALUE).as_ptr()) };
-    checked(status).with_context(|| format!("cannot delete {}", place().unwrap_or_default()))?;
+    checked(status).map_err(|e| failed("delete", e))?;
     place().map(Some)
 }
 
 /// The value's text; `None` when there is no such value.
-fn read() -> anyhow::Result<Option<String>> {
-    let cannot = || format!("cannot read {}", place().unwrap_or_default());
+fn read() -> Result<Option<String>, AutostartError> {
     let mut bytes = 0_u32;
     // A size query first (no buffer), then the text.
     let status = get(std::ptr::null_mut(), &mut bytes);
     if status == ERROR_FILE_NOT_FOUND {
         return Ok(None);
     }
-    checked(status).with_context(cannot)?;
+    checked(status).map_err(|e| failed("read", e))?;
     let mut text = vec![0_u16; (bytes as usize).div_ceil(2)];
-    checked(get(text.as_mut_ptr().cast(), &mut bytes)).with_context(cannot)?;
+    checked(get(text.as_mut_ptr().cast(), &mut bytes)).map_err(|e| failed("read", e))?;
     let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
     Ok(Some(String::from_utf16_lossy(&text[..end])))
 }
@@ -109,6 +110,14 @@ fn get(buffer: *mut std::ffi::c_void, bytes: &mut u32) -> u32 {
             buffer,
             bytes,
         )
+    }
+}
+
+fn failed(what: &'static str, source: std::io::Error) -> AutostartError {
+    AutostartError::Io {
+        what,
+        place: format!(r"HKCU\{KEY} ({VALUE})"),
+        source,
     }
 }
 

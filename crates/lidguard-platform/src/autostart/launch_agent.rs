@@ -9,50 +9,53 @@ use std::path::Path;
 #[cfg(target_os = "macos")]
 use std::path::PathBuf;
 
-use anyhow::Context;
-use lidguard_platform::launchd;
+use super::AutostartError;
+use crate::launchd;
 
 #[cfg(target_os = "macos")]
-fn home() -> anyhow::Result<PathBuf> {
-    std::env::home_dir().context("cannot find the home directory (HOME is unset)")
+fn home() -> Result<PathBuf, AutostartError> {
+    std::env::home_dir().ok_or(AutostartError::NoHome)
 }
+
+/// What lets the place be found, when it cannot be.
+#[cfg(target_os = "macos")]
+pub const FIND_IT: &str = "set HOME so ~/Library/LaunchAgents can be found";
 
 /// The agent's path, as the user reads it.
 #[cfg(target_os = "macos")]
-pub(crate) fn place() -> anyhow::Result<String> {
+pub fn place() -> Result<String, AutostartError> {
     Ok(launchd::tray_agent_path(&home()?).display().to_string())
 }
 
 /// A Mac always has a desktop for its users (the agent itself waits for a graphical login).
 #[cfg(target_os = "macos")]
-pub(crate) fn wanted() -> bool {
+pub fn wanted() -> bool {
     true
 }
 
 /// Whether lidguard's agent is there.
 #[cfg(target_os = "macos")]
-pub(crate) fn installed() -> anyhow::Result<bool> {
+pub fn installed() -> Result<bool, AutostartError> {
     Ok(installed_in(&home()?))
 }
 
 /// Whether a file of that name is there that lidguard did not write.
 #[cfg(target_os = "macos")]
-pub(crate) fn foreign() -> anyhow::Result<bool> {
+pub fn foreign() -> Result<bool, AutostartError> {
     let home = home()?;
     Ok(launchd::tray_agent_path(&home).symlink_metadata().is_ok() && !installed_in(&home))
 }
 
 /// Writes the agent (loaded at the next login); returns its path.
 #[cfg(target_os = "macos")]
-pub(crate) fn install() -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot find the lidguard executable")?;
-    install_in(&home()?, &exe)
+pub fn install(exe: &Path) -> Result<String, AutostartError> {
+    install_in(&home()?, exe)
 }
 
 /// Unloads and deletes lidguard's agent (never a file it did not write); returns its path,
 /// `None` when there was none.
 #[cfg(target_os = "macos")]
-pub(crate) fn remove() -> anyhow::Result<Option<String>> {
+pub fn remove() -> Result<Option<String>, AutostartError> {
     remove_in(&home()?, || {
         // Loaded since the last login: unloaded too (not loaded: launchctl says so, which is
         // fine). A tray it started ends with it.
@@ -72,31 +75,28 @@ fn installed_in(home: &Path) -> bool {
 }
 
 /// Writes the agent running `exe` (readable by the user alone) below `home`.
-fn install_in(home: &Path, exe: &Path) -> anyhow::Result<String> {
+fn install_in(home: &Path, exe: &Path) -> Result<String, AutostartError> {
     let path = launchd::tray_agent_path(home);
     if path.symlink_metadata().is_ok() && !installed_in(home) {
-        anyhow::bail!(
-            "{} is there and lidguard did not write it; it is left alone. Move it away and run \
-             setup again, or pass --no-tray",
-            path.display()
-        );
+        return Err(AutostartError::Foreign(path.display().to_string()));
     }
-    let dir = path.parent().context("the LaunchAgents folder")?;
+    let dir = home.join("Library").join("LaunchAgents");
+    let dir = dir.as_path();
     // Every account has this folder; one made here stays, as any login item's would.
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(AutostartError::io("create", dir))?;
     lidguard_files::atomic::write(&path, launchd::tray_agent_plist(exe).as_bytes(), 0o600)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(AutostartError::io("write", &path))?;
     Ok(path.display().to_string())
 }
 
 /// Deletes lidguard's agent below `home` after `unload`; a file lidguard did not write stays.
-fn remove_in(home: &Path, unload: impl FnOnce()) -> anyhow::Result<Option<String>> {
+fn remove_in(home: &Path, unload: impl FnOnce()) -> Result<Option<String>, AutostartError> {
     if !installed_in(home) {
         return Ok(None);
     }
     unload();
     let path = launchd::tray_agent_path(home);
-    std::fs::remove_file(&path).with_context(|| format!("cannot delete {}", path.display()))?;
+    std::fs::remove_file(&path).map_err(AutostartError::io("delete", &path))?;
     Ok(Some(path.display().to_string()))
 }
 
