@@ -82,7 +82,7 @@ pub(crate) fn watch(places: &Places, name: &str, engine: &[String]) -> anyhow::R
         .spawn()
         .context("cannot start the watch")?;
     // The caller (a devcontainer tool) creates the container next: the socket is there first.
-    let deadline = Instant::now() + super::session::STARTUP_TIMEOUT;
+    let deadline = Instant::now() + lidguard_ipc::client::STARTUP_TIMEOUT;
     while !socket.exists() {
         if let Some(status) = background.try_wait()? {
             bail!("the watch of container {name} ended at once ({status}); see lidguard's log");

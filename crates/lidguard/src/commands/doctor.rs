@@ -3,16 +3,14 @@
 
 use std::process::ExitCode;
 
-use lidguard_ipc::Places;
-use lidguard_ipc::client::{self, ClientError};
-use lidguard_ipc::protocol::Request;
+use lidguard_ipc::client::ClientError;
+use lidguard_ipc::{Daemon, Places};
 use lidguard_platform::autostart;
 use lidguard_platform::sources::{self, Roots};
 use serde::Serialize;
 
 use super::hook_config;
 use super::permission;
-use super::session::REQUEST_TIMEOUT;
 use super::status::{battery_text, current_lid};
 use crate::output;
 
@@ -262,36 +260,34 @@ fn hooks(places: &Places, reports: &Reports) -> Vec<Check> {
 /// The daemon, if it runs: its version, and what it says about protection.
 fn daemon(places: &Places) -> Check {
     let area = "daemon";
-    match client::request(places, &Request::Status, REQUEST_TIMEOUT) {
-        Ok(response) => match response.status {
-            Some(status) if response.ok => {
-                let mine = env!("CARGO_PKG_VERSION");
-                if status.daemon_version != mine {
-                    return Check::failed(
-                        area,
-                        format!(
-                            "pid {} runs version {}, this lidguard is {mine}",
-                            status.daemon_pid, status.daemon_version
-                        ),
-                        "end the old daemon (`kill` that pid); the next hook or command starts \
-                         this version",
-                    );
-                }
-                match &status.protection.unavailable_reason {
-                    Some(why) => Check::failed(
-                        area,
-                        format!("pid {}: protection unavailable: {why}", status.daemon_pid),
-                        "see the power line below",
+    match Daemon::new(places).status() {
+        Ok(status) => {
+            let mine = env!("CARGO_PKG_VERSION");
+            if status.daemon_version != mine {
+                return Check::failed(
+                    area,
+                    format!(
+                        "pid {} runs version {}, this lidguard is {mine}",
+                        status.daemon_pid, status.daemon_version
                     ),
-                    None => Check::ok(area, format!("pid {}, version {mine}", status.daemon_pid)),
-                }
+                    "end the old daemon (`kill` that pid); the next hook or command starts \
+                     this version",
+                );
             }
-            _ => Check::failed(
-                area,
-                format!("it did not return a status: {}", response.message),
-                "see lidguard's log (`lidguard status` names it)",
-            ),
-        },
+            match &status.protection.unavailable_reason {
+                Some(why) => Check::failed(
+                    area,
+                    format!("pid {}: protection unavailable: {why}", status.daemon_pid),
+                    "see the power line below",
+                ),
+                None => Check::ok(area, format!("pid {}, version {mine}", status.daemon_pid)),
+            }
+        }
+        Err(ClientError::Refused(why) | ClientError::Protocol(why)) => Check::failed(
+            area,
+            format!("it did not return a status: {why}"),
+            "see lidguard's log (`lidguard status` names it)",
+        ),
         Err(ClientError::NotRunning { .. }) => Check::ok(
             area,
             "not running; the first hook event or command starts it",

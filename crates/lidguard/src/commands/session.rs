@@ -12,7 +12,7 @@ use lidguard_ipc::{Daemon, Places};
 use crate::cli::{RemoveArgs, SessionArgs, StartArgs, StopArgs};
 use crate::{output, prompt};
 
-pub(crate) use lidguard_ipc::client::{REQUEST_TIMEOUT, STARTUP_TIMEOUT};
+pub(crate) use lidguard_ipc::client::REQUEST_TIMEOUT;
 
 pub(crate) fn start(places: &Places, args: StartArgs) -> anyhow::Result<ExitCode> {
     let (session, cwd) = session_ref(&args.session, "start")?;
