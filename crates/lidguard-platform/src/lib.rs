@@ -20,6 +20,7 @@
     allow(clippy::disallowed_methods, reason = "tests write fixtures")
 )]
 
+pub mod account;
 pub mod autostart;
 pub mod battery;
 pub mod give_back;

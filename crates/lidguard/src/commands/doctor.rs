@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use lidguard_core::settings::Os;
 use lidguard_ipc::client::ClientError;
 use lidguard_ipc::{Daemon, Places};
 use lidguard_platform::autostart;
@@ -66,10 +67,6 @@ impl Check {
     }
 
     /// What lidguard cannot see for itself, with what the user should make sure of.
-    #[cfg_attr(
-        not(any(target_os = "macos", test)),
-        allow(dead_code, reason = "only macOS has such a check")
-    )]
     fn unchecked(area: impl Into<String>, detail: impl Into<String>, to_do: &str) -> Check {
         Check {
             area: area.into(),
@@ -116,10 +113,11 @@ fn checks(places: &Places) -> Vec<Check> {
     checks.extend(agents_keep_awake(&reports));
     checks.push(daemon(places));
     checks.extend(power());
-    #[cfg(target_os = "linux")]
-    checks.push(permission_rule());
-    #[cfg(target_os = "linux")]
-    checks.push(service());
+    // Linux's own: the polkit rule root installs, the user units.
+    if Os::current() == Os::Linux {
+        checks.push(permission_rule());
+        checks.push(service());
+    }
     checks.push(tray());
     checks.push(phone(places));
     checks.extend(notices());
@@ -340,7 +338,6 @@ fn power() -> Vec<Check> {
 
 /// The polkit rule: only needed when logind refuses a lock (the power line says so); a rule
 /// written for another user is a ✗, since it lets that user, not this one.
-#[cfg(target_os = "linux")]
 fn permission_rule() -> Check {
     use lidguard_platform::polkit::{self, RuleState};
     let dir = std::path::Path::new(polkit::RULES_DIR);
@@ -371,7 +368,6 @@ fn permission_rule() -> Check {
 }
 
 /// The systemd user service: optional (the daemon starts on demand without it).
-#[cfg(target_os = "linux")]
 fn service() -> Check {
     match super::service::installed_units() {
         Ok(units) if units.is_empty() => Check::ok(

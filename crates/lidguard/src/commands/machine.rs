@@ -69,7 +69,7 @@ pub(crate) fn temperature(
     match (celsius, &readings) {
         (Some(c), _) => output::line(&format!("{c} °C ({} of {zones} zone(s))", mode.as_str()))?,
         (None, Err(why)) => {
-            let guard = if cfg!(any(target_os = "linux", windows)) {
+            let guard = if Os::current() != Os::MacOs {
                 ""
             } else {
                 "; emergency hibernation is Linux and Windows only"

@@ -10,13 +10,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use lidguard_core::settings::Os;
 use lidguard_ipc::Places;
 use lidguard_platform::sudoers::{self, Installed, RuleState};
-use lidguard_platform::{launchd, pmset};
+use lidguard_platform::{account, launchd, pmset};
 use serde_json::json;
 
 use crate::cli::{MacosPermissionArgs, PermissionAction};
 use crate::output;
+
+/// Whether this is the Mac the rule is for (elsewhere the files are written for tests, nothing
+/// is loaded or asked).
+const ON_MAC: bool = matches!(Os::current(), Os::MacOs);
 
 /// The user the rule and the job are for, with their home and ids.
 struct Target {
@@ -50,28 +55,17 @@ fn target(args: &MacosPermissionArgs) -> anyhow::Result<Target> {
             .or_else(|| lidguard_files::environment::text("USER").filter(|u| !u.is_empty()))
             .context("cannot tell which user the rule is for; pass --user NAME")?,
     };
-    let account = account(&name);
+    let account = account::by_name(&name);
     let home = match (&args.home, &account) {
         (Some(home), _) => home.clone(),
-        (None, Some((home, _))) => home.clone(),
+        (None, Some(account)) => account.home.clone(),
         (None, None) => bail!("there is no user {name:?} here; pass --user NAME (and --home DIR)"),
     };
     Ok(Target {
         name,
         home,
-        ids: account.map(|(_, ids)| ids),
+        ids: account.map(|a| (a.uid, a.gid)),
     })
-}
-
-#[cfg(unix)]
-fn account(name: &str) -> Option<(PathBuf, (u32, u32))> {
-    let user = nix::unistd::User::from_name(name).ok()??;
-    Some((user.dir, (user.uid.as_raw(), user.gid.as_raw())))
-}
-
-#[cfg(not(unix))]
-fn account(_name: &str) -> Option<(PathBuf, (u32, u32))> {
-    None
 }
 
 fn rule_text(state: &RuleState) -> String {
@@ -93,7 +87,7 @@ fn rule_text(state: &RuleState) -> String {
 /// The launchd job: `None` missing, `Some(true)` lidguard's, `Some(false)` someone else's (or
 /// a link, which lidguard never follows in a user's home).
 fn job_state(home: &Path) -> Option<bool> {
-    match job::read(home) {
+    match launchd::job::read(home) {
         Ok(Some(text)) => Some(launchd::is_ours(&text)),
         Ok(None) => None,
         Err(_) => launchd::agent_path(home)
@@ -103,79 +97,10 @@ fn job_state(home: &Path) -> Option<bool> {
     }
 }
 
-/// The launchd job in `~/Library/LaunchAgents`, which `install` runs as root: every step is
-/// taken below the account's home without following a link the user could plant.
-#[cfg(unix)]
-mod job {
-    use std::path::Path;
-
-    use lidguard_files::below::{Dir, Owner};
-    use lidguard_platform::launchd;
-
-    const DIR: [&str; 2] = ["Library", "LaunchAgents"];
-
-    fn name() -> String {
-        format!("{}.plist", launchd::LABEL)
-    }
-
-    pub(super) fn read(home: &Path) -> std::io::Result<Option<String>> {
-        let dir = match Dir::open(home, &DIR, None) {
-            Ok(dir) => dir,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        Ok(dir
-            .read(&name())?
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
-    }
-
-    /// Writes the job as the user's own 0644 file (launchd refuses a job in a user's folder
-    /// that others can write), creating the folders as the user's.
-    pub(super) fn write(home: &Path, text: &str, ids: Option<(u32, u32)>) -> std::io::Result<()> {
-        let owner = ids
-            .filter(|_| rustix::process::geteuid().is_root())
-            .map(|(uid, gid)| Owner { uid, gid });
-        let create = owner.or(Some(Owner {
-            uid: rustix::process::geteuid().as_raw(),
-            gid: rustix::process::getegid().as_raw(),
-        }));
-        Dir::open(home, &DIR, create)?.replace(&name(), text.as_bytes(), 0o644, owner)
-    }
-
-    pub(super) fn remove(home: &Path) -> std::io::Result<bool> {
-        Dir::open(home, &DIR, None)?.remove(&name())
-    }
-}
-
-#[cfg(not(unix))]
-mod job {
-    use std::path::Path;
-
-    fn unsupported() -> std::io::Error {
-        std::io::Error::other("the launchd job exists only on macOS")
-    }
-
-    pub(super) fn read(_home: &Path) -> std::io::Result<Option<String>> {
-        Ok(None)
-    }
-
-    pub(super) fn write(
-        _home: &Path,
-        _text: &str,
-        _ids: Option<(u32, u32)>,
-    ) -> std::io::Result<()> {
-        Err(unsupported())
-    }
-
-    pub(super) fn remove(_home: &Path) -> std::io::Result<bool> {
-        Err(unsupported())
-    }
-}
-
 fn status(places: &Places, dir: &Path, target: &Target, as_json: bool) -> anyhow::Result<ExitCode> {
     let rule = sudoers::status(dir);
     let job = job_state(&target.home);
-    let sleep_disabled = cfg!(target_os = "macos")
+    let sleep_disabled = ON_MAC
         .then(|| pmset::Pmset::new(0).settings())
         .map(|read| read.map(|text| pmset::sleep_disabled(&text)));
     // As root, the user's database is theirs to open (SQLite would make its journal root's).
@@ -233,7 +158,7 @@ fn status(places: &Places, dir: &Path, target: &Target, as_json: bool) -> anyhow
 
 /// What works, without changing anything: `sudo -n -l` for each invocation, `pmset -g`.
 fn check(as_json: bool) -> anyhow::Result<ExitCode> {
-    if !cfg!(target_os = "macos") {
+    if !ON_MAC {
         bail!("`macos-permission check` asks macOS's sudo and pmset; run it on a Mac");
     }
     let mut results = Vec::new();
@@ -329,9 +254,7 @@ fn install(dir: &Path, target: &Target, dry_run: bool) -> anyhow::Result<ExitCod
     })?;
     write_job(&plist, &plist_text, target)?;
     output::line(&format!("installed {}", plist.display()))?;
-    if cfg!(target_os = "macos")
-        && let Some((uid, _)) = target.ids
-    {
+    if ON_MAC && let Some((uid, _)) = target.ids {
         // Reload so a changed job takes effect; a job that was not loaded makes bootout fail.
         let _ = launchctl(&launchd::bootout_args(uid));
         if let Err(e) = launchctl(&launchd::bootstrap_args(uid, &plist)) {
@@ -346,7 +269,7 @@ fn install(dir: &Path, target: &Target, dry_run: bool) -> anyhow::Result<ExitCod
 
 /// Writes the job file as the user's own.
 fn write_job(plist: &Path, text: &str, target: &Target) -> anyhow::Result<()> {
-    job::write(&target.home, text, target.ids)
+    launchd::job::write(&target.home, text, target.ids)
         .with_context(|| format!("cannot write {}", plist.display()))
 }
 
@@ -377,12 +300,10 @@ fn remove(dir: &Path, target: &Target, dry_run: bool) -> anyhow::Result<ExitCode
     }
     match job_state(&target.home) {
         Some(true) => {
-            if cfg!(target_os = "macos")
-                && let Some((uid, _)) = target.ids
-            {
+            if ON_MAC && let Some((uid, _)) = target.ids {
                 let _ = launchctl(&launchd::bootout_args(uid));
             }
-            job::remove(&target.home)
+            launchd::job::remove(&target.home)
                 .with_context(|| format!("cannot delete {}", plist.display()))?;
             output::line(&format!("removed {}", plist.display()))?;
         }

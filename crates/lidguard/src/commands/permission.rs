@@ -7,6 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use lidguard_core::protection::{Inhibit, ProtectionPlan};
+use lidguard_core::settings::Os;
+
+/// The OS whose remedies are given.
+const OS: Os = Os::current();
 use lidguard_platform::polkit::{self, InstallOutcome, RemoveOutcome, RuleState};
 use lidguard_platform::power::PowerError;
 use serde_json::json;
@@ -181,7 +185,7 @@ impl PowerFailure {
     /// What to do about it.
     pub(crate) fn fix(&self) -> String {
         match self {
-            PowerFailure::Unavailable(_) if cfg!(target_os = "linux") => {
+            PowerFailure::Unavailable(_) if OS == Os::Linux => {
                 "lidguard keeps a Linux machine awake through systemd-logind on the D-Bus system \
                  bus: run it where both run (a desktop or laptop session; in a container or WSL \
                  without systemd nothing can be held)"
@@ -192,12 +196,12 @@ impl PowerFailure {
                  and report the line above if it stays"
                     .to_owned()
             }
-            PowerFailure::Refused(_) if cfg!(target_os = "linux") => format!(
+            PowerFailure::Refused(_) if OS == Os::Linux => format!(
                 "`sudo lidguard linux-permission install --user {}` installs a polkit rule that \
                  allows it",
                 current_user().unwrap_or_else(|| "NAME".to_owned())
             ),
-            PowerFailure::Refused(_) if cfg!(target_os = "macos") => {
+            PowerFailure::Refused(_) if OS == Os::MacOs => {
                 "`sudo lidguard macos-permission install` installs the rule that lets lidguard \
                  disable sleep for a closed lid"
                     .to_owned()

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use lidguard_core::settings::Os;
 use lidguard_ipc::Places;
 
 use crate::cli::{ServiceAction, ServiceArgs};
@@ -155,7 +156,7 @@ fn write_unit(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 fn install(places: &Places, dir: &Path, dry_run: bool) -> anyhow::Result<ExitCode> {
-    if !cfg!(target_os = "linux") {
+    if Os::current() != Os::Linux {
         bail!("`lidguard service` writes systemd user units, which only Linux has");
     }
     let exe = std::env::current_exe().context("cannot find this lidguard executable")?;
@@ -247,9 +248,12 @@ fn status(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// lidguard's unit files in the user's unit folder (what `uninstall` removes on Linux).
-#[cfg(target_os = "linux")]
+/// lidguard's unit files in the user's unit folder (what `uninstall` removes; none but on
+/// Linux).
 pub(crate) fn installed_units() -> anyhow::Result<Vec<PathBuf>> {
+    if Os::current() != Os::Linux {
+        return Ok(Vec::new());
+    }
     Ok(units_in(&unit_dir()?))
 }
 
@@ -279,7 +283,6 @@ fn remove(dir: &Path, dry_run: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// `service remove` without a word: the units disabled, stopped and deleted; returns them.
-#[cfg(target_os = "linux")]
 pub(crate) fn remove_units() -> anyhow::Result<Vec<PathBuf>> {
     remove_in(&unit_dir()?)
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use std::time::{Duration, Instant};
 
+use lidguard_core::settings::Os;
 use lidguard_ipc::client::ClientError;
 use lidguard_ipc::protocol::Request;
 use lidguard_ipc::{Daemon, Places};
@@ -148,7 +149,6 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
         .into_iter()
         .filter(|d| d.exists())
         .collect();
-    #[cfg(target_os = "linux")]
     let units = super::service::installed_units()?;
     if !said.json() {
         output::line(
@@ -162,7 +162,6 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
                 autostart::place()?
             ))?;
         }
-        #[cfg(target_os = "linux")]
         for unit in &units {
             output::line(&format!(
                 "  the user service: {} (lidguard service remove)",
@@ -190,7 +189,6 @@ pub(crate) fn uninstall(places: &Places, args: &SetupArgs) -> anyhow::Result<Exi
     said.set("mcp", mcp.into());
     let hooks = hook_config::edit(places, &hooks_args(said.json()), true, false)?;
     said.set("hooks", hooks.into());
-    #[cfg(target_os = "linux")]
     if !units.is_empty() {
         let removed = super::service::remove_units()?;
         for unit in &removed {
@@ -503,9 +501,12 @@ fn remove_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     }
 }
 
-/// What only root can take away, each with the command that does.
-#[cfg(target_os = "linux")]
+/// What only root can take away, each with the command that does (the macOS sudoers rule is
+/// listed by `macos-permission status`).
 fn left_behind() -> Vec<String> {
+    if Os::current() != Os::Linux {
+        return Vec::new();
+    }
     let rule = lidguard_platform::polkit::rule_path(std::path::Path::new(
         lidguard_platform::polkit::RULES_DIR,
     ));
@@ -516,10 +517,4 @@ fn left_behind() -> Vec<String> {
         "left: the polkit rule {} (root's): remove it with `sudo lidguard linux-permission remove`",
         rule.display()
     )]
-}
-
-/// What only root can take away (the macOS sudoers rule is listed by `macos-permission status`).
-#[cfg(not(target_os = "linux"))]
-fn left_behind() -> Vec<String> {
-    Vec::new()
 }

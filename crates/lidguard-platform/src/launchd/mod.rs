@@ -9,6 +9,14 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(not(unix))]
+#[path = "job_other.rs"]
+pub mod job;
+/// The power-restore job file itself, read and written below the account's home.
+#[cfg(unix)]
+#[path = "job_unix.rs"]
+pub mod job;
+
 /// The agent's label (and file name without `.plist`).
 pub const LABEL: &str = "dev.lidguard.power-restore";
 
