@@ -13,6 +13,7 @@
 pub mod client;
 pub mod places;
 pub mod protocol;
+pub mod relay;
 pub mod settings_file;
 pub mod stream;
 #[cfg(windows)]

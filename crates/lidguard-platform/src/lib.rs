@@ -46,6 +46,7 @@ pub mod signals;
 pub mod sleep_disabled;
 pub mod sound;
 pub mod sources;
+pub mod stdin;
 pub mod sudoers;
 pub mod tail;
 #[cfg(test)]

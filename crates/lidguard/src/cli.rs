@@ -14,6 +14,10 @@ use lidguard_core::settings::Os;
 use lidguard_providers::AGENTS;
 use lidguard_providers::agent::Agent;
 
+/// The OS this build is for: commands of another OS are left out of the help (they still parse
+/// and say where they run).
+const HOST: Os = Os::current();
+
 /// Keeps a laptop awake, lid closed included, exactly while AI coding agents work.
 #[derive(Debug, Parser)]
 #[command(
@@ -160,40 +164,40 @@ pub(crate) enum Command {
     /// macOS: whether lidguard may disable sleep for a closed lid, the sudoers rule that allows
     /// it and the launchd job that puts sleep back.
     #[command(long_about = MACOS_PERMISSION_ABOUT)]
-    #[cfg_attr(not(target_os = "macos"), command(hide = true))]
+    #[command(hide = HOST != Os::MacOs)]
     MacosPermission(MacosPermissionArgs),
     /// Put back power settings a stopped daemon left changed (macOS SleepDisabled, the Windows
     /// lid-close action).
     #[command(long_about = POWER_RESTORE_ABOUT)]
-    #[cfg_attr(target_os = "linux", command(hide = true))]
+    #[command(hide = HOST == Os::Linux)]
     PowerRestore(PowerRestoreArgs),
     /// Windows: add lidguard's hooks to agents' configs inside a WSL distro.
     #[command(long_about = WSL_HOOK_ABOUT)]
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslHookInstall(WslHookArgs),
     /// Windows: check lidguard's hooks inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslHookStatus(WslHookArgs),
     /// Windows: remove lidguard's hooks from agents' configs inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslHookRemove(WslHookArgs),
     /// Windows: register lidguard's MCP server with an agent inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslMcpInstall(WslMcpArgs),
     /// Windows: check lidguard's MCP server entry inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslMcpStatus(WslMcpArgs),
     /// Windows: remove lidguard's MCP server entry inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslMcpRemove(WslMcpArgs),
     /// Windows: add a Provider MCP entry to a JSON MCP config inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslProviderMcpInstall(WslProviderMcpArgs),
     /// Windows: check a Provider MCP entry inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslProviderMcpStatus(WslProviderMcpArgs),
     /// Windows: remove a Provider MCP entry inside a WSL distro.
-    #[cfg_attr(not(windows), command(hide = true))]
+    #[command(hide = HOST != Os::Windows)]
     WslProviderMcpRemove(WslProviderMcpArgs),
     /// Serve lidguard's sessions and settings to an MCP client over stdio.
     #[command(
@@ -1144,7 +1148,7 @@ fn wsl_commands(agent: &Agent) -> Vec<clap::Command> {
                 "Windows: print the {name} hook configuration `wsl-hook-install` writes in WSL"
             ))
             .arg(distro.clone())
-            .hide(!cfg!(windows)),
+            .hide(HOST != Os::Windows),
     ];
     if agent.mcp.is_some() {
         out.extend(WSL_MCP_OPS.iter().map(|(op, help)| {
@@ -1157,7 +1161,7 @@ fn wsl_commands(agent: &Agent) -> Vec<clap::Command> {
                         .action(ArgAction::SetTrue)
                         .help("Print the diff that would be written inside the distro"),
                 )
-                .hide(!cfg!(windows))
+                .hide(HOST != Os::Windows)
         }));
     }
     out

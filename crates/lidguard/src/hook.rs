@@ -19,8 +19,10 @@ use lidguard_core::provider::Provider;
 use lidguard_ipc::Places;
 use lidguard_ipc::client::{self, ClientError};
 use lidguard_ipc::protocol::Request;
+use lidguard_ipc::relay::{self, RELAY_ENV};
 use lidguard_platform::process::ancestry;
 use lidguard_platform::sources::Roots;
+use lidguard_platform::stdin;
 use lidguard_providers::{HookInput, owner};
 
 /// Largest payload read; Claude tool responses can be large, but never this large. More is
@@ -136,7 +138,7 @@ fn handle(
         queued: false,
         payload_follows: None,
     };
-    let (response, cannot_start) = match ask_relay(&request, deadline) {
+    let (response, cannot_start) = match relay::ask(&request, deadline) {
         Some(Ok(response)) => (Ok(response), None),
         // No relay, or a stale one (its ssh connection ended): this host's own daemon.
         relayed => {
@@ -193,109 +195,6 @@ fn handle(
     Ok(())
 }
 
-/// The relays to the daemon of the machine the user sits at, when this hook runs on the far
-/// side of `lidguard ssh` (or in a container given one), best first: `LIDGUARD_RELAY`, else
-/// the sockets `/tmp/lidguard-relay-<user>-*.sock` where each `lidguard ssh` connection has
-/// sshd put its own (sshd leaves them behind when the connection ends, so each connection
-/// takes a new name), newest first. At that shared place only a socket of this user's counts:
-/// another user's file there is ignored (sshd, running as this user, creates the real ones).
-/// `/tmp` is read only under an ssh session (`SSH_CONNECTION`, which sshd sets and tmux or
-/// screen started from it pass on): a local agent's event never pays for the listing. The flag
-/// says whether the paths are the shared place's, where a dead socket may be removed.
-/// `named` is [`RELAY_ENV`]'s value.
-#[cfg(unix)]
-fn relays(named: Option<std::ffi::OsString>) -> (Vec<std::path::PathBuf>, bool) {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    // A socket named by the user's own environment is theirs, whoever owns it inside a
-    // container (Docker runs as root there; the socket is the laptop user's).
-    if let Some(path) = named.filter(|v| !v.is_empty()) {
-        let path = std::path::PathBuf::from(path);
-        let socket = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_socket());
-        return (if socket { vec![path] } else { Vec::new() }, false);
-    }
-    if lidguard_files::environment::var("SSH_CONNECTION").is_none() {
-        return (Vec::new(), false);
-    }
-    let Some(user) = lidguard_files::environment::text("USER")
-        .or_else(|| lidguard_files::environment::text("LOGNAME"))
-        .filter(|u| !u.is_empty() && !u.contains('/'))
-    else {
-        return (Vec::new(), false);
-    };
-    let prefix = format!("{SSH_RELAY_PREFIX}{user}-");
-    let Ok(entries) = std::fs::read_dir(SSH_RELAY_DIR) else {
-        return (Vec::new(), false);
-    };
-    let me = rustix::process::getuid().as_raw();
-    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(&prefix) && name.ends_with(".sock")
-        })
-        .filter_map(|e| {
-            let meta = std::fs::symlink_metadata(e.path()).ok()?;
-            let ours = meta.file_type().is_socket() && meta.uid() == me;
-            ours.then(|| (meta.modified().unwrap_or(std::time::UNIX_EPOCH), e.path()))
-        })
-        .collect();
-    found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    (found.into_iter().map(|(_, path)| path).collect(), true)
-}
-
-/// The variable that names a relay explicitly: a container's bind-mounted socket, or
-/// `tcp://HOST:PORT` ([`RELAY_SECRET_ENV`] then holds the relay's secret).
-pub const RELAY_ENV: &str = "LIDGUARD_RELAY";
-
-/// The secret a TCP relay wants first on each connection.
-pub const RELAY_SECRET_ENV: &str = "LIDGUARD_RELAY_SECRET";
-
-/// Where `lidguard ssh` has sshd put a connection's relay on the remote host:
-/// `<dir>/<prefix><user>-<connection>.sock`.
-pub const SSH_RELAY_DIR: &str = "/tmp";
-/// See [`SSH_RELAY_DIR`].
-pub const SSH_RELAY_PREFIX: &str = "lidguard-relay-";
-
-/// The request through the first relay that answers, if there is one: a TCP relay named in
-/// [`RELAY_ENV`], else the sockets of [`relays`]. A socket nobody listens on any more (its ssh
-/// connection ended) is removed, so the next event does not try it again.
-#[cfg(unix)]
-fn ask_relay(
-    request: &Request,
-    deadline: Instant,
-) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
-    let named = lidguard_files::environment::var(RELAY_ENV);
-    if let Some(address) = named
-        .as_ref()
-        .and_then(|v| v.to_str()?.strip_prefix("tcp://"))
-    {
-        let secret = lidguard_files::environment::text(RELAY_SECRET_ENV).unwrap_or_default();
-        return Some(client::request_tcp(address, &secret, request, deadline));
-    }
-    let (paths, shared) = relays(named);
-    let mut last = None;
-    for path in paths {
-        match client::request_at(&path, request, deadline) {
-            Err(ClientError::NotRunning { .. }) if shared => {
-                let _ = std::fs::remove_file(&path);
-            }
-            Err(e) => last = Some(Err(e)),
-            answer => return Some(answer),
-        }
-    }
-    last
-}
-
-/// No relay where there are no Unix sockets.
-#[cfg(not(unix))]
-fn ask_relay(
-    _request: &Request,
-    _deadline: Instant,
-) -> Option<Result<lidguard_ipc::protocol::Response, ClientError>> {
-    None
-}
-
 /// Reads the payload: up to [`MAX_STDIN`] bytes kept, the rest read and dropped, until the
 /// agent closes stdin or [`DEADLINE`] after its first byte (which has as long to come). Returns
 /// the payload and the deadline of the whole hook.
@@ -308,7 +207,7 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
     let mut first = true;
     let mut over = 0usize;
     loop {
-        if !wait_readable(deadline) {
+        if !stdin::wait_readable(deadline) {
             return Err(format!(
                 "the agent did not finish writing the payload within {DEADLINE:?} ({} bytes read); event ignored",
                 kept.len() + over
@@ -318,12 +217,12 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
         let room = MAX_STDIN - start;
         let read = if room == 0 {
             dropped.resize(64 * 1024, 0);
-            read_some(&mut dropped)
+            stdin::read_some(&mut dropped)
         } else {
             // A pipe hands over at most its buffer (64 KiB) per read.
             let want = room.min(if start == 0 { FIRST_READ } else { 64 * 1024 });
             kept.resize(start + want, 0);
-            let read = read_some(&mut kept[start..]);
+            let read = stdin::read_some(&mut kept[start..]);
             kept.truncate(start + *read.as_ref().unwrap_or(&0));
             read
         };
@@ -352,47 +251,6 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
 
 /// The first read's size (and the least any later read asks for).
 const FIRST_READ: usize = 4 * 1024;
-
-/// Whether stdin has something to read (data or its end) before `deadline`.
-#[cfg(unix)]
-fn wait_readable(deadline: Instant) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let stdin = std::io::stdin();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        let timeout = Timespec::try_from(left).ok();
-        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
-        match poll(&mut fds, timeout.as_ref()) {
-            Ok(0) => {}
-            Ok(_) => return true,
-            Err(rustix::io::Errno::INTR) => {}
-            // Not pollable (a regular file): reads never block.
-            Err(_) => return true,
-        }
-    }
-}
-
-/// Elsewhere reads block; the agent closes stdin after writing.
-#[cfg(not(unix))]
-fn wait_readable(_deadline: Instant) -> bool {
-    true
-}
-
-/// One read of stdin, unbuffered (the poll above looks at the descriptor, so no bytes may sit
-/// in a buffer it cannot see).
-#[cfg(unix)]
-fn read_some(buf: &mut [u8]) -> std::io::Result<usize> {
-    Ok(rustix::io::read(std::io::stdin(), buf)?)
-}
-
-#[cfg(not(unix))]
-fn read_some(buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    std::io::stdin().read(buf)
-}
 
 /// The full `lidguard` executable, which runs the daemon: this one, or the `lidguard` next to
 /// the small hook executable.

@@ -1,11 +1,6 @@
 //! One module per command family; [`run`] dispatches.
 
-#[cfg(any(target_os = "linux", windows, target_os = "macos"))]
 mod config_edit;
-#[cfg(unix)]
-mod container;
-#[cfg(unix)]
-mod container_watch;
 mod doctor;
 mod events;
 mod hand;
@@ -17,18 +12,15 @@ mod macos_permission;
 mod mcp;
 mod mcp_config;
 mod permission;
-#[cfg(unix)]
-mod relay;
+// The far side needs Unix sockets on this side; elsewhere its commands say so.
+#[cfg_attr(not(unix), path = "remote/unsupported.rs")]
+mod remote;
 mod run;
 mod server;
 mod service;
 mod session;
 mod settings;
 mod setup;
-#[cfg(unix)]
-mod ssh;
-#[cfg(unix)]
-mod ssh_install;
 mod status;
 mod wsl;
 
@@ -98,7 +90,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // A daemon that died with the Windows lid-close action or macOS's SleepDisabled changed
     // left a backup: any command puts the user's values back (the daemon itself does so when
     // it starts). Linux changes no such policy.
-    if (cfg!(any(windows, target_os = "macos"))
+    if (lidguard_core::settings::Os::current() != lidguard_core::settings::Os::Linux
         || lidguard_files::environment::var(lidguard_platform::sources::SYS_ROOT_ENV).is_some())
         && !matches!(command, Command::RunServer(_) | Command::PowerRestore(_))
         && let Some(line) = lidguard_daemon::restore_left_changed(&places)
@@ -123,18 +115,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &lidguard_ipc::protocol::Request::CancelSuspend,
             args.json,
         ),
-        #[cfg(unix)]
-        Command::Ssh(args) if args.install || args.remove => {
-            ssh_install::run(&places, &args.ssh_args, args.hook.as_deref(), args.remove)
-        }
-        #[cfg(unix)]
-        Command::Ssh(args) => ssh::run(&places, &args.ssh_args),
-        #[cfg(unix)]
-        Command::Container(args) => container::run(&places, &args),
-        #[cfg(not(unix))]
-        Command::Ssh(_) | Command::Container(_) => anyhow::bail!(
-            "the relay needs Unix sockets on this side: run it from Linux, macOS or WSL"
-        ),
+        Command::Ssh(args) => remote::ssh(&places, &args),
+        Command::Container(args) => remote::container(&places, &args),
         Command::Status(args) => status::run(&places, args.json, args.check, args.verbose),
         Command::Settings(args) => settings::run(&places, &args),
         Command::HookEvents(args) => hook_events::run(&places, &args),

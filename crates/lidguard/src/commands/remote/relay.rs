@@ -24,7 +24,7 @@ use lidguard_ipc::protocol::{
     MAX_REQUEST_BYTES, PROTOCOL_VERSION, Request, RequestEnvelope, Response,
 };
 
-use super::session::daemon_error;
+use crate::commands::session::daemon_error;
 use lidguard_ipc::client::STARTUP_TIMEOUT;
 
 /// Guests served at once (on a TCP relay: once they showed the secret); more are refused (a

@@ -17,7 +17,7 @@ use super::relay::{Place, Relay, exit_code};
 
 /// Where sshd puts relay `relay` on the remote host for `user` (the remote hook finds it there).
 fn remote_socket(user: &str, relay: &str) -> String {
-    use lidguard::hook::{SSH_RELAY_DIR, SSH_RELAY_PREFIX};
+    use lidguard_ipc::relay::{SSH_RELAY_DIR, SSH_RELAY_PREFIX};
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());

@@ -9,8 +9,8 @@
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
-use lidguard::hook::{RELAY_ENV, RELAY_SECRET_ENV};
 use lidguard_ipc::Places;
+use lidguard_ipc::relay::{RELAY_ENV, RELAY_SECRET_ENV};
 
 use super::relay::{Place, Relay, exit_code};
 use crate::cli::ContainerArgs;

@@ -16,9 +16,9 @@ use anyhow::{Context, bail};
 use lidguard_config::wsl::{self, Distro, How, WslExe, stamp};
 use lidguard_ipc::Places;
 
-use super::hook_config::setup;
 use super::ssh::destination;
-use super::wsl::{agent_dir_exists, report};
+use crate::commands::hook_config::setup;
+use crate::commands::wsl::{agent_dir_exists, report};
 use crate::output;
 
 /// Where the hook goes on the remote host, under its user's home.
@@ -122,7 +122,7 @@ pub(crate) fn run(
 fn static_hook(given: Option<&Path>, machine: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
     let path = match given {
         Some(path) => path.to_owned(),
-        None => super::hook_config::hook_exe()?,
+        None => crate::commands::hook_config::hook_exe()?,
     };
     let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let archive = format!("lidguard-<version>-{machine}-unknown-linux-musl.tar.gz");

@@ -10,8 +10,8 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use lidguard::hook::RELAY_ENV;
 use lidguard_ipc::Places;
+use lidguard_ipc::relay::RELAY_ENV;
 
 use super::relay::{Place, Relay};
 use crate::output;
