@@ -36,6 +36,7 @@ pub mod ask;
 pub mod clamshell;
 pub mod desktop;
 pub mod event;
+pub mod notice;
 pub mod protection;
 pub mod provider;
 pub mod registry;

@@ -651,11 +651,9 @@ pub struct Notices {
 }
 
 impl Notices {
-    /// A session became soft-locked for `reason`: whether to send "needs you" now.
-    pub fn locked(&mut self, key: &SessionKey, reason: &str, now: Timestamp) -> bool {
-        if !waits_for_user(reason) {
-            return false;
-        }
+    /// A session now waits for the user ([`crate::notice`] says so): whether to send "needs
+    /// you" now.
+    pub fn locked(&mut self, key: &SessionKey, now: Timestamp) -> bool {
         if self
             .last
             .get(key)

@@ -622,17 +622,22 @@ fn the_user_cancels_a_pending_suspend() {
     assert_eq!(sim.logged("suspend-canceled"), 1);
 }
 
+/// The moments decided and the desktop that tells them, as the daemon keeps them.
+#[derive(Default)]
+struct Desktop {
+    moments: lidguard_core::notice::Moments,
+    told: lidguard_core::desktop::Desktop,
+}
+
 /// The desktop notices an input calls for, as the daemon asks for them.
-fn notices(
-    sim: &mut sim::Sim,
-    desktop: &mut lidguard_core::desktop::Desktop,
-    input: Input,
-) -> Vec<String> {
+fn notices(sim: &mut sim::Sim, desktop: &mut Desktop, input: Input) -> Vec<String> {
     sim.effects.clear();
     sim.apply(input);
-    desktop
-        .due(&sim.effects, &sim.reg)
-        .into_iter()
+    let lid_open = sim.reg.machine().lid != lidguard_core::event::Lid::Closed;
+    let moments = desktop.moments.due(&sim.effects, &sim.reg);
+    moments
+        .iter()
+        .filter_map(|m| desktop.told.tell(m, sim.reg.settings(), lid_open))
         .map(|n| n.summary)
         .collect()
 }
@@ -642,7 +647,6 @@ fn notices(
 /// once until it is cleared.
 #[test]
 fn desktop_notices_for_a_suspend_while_sessions_wait_and_for_the_battery_floor() {
-    use lidguard_core::desktop::Desktop;
     use lidguard_core::suspend::Battery;
 
     let mut desktop = Desktop::default();

@@ -129,6 +129,49 @@ fn no_code_of_ours_depends_on_the_cpu() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// One place decides that a session now waits for the user (`lidguard_core::notice`): a
+/// notice channel — a file that says "needs you" or "works again", or shows a notice on the
+/// desktop or the phone — only tells the moments it is handed. One that looked at soft-locks
+/// or saved sessions itself would tell the user something the others do not.
+#[test]
+fn only_the_core_decides_that_a_session_waits_for_you() {
+    let decider = Path::new("lidguard-core/src/notice.rs");
+    let channel_marks = [
+        "needs_you_notice(",
+        "resumed_notice(",
+        "Notifier::new(",
+        "Ntfy::from_settings(",
+    ];
+    let detection_marks = ["soft_lock", "waits_for_user(", "SaveSession"];
+    let mut found = Vec::new();
+    for src in crate_sources() {
+        for path in modules(&src).into_values() {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let shown = path.components().rev().take(3).collect::<Vec<_>>();
+            let shown: PathBuf = shown.into_iter().rev().collect();
+            if shown == decider {
+                continue;
+            }
+            // A use, not the definition.
+            let uses = |mark: &str| {
+                text.matches(mark).count() > text.matches(&format!("fn {mark}")).count()
+            };
+            if uses("waits_for_user(") {
+                found.push(format!("{}: asks waits_for_user itself", shown.display()));
+            }
+            if channel_marks.iter().any(|m| uses(m)) {
+                for mark in detection_marks.iter().filter(|m| uses(m)) {
+                    found.push(format!(
+                        "{}: a notice channel that reads `{mark}`",
+                        shown.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 /// The `src/` folder of every crate in the workspace.
 fn crate_sources() -> Vec<PathBuf> {
     let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

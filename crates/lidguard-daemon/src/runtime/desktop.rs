@@ -1,11 +1,13 @@
-//! Desktop notifications, sent off the event loop: the core decides which moments need the
-//! user ([`lidguard_core::desktop`]); this part shows them through the platform's notifier.
+//! The desktop channel, sent off the event loop: the core decides the moments
+//! ([`lidguard_core::notice`]) and how the desktop tells them ([`lidguard_core::desktop`]);
+//! this part shows them through the platform's notifier.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lidguard_core::desktop::{Desktop, Notice};
-use lidguard_core::registry::{Effect, Registry};
+use lidguard_core::notice::Moment;
+use lidguard_core::settings::Settings;
 use lidguard_platform::notify::{Notifier, NotifyError};
 
 /// How long one notice may take to reach the notification service.
@@ -24,17 +26,9 @@ impl DesktopNotices {
         }
     }
 
-    /// The notices an input's `effects` call for (the registry as it is after it).
-    pub(super) fn effects(&mut self, effects: &[Effect], registry: &Registry) {
-        for notice in self.told.due(effects, registry) {
-            self.show(notice);
-        }
-    }
-
-    /// After the effects are carried out: protection not held (`unavailable`: why), which
-    /// matters while the registry wants it.
-    pub(super) fn protection(&mut self, unavailable: Option<&str>, registry: &Registry) {
-        if let Some(notice) = self.told.protection(unavailable, registry) {
+    /// Tells `moment` on the desktop, if its setting (and for a wait, the open lid) lets it.
+    pub(super) fn tell(&mut self, moment: &Moment, settings: &Settings, lid_open: bool) {
+        if let Some(notice) = self.told.tell(moment, settings, lid_open) {
             self.show(notice);
         }
     }

@@ -11,6 +11,7 @@ mod inbox;
 mod life;
 mod lines;
 mod machine;
+mod notices;
 mod observe;
 mod outbound;
 mod outbox;
@@ -90,12 +91,13 @@ pub(crate) async fn serve(
         outbound: Outbound::new(to.internal, to.attempts),
         publisher: Publisher::new(crate::stream::Hub::new(to.followers_left)),
         phone: phone::Phone::new(to.phone_news),
+        notices: notices::Notices::new(),
     };
     // The stream goes on from what the last daemon kept: `events --since` spans restarts.
     rt.publisher.hub.restore(rt.records.stream_lines());
     let (restored, dropped) = rt.records.recover_sessions();
     rt.history_started(started_by.describe(socket_activated), &dropped);
-    rt.phone.restored(&restored);
+    rt.notices.restored(&restored);
     // The user's pause first: sessions it covers are not held even for a moment.
     if let Some(pause) = rt.records.recover_pause() {
         rt.apply(Input::RestorePause(pause)).await;
@@ -229,6 +231,8 @@ struct Runtime {
     outbound: Outbound,
     publisher: Publisher,
     phone: phone::Phone,
+    /// What the user is told, on every channel.
+    notices: notices::Notices,
     /// The agents' processes and transcripts.
     watchers: crate::watch::Watchers,
 }
@@ -417,7 +421,7 @@ impl Runtime {
     /// Applies one input, hands each effect to its part, returns what the registry answered.
     async fn apply_outcome(&mut self, input: Input) -> Applied {
         let outcome = self.registry.apply(input, Timestamp::now());
-        (self.outbound.desktop).effects(&outcome.effects, &self.registry);
+        (self.notices).effects(&outcome.effects, &self.registry, &mut self.phone);
         let mut webhooks = Vec::new();
         let mut out = self.outbox();
         for effect in outcome.effects {
@@ -427,14 +431,8 @@ impl Runtime {
                     let clamshell = self.registry.clamshell();
                     self.protection.set(plan, clamshell, &mut out).await;
                 }
-                Effect::SaveSession(session) => {
-                    self.phone.session_saved(self.registry.settings(), &session);
-                    out.write(records::save_session(&session));
-                }
-                Effect::DeleteSession(key) => {
-                    self.phone.session_gone(&key);
-                    out.write(records::delete_session(&key));
-                }
+                Effect::SaveSession(session) => out.write(records::save_session(&session)),
+                Effect::DeleteSession(key) => out.write(records::delete_session(&key)),
                 Effect::SavePause(pause) => out.write(records::save_pause(pause)),
                 Effect::Log(event) => out.log(&event),
                 Effect::Exit => self.life.idle_exit(self.publisher.hub.followers()),
@@ -457,7 +455,8 @@ impl Runtime {
                 } => self.answer_hook(id, &key, continuation, status, &mut out),
             }
         }
-        (self.outbound.desktop).protection(self.protection.unavailable(), &self.registry);
+        let unavailable = self.protection.unavailable();
+        (self.notices).protection(unavailable, &self.registry, &mut self.phone);
         // Effects never ask for inputs of their own; one that did is applied on the next turn.
         for input in self.settle(out) {
             self.outbound.report(input);

@@ -1,6 +1,5 @@
 //! Outbound: what leaves the daemon off its event loop — webhooks, the post-stop sound, the
-//! ask-before-sleep exchange with the receiver and desktop notifications — and reports back
-//! through channels.
+//! ask-before-sleep exchange with the receiver — and reports back through channels.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +24,6 @@ pub(super) struct Outbound {
     asking: Option<(u64, Arc<AtomicBool>)>,
     /// Webhook attempts finished off the actor, for the event log.
     records: mpsc::UnboundedSender<Attempt>,
-    /// Notices on this machine's desktop.
-    pub(super) desktop: super::desktop::DesktopNotices,
 }
 
 /// The ask-before-sleep exchange an [`Effect::Ask`] asks for, with the pending suspend's id
@@ -69,7 +66,6 @@ impl Outbound {
             webhooks: Vec::new(),
             asking: None,
             records,
-            desktop: super::desktop::DesktopNotices::new(),
         }
     }
 

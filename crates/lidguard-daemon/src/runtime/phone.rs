@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use jiff::{SignedDuration, Timestamp};
 use lidguard_core::ask::{AskOutcome, Transports};
 use lidguard_core::event::CLOSED_LID_ASK_REASON;
+use lidguard_core::notice::{Ending, Moment, What};
 use lidguard_core::registry::Input;
 use lidguard_core::remote::{
     Answer, Asked, Notices, Whereabouts, ask_notice, needs_you_notice, permission_notice,
@@ -37,8 +38,6 @@ pub(super) struct Phone {
     news: mpsc::UnboundedSender<News>,
     waits: HashMap<String, RemoteWait>,
     notices: Notices,
-    /// Each session's soft-lock reason as last saved.
-    locks: HashMap<SessionKey, String>,
     ask: Option<AskRun>,
     /// Which transport gave the last ask-before-sleep answer (for the stream).
     pub(super) answered_by: Option<&'static str>,
@@ -60,7 +59,6 @@ impl Phone {
             news,
             waits: HashMap::new(),
             notices: Notices::default(),
-            locks: HashMap::new(),
             ask: None,
             answered_by: None,
             ended_exchange: None,
@@ -407,46 +405,43 @@ impl Phone {
         }
     }
 
-    /// A session was saved: a new wait for the user sends "needs you" (rate-limited), its end
-    /// "works again" — each when ntfy is set and that notice is on.
-    pub(super) fn session_saved(&mut self, settings: &Settings, session: &Session) {
-        let key = &session.key;
-        let reason = session.soft_lock.as_ref().map(|l| l.reason.clone());
-        let before = match &reason {
-            Some(r) => self.locks.insert(key.clone(), r.clone()),
-            None => self.locks.remove(key),
-        };
-        let Some(ntfy) = Ntfy::from_settings(settings) else {
-            return;
-        };
-        let at = Whereabouts::of(session);
-        let notice = match (before, reason) {
-            (None, Some(reason)) => (settings.ntfy_needs_you
-                && self.notices.locked(key, &reason, Timestamp::now()))
-            .then(|| ("needs-you", needs_you_notice(key, at, &reason))),
-            // The follow-up is owed even when it is off: that clears it.
-            (Some(_), None) => (self.notices.resumed(key) && settings.ntfy_resumed)
-                .then(|| ("resumed", resumed_notice(key, at))),
+    /// The phone channel: a session that now waits for the user sends "needs you"
+    /// (rate-limited), its end "works again" — each when ntfy is set and that notice is on. The
+    /// core decides the moments ([`lidguard_core::notice`]); other moments are the desktop's.
+    pub(super) fn tell(&mut self, moment: &Moment, settings: &Settings) {
+        let notice = match moment {
+            Moment::Began(What::WaitingForYou(wait)) => {
+                let Some(ntfy) = Ntfy::from_settings(settings) else {
+                    return;
+                };
+                (settings.ntfy_needs_you && self.notices.locked(&wait.key, Timestamp::now())).then(
+                    || {
+                        let notice = needs_you_notice(&wait.key, wait.whereabouts(), &wait.reason);
+                        (ntfy, format!("needs-you {}", wait.key), notice)
+                    },
+                )
+            }
+            Moment::Ended(What::WaitingForYou(wait), how) => {
+                let key = &wait.key;
+                if *how == Ending::Gone {
+                    self.notices.forget(key);
+                    return;
+                }
+                let Some(ntfy) = Ntfy::from_settings(settings) else {
+                    return;
+                };
+                // The follow-up is owed even when it is off (or the session only went quiet):
+                // that clears it.
+                (self.notices.resumed(key) && *how == Ending::Cleared && settings.ntfy_resumed)
+                    .then(|| {
+                        let notice = resumed_notice(key, wait.whereabouts());
+                        (ntfy, format!("resumed {key}"), notice)
+                    })
+            }
             _ => None,
         };
-        if let Some((what, notice)) = notice {
-            self.desk.notify(&ntfy, &format!("{what} {key}"), notice);
+        if let Some((ntfy, what, notice)) = notice {
+            self.desk.notify(&ntfy, &what, notice);
         }
-    }
-
-    /// Sessions restored at start: their waits are known already (no "needs you" for a wait
-    /// that began before this daemon).
-    pub(super) fn restored(&mut self, sessions: &[Session]) {
-        for session in sessions {
-            if let Some(lock) = &session.soft_lock {
-                self.locks.insert(session.key.clone(), lock.reason.clone());
-            }
-        }
-    }
-
-    /// A session is gone: nothing more to tell about it.
-    pub(super) fn session_gone(&mut self, key: &SessionKey) {
-        self.locks.remove(key);
-        self.notices.forget(key);
     }
 }
