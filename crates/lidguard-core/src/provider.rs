@@ -7,7 +7,19 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// An agent harness. Serialized as its lowercase CLI name (`claude`, `codex`, ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     /// OpenAI Codex CLI.
@@ -39,20 +51,7 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider, in display order.
-    pub const ALL: [Provider; 12] = [
-        Provider::Codex,
-        Provider::Claude,
-        Provider::Copilot,
-        Provider::OpenCode,
-        Provider::Gemini,
-        Provider::Cursor,
-        Provider::Qwen,
-        Provider::Kilo,
-        Provider::Cline,
-        Provider::Droid,
-        Provider::Custom,
-        Provider::Mcp,
-    ];
+    pub const ALL: &'static [Provider] = <Provider as strum::VariantArray>::VARIANTS;
 
     /// Every name of the provider, in one place (an exhaustive match: a new variant is a
     /// compile error here until it has its names).
@@ -137,7 +136,8 @@ impl FromStr for Provider {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let lower = s.trim().to_ascii_lowercase();
         Provider::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|p| {
                 let names = p.names();
                 names.cli == lower || names.aliases.contains(&lower.as_str())
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_from_str_and_serde() {
-        for p in Provider::ALL {
+        for &p in Provider::ALL {
             assert_eq!(p.as_str().parse::<Provider>().unwrap(), p);
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(json, format!("\"{}\"", p.as_str()));

@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod agents;
+mod evidence;
 pub mod install;
 /// The assistant's last answer from the tail of an agent's transcript (for webhooks).
 pub mod last_message;

@@ -11,21 +11,10 @@ use lidguard_core::provider::Provider;
 /// How far up the process tree to look.
 pub const MAX_DEPTH: usize = 16;
 
-/// Script runners an agent may be wrapped in (`npx @openai/codex`, a Bun-built binary, ...).
-const WRAPPERS: [&str; 4] = ["node", "npm", "npx", "bun"];
-
 /// Whether a process with this `name` (from `/proc/<pid>/comm`) and `cmdline` is the agent of
 /// `provider` (each agent's rule is in its folder).
 pub fn is_owner(provider: Provider, name: &str, cmdline: &str) -> bool {
     crate::agents::agent(provider).is_some_and(|a| (a.is_owner)(name, cmdline))
-}
-
-/// What the agents' rules look at: the process name normalized, the command line in lowercase,
-/// and whether the process is a script runner an agent may be wrapped in.
-pub(crate) fn parts(name: &str, cmdline: &str) -> (String, String, bool) {
-    let name = normalize_name(name);
-    let wrapper = WRAPPERS.contains(&name.as_str());
-    (name, cmdline.to_ascii_lowercase(), wrapper)
 }
 
 /// The process that runs a hook: the agent, or another tool that runs the agent's hook files.
@@ -65,14 +54,6 @@ pub fn find_runner<'a>(
                 works_from_launch: false,
             })
         })
-}
-
-/// The file name without extension, lowercase, without the `-` of a login shell.
-fn normalize_name(name: &str) -> String {
-    let name = name.trim().trim_start_matches('-');
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let stem = base.strip_suffix(".exe").unwrap_or(base);
-    stem.to_ascii_lowercase()
 }
 
 #[cfg(test)]

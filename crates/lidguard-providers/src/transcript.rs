@@ -10,7 +10,7 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use lidguard_core::provider::Provider;
 use serde_json::Value;
@@ -165,34 +165,10 @@ pub fn discover(provider: Provider, session_id: &str, home: &Path, var: Env<'_>)
     }
 }
 
-/// The one file of `files`, or why there is none.
-pub(crate) fn one_of(mut files: Vec<PathBuf>) -> Discovery {
-    files.sort();
-    files.dedup();
-    match files.len() {
-        0 => Discovery::NotFound,
-        1 => Discovery::Found(files.remove(0)),
-        n => Discovery::Ambiguous(n),
-    }
-}
-
-/// Calls `visit` for every file below `dir`, at most `depth` levels down.
-pub(crate) fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(t) if t.is_dir() && depth > 0 => walk(&path, depth - 1, visit),
-            Ok(t) if t.is_file() => visit(&path),
-            _ => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn lines(records: &[Value]) -> Vec<String> {

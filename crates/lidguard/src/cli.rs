@@ -1034,7 +1034,7 @@ impl TypedValueParser for Offered {
 
 /// `--provider` of sessions: every provider, with its other spellings.
 fn any_provider() -> impl clap::builder::TypedValueParser<Value = Provider> {
-    let values = Provider::ALL.map(|p| {
+    let values = Provider::ALL.iter().map(|p| {
         clap::builder::PossibleValue::new(p.as_str()).aliases(p.aliases().iter().copied())
     });
     clap::builder::PossibleValuesParser::new(values)

@@ -16,7 +16,7 @@ pub(crate) fn interactive() -> bool {
 pub(crate) fn provider(given: Option<Provider>, command: &str) -> anyhow::Result<Provider> {
     match given {
         Some(p) => Ok(p),
-        None => provider_among(&Provider::ALL, command),
+        None => provider_among(Provider::ALL, command),
     }
 }
 

@@ -51,7 +51,7 @@ pub static AGENT: Agent = Agent {
         OtherRunner {
             name: "devin",
             is: |name, cmdline| {
-                let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+                let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
                 name == "devin" || (wrapper && cmd.contains("devin"))
             },
         },
@@ -134,7 +134,7 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 
 /// The `claude` executable, or the node/bun wrapper running the npm package.
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("claude") || (wrapper && cmd.contains("claude"))
 }
 

@@ -12,8 +12,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::agent::Discovery;
 use crate::agent::{Env, Question, TranscriptRules, set_dir};
-use crate::transcript::{Discovery, one_of};
+use crate::evidence::one_of;
 
 /// Claude's interrupt markers (exact texts of a `user` record).
 const INTERRUPTS: [&str; 2] = [

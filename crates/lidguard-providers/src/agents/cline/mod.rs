@@ -92,6 +92,6 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 /// `cline` (the npm launcher or its native binary, which also runs the background hub that
 /// runs later tasks: `cline --cline-hub-daemon`).
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name == "cline" || (wrapper && cmd.contains("cline"))
 }

@@ -86,7 +86,7 @@ fn trust_key_path(location: &Location) -> String {
 /// The CLI (`codex`), the Codex App server (`codex app-server`), or node wrappers that run the
 /// npm package.
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name == "codex"
         || name.starts_with("codex-")
         || (wrapper && cmd.contains("node_modules") && cmd.contains("codex"))

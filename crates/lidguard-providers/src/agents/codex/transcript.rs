@@ -11,8 +11,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::agent::Discovery;
 use crate::agent::{Env, Question, TranscriptRules, set_dir};
-use crate::transcript::{Discovery, one_of, walk};
+use crate::evidence::{one_of, walk};
 
 /// The soft-lock reason while a `request_user_input` call waits for its answer.
 pub const USER_INPUT_PENDING: &str = "codex_transcript_request_user_input_pending";

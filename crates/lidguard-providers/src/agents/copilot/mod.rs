@@ -115,7 +115,7 @@ fn related_files(location: &Location, cwd: Option<&Path>) -> Vec<PathBuf> {
 
 /// `copilot`, `gh copilot`, or a node wrapper running the npm package.
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("copilot")
         || (name == "gh" && cmd.contains("copilot"))
         || (wrapper && cmd.contains("copilot"))

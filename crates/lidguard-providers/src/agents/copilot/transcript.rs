@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::agent::Discovery;
 use crate::agent::{Env, Question, TranscriptRules};
-use crate::transcript::Discovery;
 
 pub(super) static RULES: TranscriptRules = TranscriptRules {
     activity_reason: "github_copilot_session_event_activity_detected",

@@ -42,7 +42,7 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 /// The Cursor app (`cursor`, `Cursor`, its helpers) or its agent CLI (`cursor-agent`, also
 /// installed as `agent`).
 pub(crate) fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("cursor")
         || (name == "agent" && cmd.contains("cursor"))
         || (wrapper && cmd.contains("cursor-agent"))

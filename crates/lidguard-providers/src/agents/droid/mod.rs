@@ -97,7 +97,7 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 
 /// `droid` (the native binary, or the npm package's launcher run by node).
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name == "droid" || (wrapper && cmd.contains("@factory/cli"))
 }
 

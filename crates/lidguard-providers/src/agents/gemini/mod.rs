@@ -48,6 +48,6 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 /// `gemini` (the npm shim), or node running its bundle (`…/gemini-cli/bundle/gemini.js`,
 /// which relaunches itself once as a child).
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("gemini") || (wrapper && cmd.contains("gemini"))
 }

@@ -83,6 +83,6 @@ fn mcp_location(var: Env<'_>) -> Option<Location> {
 
 /// The `kilo` executable (the native binary, or the npm launcher running it).
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("kilo") || (wrapper && cmd.contains("kilocode"))
 }

@@ -135,6 +135,6 @@ pub(crate) fn local_server(what: &'static str, exe: &str) -> JsonEntry {
 
 /// The `opencode` executable, or a node/bun wrapper running it.
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("opencode") || (wrapper && cmd.contains("opencode"))
 }

@@ -71,6 +71,6 @@ pub fn mcp_entry(exe: &str) -> JsonEntry {
 
 /// `qwen` (the npm shim), or node running its package (`…/qwen-code/cli-entry.js`).
 fn is_owner(name: &str, cmdline: &str) -> bool {
-    let (name, cmd, wrapper) = crate::owner::parts(name, cmdline);
+    let (name, cmd, wrapper) = crate::evidence::parts(name, cmdline);
     name.contains("qwen") || (wrapper && cmd.contains("qwen-code"))
 }
