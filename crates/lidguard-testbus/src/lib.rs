@@ -35,6 +35,45 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+/// Why a private bus, logind or stand-in could not be had.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BusError {
+    /// It cannot run here at all (not Linux, not root, a program missing): the tests that
+    /// need it are skipped outside CI.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A file, a directory or a process could not be made.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was tried (`cannot start dbus-daemon`).
+        what: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It ran and failed, did not come up in time, or answered what cannot be read.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What failed, said in words: a program's answer that cannot be read, a thread that ended.
+impl From<String> for BusError {
+    fn from(said: String) -> BusError {
+        BusError::Failed(said)
+    }
+}
+
+impl BusError {
+    /// `what` failed for `source`.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> BusError {
+        BusError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
 #[cfg(unix)]
 mod served;
 #[cfg(unix)]
@@ -79,25 +118,25 @@ impl PrivateBus {
     ///
     /// The daemon stays this process's child (rather than `--fork`ing away), so stopping it can
     /// reap it and its PID can never be reused by another process before that.
-    pub fn start() -> Result<PrivateBus, String> {
+    pub fn start() -> Result<PrivateBus, BusError> {
         let dbus_daemon = find_program("dbus-daemon")?;
         let dir = tempfile::Builder::new()
             .prefix("lidguard-testbus-")
             .tempdir()
-            .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+            .map_err(|e| BusError::io("cannot create a temporary directory", e))?;
         // Like the real system bus, reachable by every user (tests run clients as other uids).
         {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))
-                .map_err(|e| format!("cannot open up {}: {e}", dir.path().display()))?;
+                .map_err(|e| BusError::io(format!("cannot open up {}", dir.path().display()), e))?;
         }
         let socket = dir.path().join("system_bus_socket");
         let config = dir.path().join("bus.conf");
         fs::write(&config, bus_config(&socket))
-            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+            .map_err(|e| BusError::io(format!("cannot write {}", config.display()), e))?;
         let log_path = dir.path().join("dbus-daemon.log");
         let log = File::create(&log_path)
-            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+            .map_err(|e| BusError::io(format!("cannot create {}", log_path.display()), e))?;
 
         let mut daemon = Command::new(dbus_daemon)
             .arg(format!("--config-file={}", config.display()))
@@ -107,7 +146,7 @@ impl PrivateBus {
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("cannot start dbus-daemon: {e}"))?;
+            .map_err(|e| BusError::io("cannot start dbus-daemon", e))?;
 
         // Read the address line on a thread so a silent daemon cannot block us forever.
         let stdout = daemon.stdout.take();
@@ -127,17 +166,17 @@ impl PrivateBus {
             dir,
         };
         if printed.trim().is_empty() {
-            return Err(format!(
+            return Err(BusError::Failed(format!(
                 "dbus-daemon did not start listening within {} s: {}",
                 START_TIMEOUT.as_secs(),
                 read_log(&log_path)
-            ));
+            )));
         }
         if !socket.exists() {
-            return Err(format!(
+            return Err(BusError::Failed(format!(
                 "dbus-daemon printed {printed:?} but {} does not exist",
                 socket.display()
-            ));
+            )));
         }
         Ok(bus)
     }
@@ -159,7 +198,7 @@ impl PrivateBus {
 
     /// Runs `busctl --system <args>` against this bus (the address is set on the child only)
     /// and returns its stdout, or its stderr and exit status on failure.
-    pub fn busctl(&self, args: &[&str]) -> Result<String, String> {
+    pub fn busctl(&self, args: &[&str]) -> Result<String, BusError> {
         let output = Command::new("busctl")
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
             .arg("--system")
@@ -167,16 +206,16 @@ impl PrivateBus {
             .args(args)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run busctl: {e}"))?;
+            .map_err(|e| BusError::io("cannot run busctl", e))?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
-            Err(format!(
+            Err(BusError::Failed(format!(
                 "busctl {} failed ({}): {}",
                 args.join(" "),
                 output.status,
                 String::from_utf8_lossy(&output.stderr).trim()
-            ))
+            )))
         }
     }
 }
@@ -210,7 +249,7 @@ impl PrivateLogind {
     ///
     /// Returns `Err(reason)` when not root, when a binary is missing, or when logind does not
     /// come up. Waits first for any other private logind on this machine to be dropped.
-    pub fn start() -> Result<PrivateLogind, String> {
+    pub fn start() -> Result<PrivateLogind, BusError> {
         PrivateLogind::start_with(false)
     }
 
@@ -220,7 +259,7 @@ impl PrivateLogind {
     /// to a stand-in for PID 1's manager on the private bus, which records them and reports
     /// their jobs done. logind then goes through the whole sleep sequence — `PrepareForSleep`,
     /// waiting for delay inhibitors, `StartUnit("suspend.target")`, `PrepareForSleep(false)`.
-    pub fn start_able_to_sleep() -> Result<PrivateLogind, String> {
+    pub fn start_able_to_sleep() -> Result<PrivateLogind, BusError> {
         PrivateLogind::start_with(true)
     }
 
@@ -238,17 +277,21 @@ impl PrivateLogind {
             .unwrap_or_default()
     }
 
-    fn start_with(able_to_sleep: bool) -> Result<PrivateLogind, String> {
+    fn start_with(able_to_sleep: bool) -> Result<PrivateLogind, BusError> {
         if !cfg!(target_os = "linux") {
-            return Err("a private systemd-logind needs Linux".to_owned());
+            return Err(BusError::Unavailable(
+                "a private systemd-logind needs Linux".to_owned(),
+            ));
         }
         if !is_root() {
-            return Err(
+            return Err(BusError::Unavailable(
                 "systemd-logind must run as root (these tests run it on a private bus)".to_owned(),
-            );
+            ));
         }
         if !Path::new(LOGIND_PATH).is_file() {
-            return Err(format!("{LOGIND_PATH} is not installed"));
+            return Err(BusError::Unavailable(format!(
+                "{LOGIND_PATH} is not installed"
+            )));
         }
         find_program("busctl")?;
         let machine_lock = lock_machine()?;
@@ -256,10 +299,10 @@ impl PrivateLogind {
 
         let log_path = bus.dir().join("systemd-logind.log");
         let log = File::create(&log_path)
-            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+            .map_err(|e| BusError::io(format!("cannot create {}", log_path.display()), e))?;
         let log_err = log
             .try_clone()
-            .map_err(|e| format!("cannot duplicate the log file: {e}"))?;
+            .map_err(|e| BusError::io("cannot duplicate the log file", e))?;
         let stand_in = if able_to_sleep {
             Some(stand_in_systemd::StandInSystemd::start(bus.address())?)
         } else {
@@ -268,7 +311,7 @@ impl PrivateLogind {
         let mut command = if able_to_sleep {
             let state = bus.dir().join("power-state");
             fs::write(&state, "freeze mem disk\n")
-                .map_err(|e| format!("cannot write {}: {e}", state.display()))?;
+                .map_err(|e| BusError::io(format!("cannot write {}", state.display()), e))?;
             let mut command = Command::new("unshare");
             command
                 .args(["--mount", "--propagation", "private", "sh", "-c"])
@@ -286,7 +329,7 @@ impl PrivateLogind {
             .stdout(log)
             .stderr(log_err)
             .spawn()
-            .map_err(|e| format!("cannot start {LOGIND_PATH}: {e}"))?;
+            .map_err(|e| BusError::io(format!("cannot start {LOGIND_PATH}"), e))?;
         let mut private = PrivateLogind {
             logind,
             log_path,
@@ -301,17 +344,17 @@ impl PrivateLogind {
                 return Ok(private);
             };
             if let Ok(Some(status)) = private.logind.try_wait() {
-                return Err(format!(
+                return Err(BusError::Failed(format!(
                     "systemd-logind exited ({status}): {}",
                     read_log(&private.log_path)
-                ));
+                )));
             }
             if Instant::now() >= deadline {
-                return Err(format!(
+                return Err(BusError::Failed(format!(
                     "systemd-logind did not answer within {} s ({last_error}); its log: {}",
                     START_TIMEOUT.as_secs(),
                     read_log(&private.log_path)
-                ));
+                )));
             }
             thread::sleep(Duration::from_millis(50));
         }
@@ -343,7 +386,7 @@ impl PrivateLogind {
     }
 
     /// logind's `BlockInhibited` property, or why it could not be read.
-    pub fn try_block_inhibited(&self) -> Result<String, String> {
+    pub fn try_block_inhibited(&self) -> Result<String, BusError> {
         self.try_inhibited("BlockInhibited")
     }
 
@@ -357,17 +400,17 @@ impl PrivateLogind {
             .unwrap_or_else(|error| panic!("{error}; logind log: {}", self.log()))
     }
 
-    fn try_inhibited(&self, property: &str) -> Result<String, String> {
+    fn try_inhibited(&self, property: &str) -> Result<String, BusError> {
         let (json, value) = self.manager("get-property", property)?;
         value["data"]
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| format!("busctl printed {json:?}"))
+            .ok_or_else(|| BusError::Failed(format!("busctl printed {json:?}")))
     }
 
     /// `busctl --json=short VERB` on logind's manager object and `member`: what busctl printed
     /// and its JSON.
-    fn manager(&self, verb: &str, member: &str) -> Result<(String, serde_json::Value), String> {
+    fn manager(&self, verb: &str, member: &str) -> Result<(String, serde_json::Value), BusError> {
         let json = self.bus.busctl(&[
             "--json=short",
             verb,
@@ -396,12 +439,11 @@ impl PrivateLogind {
     ///
     /// A test that makes anything ask this logind to suspend must first see `"na"` here: the
     /// private logind drives the real machine's power management.
-    pub fn can(&self, method: &str) -> Result<String, String> {
+    pub fn can(&self, method: &str) -> Result<String, BusError> {
         let (json, value) = self.manager("call", method)?;
-        value["data"][0]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("unexpected {method} reply from busctl: {json:?}"))
+        value["data"][0].as_str().map(str::to_owned).ok_or_else(|| {
+            BusError::Failed(format!("unexpected {method} reply from busctl: {json:?}"))
+        })
     }
 
     /// logind `ListInhibitors` as (what, who, why, mode, uid, pid) tuples.
@@ -457,7 +499,7 @@ impl Drop for PrivateLogind {
 }
 
 /// Parses busctl's JSON for a `ListInhibitors` reply.
-fn parse_inhibitors(json: &str) -> Result<Vec<InhibitorRow>, String> {
+fn parse_inhibitors(json: &str) -> Result<Vec<InhibitorRow>, BusError> {
     let bad = || format!("unexpected ListInhibitors reply from busctl: {json:?}");
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("{}: {e}", bad()))?;
@@ -511,7 +553,7 @@ pub fn logind_able_to_sleep_or_skip() -> Option<PrivateLogind> {
     clippy::print_stderr,
     reason = "a skipped test says why on the test's stderr"
 )]
-fn or_skip(started: Result<PrivateLogind, String>) -> Option<PrivateLogind> {
+fn or_skip(started: Result<PrivateLogind, BusError>) -> Option<PrivateLogind> {
     match started {
         Ok(logind) => Some(logind),
         Err(reason) => {
@@ -582,12 +624,14 @@ fn xml_escape(text: &str) -> String {
 }
 
 /// The first `name` on `PATH`.
-fn find_program(name: &str) -> Result<PathBuf, String> {
+fn find_program(name: &str) -> Result<PathBuf, BusError> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| format!("{name} is not installed (not found on PATH)"))
+        .ok_or_else(|| {
+            BusError::Unavailable(format!("{name} is not installed (not found on PATH)"))
+        })
 }
 
 /// The tail of a log file, for error messages.
@@ -602,13 +646,13 @@ fn read_log(path: &Path) -> String {
 }
 
 /// Takes the machine-wide lock, waiting for another process's private logind.
-fn lock_machine() -> Result<File, String> {
+fn lock_machine() -> Result<File, BusError> {
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(LOCK_FILE)
-        .map_err(|e| format!("cannot open {LOCK_FILE}: {e}"))?;
+        .map_err(|e| BusError::io(format!("cannot open {LOCK_FILE}"), e))?;
     let deadline = Instant::now() + LOCK_TIMEOUT;
     loop {
         match file.try_lock() {
@@ -617,12 +661,14 @@ fn lock_machine() -> Result<File, String> {
                 thread::sleep(Duration::from_millis(100));
             }
             Err(fs::TryLockError::WouldBlock) => {
-                return Err(format!(
+                return Err(BusError::Failed(format!(
                     "another process has held {LOCK_FILE} (a private logind) for {} s",
                     LOCK_TIMEOUT.as_secs()
-                ));
+                )));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(format!("cannot lock {LOCK_FILE}: {e}")),
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(BusError::Failed(format!("cannot lock {LOCK_FILE}: {e}")));
+            }
         }
     }
 }

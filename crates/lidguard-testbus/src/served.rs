@@ -20,9 +20,9 @@ impl Served {
         what: &'static str,
         name: &'static str,
         build: Build,
-    ) -> Result<Served, String> {
+    ) -> Result<Served, crate::BusError> {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (ready, is_ready) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (ready, is_ready) = std::sync::mpsc::channel::<Result<(), crate::BusError>>();
         let address = address.to_owned();
         let thread = std::thread::spawn(move || {
             let rt = match tokio::runtime::Builder::new_current_thread()
@@ -31,7 +31,7 @@ impl Served {
             {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = ready.send(Err(e.to_string()));
+                    let _ = ready.send(Err(e.to_string().into()));
                     return;
                 }
             };
@@ -46,7 +46,7 @@ impl Served {
                         drop(connection);
                     }
                     Err(e) => {
-                        let _ = ready.send(Err(format!("{what}: {e}")));
+                        let _ = ready.send(Err(crate::BusError::Failed(format!("{what}: {e}"))));
                     }
                 }
             });

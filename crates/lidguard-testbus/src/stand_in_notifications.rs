@@ -81,7 +81,7 @@ pub struct NotificationService {
 impl NotificationService {
     /// Serves `org.freedesktop.Notifications` on the bus at `address`; returns once the name
     /// is owned.
-    pub fn start(address: &str) -> Result<NotificationService, String> {
+    pub fn start(address: &str) -> Result<NotificationService, crate::BusError> {
         let inbox = Inbox::default();
         let service = Service {
             inbox: Arc::clone(&inbox),

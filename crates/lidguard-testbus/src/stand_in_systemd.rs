@@ -83,7 +83,7 @@ impl Unit {
 
 impl StandInSystemd {
     /// Starts serving on the bus at `address`; returns once the name is owned.
-    pub(crate) fn start(address: &str) -> Result<StandInSystemd, String> {
+    pub(crate) fn start(address: &str) -> Result<StandInSystemd, crate::BusError> {
         let started = Started::default();
         let manager = Manager {
             started: Arc::clone(&started),

@@ -148,7 +148,9 @@ fn follow(
                 Wake::Action(Action::StartDaemon) if !follower.connected => {
                     follower.connect(places, tx, true);
                 }
-                Wake::Action(action) => follower.note = act(places, action).err(),
+                Wake::Action(action) => {
+                    follower.note = act(places, action).err().map(|e| e.to_string());
+                }
             }
         }
         follower.refresh(places);
@@ -266,30 +268,53 @@ impl Follower {
     }
 }
 
+/// Why a menu action did not do what it says (shown in the tooltip).
+#[derive(Debug, thiserror::Error)]
+enum ActionError {
+    /// The daemon could not be asked, or refused.
+    #[error(transparent)]
+    Daemon(#[from] lidguard_ipc::client::ClientError),
+    /// The setting was not saved.
+    #[error(transparent)]
+    Setting(#[from] lidguard_config::settings::Rejected),
+    /// Saved, and the running daemon did not take it (it reads the file when it restarts).
+    #[error("saved; the daemon did not take it: {0}")]
+    NotTaken(String),
+    /// No terminal could be opened for live-status.
+    #[error("cannot open live-status: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
 /// Carries out a menu action; `Err` says what went wrong, for the tooltip.
-fn act(places: &Places, action: Action) -> Result<(), String> {
+fn act(places: &Places, action: Action) -> Result<(), ActionError> {
     let daemon = Daemon::new(places);
     let done = match action {
         Action::Pause(minutes) => daemon.pause(minutes),
         Action::Resume => daemon.resume(),
         Action::CancelSuspend => daemon.cancel_suspend(),
         Action::ClosedLid(decision) => return closed_lid(places, decision),
-        Action::OpenLiveStatus => return live_status::open().map_err(|e| e.to_string()),
+        Action::OpenLiveStatus => return Ok(live_status::open()?),
         Action::StartDaemon | Action::Quit => return Ok(()),
     };
-    done.map(drop).map_err(|e| e.to_string())
+    done?;
+    Ok(())
 }
 
 /// Changes the setting as `lidguard settings` does — the file, then the running daemon — in
 /// this process.
-fn closed_lid(places: &Places, decision: ClosedLidPermissionRequestDecision) -> Result<(), String> {
+fn closed_lid(
+    places: &Places,
+    decision: ClosedLidPermissionRequestDecision,
+) -> Result<(), ActionError> {
     use lidguard_config::settings::{Changes, Pushed, apply};
     use lidguard_core::settings::Os;
     use lidguard_providers::install::HookCommand;
 
     // The setting's JSON spelling is PascalCase; the flag takes lower case.
-    let value = serde_json::to_value(decision).map_err(|e| e.to_string())?;
-    let value = value.as_str().unwrap_or("deny").to_ascii_lowercase();
+    let value = serde_json::to_value(decision)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_ascii_lowercase))
+        .unwrap_or_else(|| "deny".to_owned());
     let changes = Changes {
         reset: false,
         fields: vec![("closed-lid-permission-request-decision", value)],
@@ -305,11 +330,9 @@ fn closed_lid(places: &Places, decision: ClosedLidPermissionRequestDecision) -> 
         &changes,
         hook_command,
         &lidguard_files::environment::var,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     match applied.pushed {
-        Pushed::Refused(why) => Err(format!("saved; the daemon did not take it: {why}")),
-        Pushed::Unreachable(why) => Err(format!("saved; the daemon could not be told: {why}")),
+        Pushed::Refused(why) | Pushed::Unreachable(why) => Err(ActionError::NotTaken(why)),
         _ => Ok(()),
     }
 }

@@ -100,7 +100,21 @@ impl Tray {
 
 /// The window's thread: creates the window and the icon, says so on `ready`, then serves
 /// messages until the window is closed.
-fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result<usize, String>>) {
+/// Why the icon could not be shown.
+#[derive(Debug, thiserror::Error)]
+enum NoIcon {
+    /// No window: no desktop (the error is 0 then) or another reason Windows gave.
+    #[error("no window can be made here{}", match .0.raw_os_error() {
+        Some(0) | None => " (no desktop?)".to_owned(),
+        Some(_) => format!(": {}", .0),
+    })]
+    NoWindow(std::io::Error),
+    /// The shell did not take the icon.
+    #[error("the notification area refused the icon (is the shell running?)")]
+    Refused,
+}
+
+fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result<usize, NoIcon>>) {
     let class = wide(CLASS);
     // SAFETY: the class name outlives the calls; the window procedure is a plain function.
     let hwnd = unsafe {
@@ -129,11 +143,7 @@ fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result
         )
     };
     if hwnd.is_null() {
-        let error = std::io::Error::last_os_error();
-        let _ = ready.send(Err(match error.raw_os_error() {
-            Some(0) | None => "no window can be made here (no desktop?)".to_owned(),
-            Some(_) => format!("no window can be made here: {error}"),
-        }));
+        let _ = ready.send(Err(NoIcon::NoWindow(std::io::Error::last_os_error())));
         return;
     }
     // SAFETY: a NUL-terminated name living through the call.
@@ -149,9 +159,7 @@ fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result
         });
     });
     if !notify(hwnd, NIM_ADD) {
-        let _ = ready.send(Err(
-            "the notification area refused the icon (is the shell running?)".to_owned(),
-        ));
+        let _ = ready.send(Err(NoIcon::Refused));
         // SAFETY: our own window, on its thread.
         unsafe { DestroyWindow(hwnd) };
         return;

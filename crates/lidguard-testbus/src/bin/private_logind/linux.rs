@@ -24,14 +24,14 @@ pub(crate) fn main() -> ExitCode {
     let end = match End::listen() {
         Ok(end) => end,
         Err(error) => {
-            print_line(&serde_json::json!({ "error": error }));
+            print_line(&serde_json::json!({ "error": error.to_string() }));
             return ExitCode::FAILURE;
         }
     };
     let logind = match start() {
         Ok(logind) => logind,
         Err(error) => {
-            print_line(&serde_json::json!({ "error": error }));
+            print_line(&serde_json::json!({ "error": error.to_string() }));
             return ExitCode::FAILURE;
         }
     };
@@ -52,15 +52,15 @@ pub(crate) fn main() -> ExitCode {
 }
 
 /// Starts logind and checks that it cannot put this machine to sleep.
-fn start() -> Result<lidguard_testbus::PrivateLogind, String> {
+fn start() -> Result<lidguard_testbus::PrivateLogind, lidguard_testbus::BusError> {
     let logind = lidguard_testbus::PrivateLogind::start()?;
     for method in ["CanSuspend", "CanHibernate"] {
         let answer = logind.can(method)?;
         if answer != "na" {
-            return Err(format!(
+            return Err(lidguard_testbus::BusError::Failed(format!(
                 "refusing to serve: logind answers {method}={answer:?} here, so a suspend request \
                  could really suspend this machine (only `na` is safe)"
-            ));
+            )));
         }
     }
     Ok(logind)
@@ -84,7 +84,7 @@ struct End {
 #[cfg(unix)]
 impl End {
     /// Installs the signal handlers (they hold from now on).
-    fn listen() -> Result<End, String> {
+    fn listen() -> Result<End, lidguard_testbus::BusError> {
         use tokio::signal::unix::{SignalKind, signal};
 
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -95,7 +95,7 @@ impl End {
         let listen = |kind: SignalKind, name: &'static str| {
             signal(kind)
                 .map(|s| (s, name))
-                .map_err(|e| format!("cannot listen for {name}: {e}"))
+                .map_err(|e| lidguard_testbus::BusError::io(format!("cannot listen for {name}"), e))
         };
         let signals = [
             listen(SignalKind::terminate(), "SIGTERM")?,
@@ -133,7 +133,7 @@ struct End;
 
 #[cfg(not(unix))]
 impl End {
-    fn listen() -> Result<End, String> {
+    fn listen() -> Result<End, lidguard_testbus::BusError> {
         Err("a private systemd-logind needs Linux".to_owned())
     }
 
