@@ -277,7 +277,7 @@ fn webhook(shared: &Shared, request: &Request, secret: &str, record: Received) -
             WebhookFault::Silent => return Answer::Silent,
         }
         match event {
-            Err(message) => Response::text(400, &message).into(),
+            Err(invalid) => Response::text(400, &invalid.to_string()).into(),
             Ok(Event::Notification) => Response::empty(202).into(),
             Ok(Event::StopFollowUp {
                 provider,
