@@ -68,6 +68,19 @@ pub fn hook_program() -> std::io::Result<String> {
     ))
 }
 
+/// Why the command lidguard's hook entries run cannot be named: this executable cannot be
+/// found (it was deleted or moved while running).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("cannot find the lidguard executable: {0}")]
+pub struct NoHookProgram(pub String);
+
+/// The command lidguard's hook entries run ([`hook_program`]).
+pub fn hook_command() -> Result<lidguard_providers::install::HookCommand, NoHookProgram> {
+    hook_program()
+        .map(lidguard_providers::install::HookCommand::new)
+        .map_err(|e| NoHookProgram(e.to_string()))
+}
+
 /// Why a config command could not do its work.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -113,7 +113,7 @@ pub fn apply(
     places: &Places,
     os: Os,
     changes: &Changes,
-    hook_command: impl FnOnce() -> Result<HookCommand, String>,
+    hook_command: impl FnOnce() -> Result<HookCommand, crate::NoHookProgram>,
     var: Env<'_>,
 ) -> Result<Applied, Rejected> {
     let settings_file::Updated { old, new } =
@@ -161,7 +161,7 @@ pub fn apply(
                 agents: hooks::refresh_timeouts(places, &cmd, (before, after), var),
                 wsl: refresh_wsl(places, after),
             },
-            Err(e) => HookTimeouts::NotRefreshed(e),
+            Err(e) => HookTimeouts::NotRefreshed(e.to_string()),
         }
     };
     Ok(Applied {

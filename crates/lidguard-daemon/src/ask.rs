@@ -11,6 +11,7 @@
 //!    (within the registry's limit). Anything else, or an HTTP failure, ends it as a failed
 //!    poll. Every request has the 5 s limit of all webhooks.
 
+use crate::webhook::HttpError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -86,7 +87,7 @@ pub(crate) fn run(mut x: Exchange, canceled: &AtomicBool, moved: &dyn Fn(Timesta
     }
     let answer = match crate::webhook::post(&x.url, &x.payload, &x.secret) {
         Ok(answer) => answer,
-        Err(e) => return AskOutcome::WebhookFailed(e),
+        Err(e) => return AskOutcome::WebhookFailed(e.to_string()),
     };
     let started: Started = match serde_json::from_str(&answer.body) {
         Ok(started) => started,
@@ -131,12 +132,14 @@ pub(crate) fn run(mut x: Exchange, canceled: &AtomicBool, moved: &dyn Fn(Timesta
             return AskOutcome::AgentExited;
         }
         let polled = crate::webhook::get(poll.as_str(), &x.secret).and_then(|a| {
-            serde_json::from_str::<Polled>(&a.body)
-                .map_err(|e| format!("the poll answer is not the follow-up JSON: {e}"))
+            serde_json::from_str::<Polled>(&a.body).map_err(|source| HttpError::Decode {
+                what: "the poll answer is not the follow-up JSON",
+                source,
+            })
         });
         let polled = match polled {
             Ok(polled) => polled,
-            Err(e) => return AskOutcome::PollFailed(e),
+            Err(e) => return AskOutcome::PollFailed(e.to_string()),
         };
         if let Some(expires) = polled.expires_at_utc
             && expires > deadline

@@ -9,6 +9,7 @@
 //!   line and closes; messages have `"event":"message"`, an `id`, a `time` and the `message`;
 //! - access tokens go in `Authorization: Bearer <token>`.
 
+use crate::webhook::HttpError;
 use std::io::BufRead;
 
 use lidguard_core::remote::Notice;
@@ -84,7 +85,7 @@ impl Ntfy {
 
     /// Publishes `notice`; its buttons post their bodies to the reply topic. Returns ntfy's
     /// id for the message.
-    pub(crate) fn publish(&self, notice: &Notice) -> Result<String, String> {
+    pub(crate) fn publish(&self, notice: &Notice) -> Result<String, HttpError> {
         let reply_url = self.topic.topic_url(&self.topic.reply_topic());
         let actions = notice
             .buttons
@@ -108,7 +109,7 @@ impl Ntfy {
             tags: &notice.tags,
             actions,
         })
-        .map_err(|e| format!("cannot encode: {e}"))?;
+        .map_err(HttpError::Encode)?;
         let request = crate::webhook::agent()
             .post(format!("{}/", self.topic.server))
             .header("Content-Type", "application/json")
@@ -118,15 +119,18 @@ impl Ntfy {
             None => request,
         };
         let answer = crate::webhook::answer(request.send(&body[..]))?;
-        let sent: Message = serde_json::from_str(&answer.body)
-            .map_err(|e| format!("the ntfy answer is not a message: {e}"))?;
+        let sent: Message =
+            serde_json::from_str(&answer.body).map_err(|source| HttpError::Decode {
+                what: "the ntfy answer is not a message",
+                source,
+            })?;
         Ok(sent.id)
     }
 
     /// The reply topic's messages since `since` (a message id or Unix seconds), one page: at most
     /// [`PAGE_BYTES`] are read, and lines over [`LINE_BYTES`] (no reply is that long) are skipped
     /// unread. A backlog of junk on the topic then costs a few pages, never every later answer.
-    pub(crate) fn poll(&self, since: &str) -> Result<Page, String> {
+    pub(crate) fn poll(&self, since: &str) -> Result<Page, HttpError> {
         let url = format!(
             "{}/json?poll=1&since={since}",
             self.topic.topic_url(&self.topic.reply_topic())
@@ -138,20 +142,26 @@ impl Ntfy {
             Some(auth) => request.header("Authorization", &auth),
             None => request,
         };
-        let mut response = request.call().map_err(|e| e.to_string())?;
+        let mut response = request.call()?;
         let status = response.status().as_u16();
         if !(200..300).contains(&status) {
-            return Err(format!("the ntfy server answered HTTP {status}"));
+            return Err(HttpError::Status {
+                who: "ntfy server",
+                status,
+            });
         }
         let reader = std::io::BufReader::new(response.body_mut().as_reader());
-        read_page(reader).map_err(|e| format!("cannot read the reply topic: {e}"))
+        read_page(reader).map_err(|source| HttpError::Read {
+            what: "the reply topic",
+            source,
+        })
     }
 }
 
 /// Whether the phone's ntfy server answers and lets lidguard read its reply topic (the same
 /// poll the daemon makes, for the last second: nothing is published, nothing reaches the
 /// phone); `None` without a topic. For `doctor`.
-pub fn probe(settings: &lidguard_core::settings::Settings) -> Option<Result<(), String>> {
+pub fn probe(settings: &lidguard_core::settings::Settings) -> Option<Result<(), HttpError>> {
     let ntfy = Ntfy::from_settings(settings)?;
     Some(ntfy.poll("1s").map(|_| ()))
 }

@@ -175,7 +175,7 @@ impl Desk {
                 }),
                 Err(error) => news.send(News::PublishFailed {
                     question: id,
-                    error,
+                    error: error.to_string(),
                 }),
             };
         });
@@ -193,7 +193,7 @@ impl Desk {
         let ntfy = ntfy.clone();
         let what = what.to_owned();
         std::thread::spawn(move || {
-            let error = ntfy.publish(&notice).err();
+            let error = ntfy.publish(&notice).err().map(|e| e.to_string());
             let _ = news.send(News::Noticed { what, error });
         });
     }
@@ -233,7 +233,7 @@ fn poll_loop(shared: &Shared, news: &mpsc::UnboundedSender<News>) {
             }
             Err(error) => {
                 if !failing {
-                    let _ = news.send(News::PollFailed(error));
+                    let _ = news.send(News::PollFailed(error.to_string()));
                 }
                 failing = true;
             }

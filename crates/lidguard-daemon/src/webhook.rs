@@ -139,10 +139,48 @@ pub(crate) struct Answer {
     pub(crate) body: String,
 }
 
+/// Why an HTTP exchange — a webhook, the follow-up receiver, ntfy — gave no answer to use.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The request's JSON could not be written.
+    #[error("cannot encode: {0}")]
+    Encode(serde_json::Error),
+    /// No answer: the server is unreachable, refused, timed out.
+    #[error(transparent)]
+    Transport(#[from] ureq::Error),
+    /// An answer that is not a 2xx.
+    #[error("the {who} answered HTTP {status}")]
+    Status {
+        /// `receiver`, `ntfy server`.
+        who: &'static str,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The answer's body could not be read.
+    #[error("cannot read {what}: {source}")]
+    Read {
+        /// `the answer`, `the reply topic`.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The answer is not what was asked for.
+    #[error("{what}: {source}")]
+    Decode {
+        /// What is wrong with it (`the ntfy answer is not a message`).
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// POSTs `payload` to `url`, signed when `secret` is not empty; blocking (run it off the
 /// async executor). Anything but a 2xx answer within [`TIMEOUT`] is an error.
-pub(crate) fn post(url: &str, payload: &Payload, secret: &str) -> Result<Answer, String> {
-    let body = serde_json::to_vec(payload).map_err(|e| format!("cannot encode: {e}"))?;
+pub(crate) fn post(url: &str, payload: &Payload, secret: &str) -> Result<Answer, HttpError> {
+    let body = serde_json::to_vec(payload).map_err(HttpError::Encode)?;
     let request = agent()
         .post(url)
         .header("Content-Type", "application/json; charset=utf-8")
@@ -157,7 +195,7 @@ pub(crate) fn post(url: &str, payload: &Payload, secret: &str) -> Result<Answer,
 }
 
 /// GETs `url` (a follow-up's reply poll), signed over the empty body when `secret` is set.
-pub(crate) fn get(url: &str, secret: &str) -> Result<Answer, String> {
+pub(crate) fn get(url: &str, secret: &str) -> Result<Answer, HttpError> {
     let request = agent().get(url).header("User-Agent", USER_AGENT);
     let request = match signed_headers(secret, b"") {
         Some((timestamp, signed)) => request
@@ -193,18 +231,24 @@ fn signed_headers(secret: &str, body: &[u8]) -> Option<(String, String)> {
 
 pub(crate) fn answer(
     sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-) -> Result<Answer, String> {
-    let mut response = sent.map_err(|e| e.to_string())?;
+) -> Result<Answer, HttpError> {
+    let mut response = sent?;
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
-        return Err(format!("the receiver answered HTTP {status}"));
+        return Err(HttpError::Status {
+            who: "receiver",
+            status,
+        });
     }
     let body = response
         .body_mut()
         .with_config()
         .limit(MAX_BODY)
         .read_to_string()
-        .map_err(|e| format!("cannot read the answer: {e}"))?;
+        .map_err(|e| HttpError::Read {
+            what: "the answer",
+            source: e.into_io(),
+        })?;
     Ok(Answer { status, body })
 }
 

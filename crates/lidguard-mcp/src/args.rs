@@ -6,26 +6,40 @@ use lidguard_core::provider::Provider;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
+/// An argument a model passed that lidguard does not take; the text is the tool's error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadArg {
+    #[error("sessionId must not be empty")]
+    EmptySessionId,
+    #[error("reason must be one short line (at most 200 characters), e.g. waiting_for_user_input")]
+    LongReason,
+    #[error("provider `mcp` sessions also need providerName (as list_sessions shows it)")]
+    NoProviderName,
+}
+
+impl From<BadArg> for String {
+    fn from(bad: BadArg) -> String {
+        bad.to_string()
+    }
+}
+
 /// A session id as a model passes it: trimmed, never empty.
-pub(crate) fn session_id(raw: &str) -> Result<String, String> {
+pub(crate) fn session_id(raw: &str) -> Result<String, BadArg> {
     let id = raw.trim();
     if id.is_empty() {
-        return Err("sessionId must not be empty".into());
+        return Err(BadArg::EmptySessionId);
     }
     Ok(id.to_owned())
 }
 
 /// A soft-lock reason: one short line; a default when none is given.
-pub(crate) fn reason(raw: Option<&str>, default: &str) -> Result<String, String> {
+pub(crate) fn reason(raw: Option<&str>, default: &str) -> Result<String, BadArg> {
     let text = raw
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .unwrap_or(default);
     if text.chars().count() > 200 || text.contains(['\n', '\r']) {
-        return Err(
-            "reason must be one short line (at most 200 characters), e.g. waiting_for_user_input"
-                .into(),
-        );
+        return Err(BadArg::LongReason);
     }
     Ok(text.to_owned())
 }
@@ -77,16 +91,14 @@ pub(crate) struct SessionSoftLockArgs {
 
 impl SessionSoftLockArgs {
     /// The session on the wire, checking the provider-name rule.
-    pub(crate) fn session(&self) -> Result<lidguard_ipc::protocol::SessionRef, String> {
+    pub(crate) fn session(&self) -> Result<lidguard_ipc::protocol::SessionRef, BadArg> {
         let name = self
             .provider_name
             .as_deref()
             .map(str::trim)
             .filter(|n| !n.is_empty());
         if self.provider.0 == Provider::Mcp && name.is_none() {
-            return Err(
-                "provider `mcp` sessions also need providerName (as list_sessions shows it)".into(),
-            );
+            return Err(BadArg::NoProviderName);
         }
         Ok(lidguard_ipc::protocol::SessionRef {
             provider: self.provider.0,

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::args::{ProviderArg, SessionSoftLockArgs, reason, session_id};
 use crate::runtime::{Answer, NOT_RUNNING, Runtime, RuntimeView};
 use crate::{reply, update};
+use lidguard_config::NoHookProgram;
 use lidguard_config::settings::{HookTimeouts, Pushed};
 use lidguard_providers::install::HookCommand;
 
@@ -55,7 +56,7 @@ pub struct ControlServer {
     tool_router: ToolRouter<ControlServer>,
     /// The command lidguard's hook entries run, for refreshing their timeouts when
     /// `update_settings` moves the managed timeout (why it is unknown, otherwise).
-    hook_command: Result<HookCommand, String>,
+    hook_command: Result<HookCommand, NoHookProgram>,
 }
 
 #[tool_router]
@@ -63,7 +64,7 @@ impl ControlServer {
     /// A server using lidguard's files and socket under `places`; `hook_command` is what
     /// lidguard's installed hook entries run (`Err`: why it is not known; then a timeout change
     /// says to rerun `hook-install`).
-    pub fn new(places: Places, hook_command: Result<HookCommand, String>) -> ControlServer {
+    pub fn new(places: Places, hook_command: Result<HookCommand, NoHookProgram>) -> ControlServer {
         let os = Os::current();
         let mut tool_router = Self::tool_router();
         if let Some(route) = tool_router.map.get_mut("update_settings") {

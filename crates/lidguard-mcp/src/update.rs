@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use lidguard_config::NoHookProgram;
 use lidguard_config::settings::{self, Changes, HookTimeouts, Pushed, Rejected};
 use lidguard_core::settings::{FieldKind, FieldSpec, Os, Settings, fields_for};
 use lidguard_ipc::Places;
@@ -66,7 +67,7 @@ pub(crate) fn apply(
     places: &Places,
     args: &JsonObject,
     os: Os,
-    hook_command: Result<HookCommand, String>,
+    hook_command: Result<HookCommand, NoHookProgram>,
 ) -> Result<Update, String> {
     let reset = match args.get(RESET) {
         None | Some(Value::Null) => false,
@@ -182,8 +183,8 @@ pub(crate) fn input_schema(os: Os) -> Arc<JsonObject> {
 mod tests {
     use super::*;
 
-    fn no_hooks() -> Result<HookCommand, String> {
-        Err("no hook program in unit tests".into())
+    fn no_hooks() -> Result<HookCommand, NoHookProgram> {
+        Err(NoHookProgram("no hook program in unit tests".into()))
     }
 
     /// Applies the fields of `value` on Linux, where the hook program is never found.

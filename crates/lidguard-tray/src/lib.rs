@@ -308,7 +308,6 @@ fn closed_lid(
 ) -> Result<(), ActionError> {
     use lidguard_config::settings::{Changes, Pushed, apply};
     use lidguard_core::settings::Os;
-    use lidguard_providers::install::HookCommand;
 
     // The setting's JSON spelling is PascalCase; the flag takes lower case.
     let value = serde_json::to_value(decision)
@@ -319,16 +318,11 @@ fn closed_lid(
         reset: false,
         fields: vec![("closed-lid-permission-request-decision", value)],
     };
-    let hook_command = || {
-        lidguard_config::hook_program()
-            .map(HookCommand::new)
-            .map_err(|e| e.to_string())
-    };
     let applied = apply(
         places,
         Os::current(),
         &changes,
-        hook_command,
+        lidguard_config::hook_command,
         &lidguard_files::environment::var,
     )?;
     match applied.pushed {

@@ -113,7 +113,7 @@ impl Outbound {
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(?event, error = %e, "webhook failed");
-                    attempt.finish(false, e);
+                    attempt.finish(false, e.to_string());
                 }
                 Err(e) => {
                     tracing::warn!(?event, error = %e, "webhook task failed");

@@ -21,7 +21,7 @@ pub(super) struct Connection<S> {
     /// How the read of the line ended, once it did.
     pub(super) read: Option<std::io::Result<usize>>,
     /// The line parsed, once it was (by [`Connection::queued_hook`]).
-    pub(super) parsed: Option<Result<Request, String>>,
+    pub(super) parsed: Option<Result<Request, BadRequest>>,
 }
 
 impl<S: AsyncRead + AsyncWrite> Connection<S> {
@@ -77,23 +77,34 @@ impl<S: AsyncRead + AsyncWrite> Connection<S> {
     }
 }
 
+/// Why a request line is not taken; the text is the client's answer.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BadRequest {
+    /// Not JSON, or not a request of this protocol.
+    #[error("malformed request: {0}")]
+    Malformed(serde_json::Error),
+    /// No protocol version.
+    #[error("malformed request: missing protocol version `v`")]
+    NoVersion,
+    /// Another protocol version.
+    #[error(
+        "protocol version {0} is not supported: this daemon speaks version {PROTOCOL_VERSION}. \
+         Stop the running daemon (its pid is in the lock file next to the socket); the next \
+         `lidguard start` runs the current one."
+    )]
+    OtherVersion(u64),
+}
+
 /// Checks the version first, so an old or new client gets a clear answer instead of a
 /// confusing field error.
-pub(super) fn parse_request(line: &[u8]) -> Result<Request, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(line).map_err(|e| format!("malformed request: {e}"))?;
-    let version = value.get("v").and_then(serde_json::Value::as_u64);
-    match version {
+pub(super) fn parse_request(line: &[u8]) -> Result<Request, BadRequest> {
+    let value: serde_json::Value = serde_json::from_slice(line).map_err(BadRequest::Malformed)?;
+    match value.get("v").and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "protocol version {v} is not supported: this daemon speaks version {PROTOCOL_VERSION}. \
-                 Stop the running daemon (its pid is in the lock file next to the socket); the next `lidguard start` runs the current one."
-            ));
-        }
-        None => return Err("malformed request: missing protocol version `v`".into()),
+        Some(v) => return Err(BadRequest::OtherVersion(v)),
+        None => return Err(BadRequest::NoVersion),
     }
     let envelope: lidguard_ipc::protocol::RequestEnvelope =
-        serde_json::from_value(value).map_err(|e| format!("malformed request: {e}"))?;
+        serde_json::from_value(value).map_err(BadRequest::Malformed)?;
     Ok(envelope.request)
 }

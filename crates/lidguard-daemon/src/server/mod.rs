@@ -315,9 +315,9 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
                 return hold_relay(lease, leases, reader.get_mut(), write_half, &jobs).await;
             }
             Ok(request) => dispatch(request, &jobs).await,
-            Err(message) => {
-                tracing::warn!(%message, "malformed request");
-                (Response::error(message), None)
+            Err(bad) => {
+                tracing::warn!(message = %bad, "malformed request");
+                (Response::error(bad.to_string()), None)
             }
         },
     };
@@ -537,21 +537,25 @@ mod tests {
         assert!(
             parse_request(b"not json")
                 .unwrap_err()
+                .to_string()
                 .starts_with("malformed request")
         );
         assert!(
             parse_request(b"{}")
                 .unwrap_err()
+                .to_string()
                 .contains("missing protocol version")
         );
         assert!(
             parse_request(br#"{"v":99,"command":"status"}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("version 99")
         );
         assert!(
             parse_request(br#"{"v":1,"command":"explode"}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("malformed request")
         );
         assert_eq!(

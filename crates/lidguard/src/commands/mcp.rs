@@ -9,9 +9,7 @@ use lidguard_ipc::Places;
 use lidguard_mcp::{ControlServer, ProviderServer};
 
 pub(crate) fn serve_control(places: Places) -> anyhow::Result<ExitCode> {
-    let hook_command = super::hook_config::hook_program()
-        .map(lidguard_providers::install::HookCommand::new)
-        .map_err(|e| format!("{e:#}"));
+    let hook_command = lidguard_config::hook_command();
     serve(lidguard_mcp::serve_stdio(ControlServer::new(
         places,
         hook_command,

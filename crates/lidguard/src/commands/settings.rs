@@ -8,7 +8,6 @@ use lidguard_config::settings::Changes;
 use lidguard_core::settings::{FieldKind, FieldSpec, fields_for};
 use lidguard_core::settings::{Os, Settings};
 use lidguard_ipc::{Places, settings_file};
-use lidguard_providers::install::HookCommand;
 
 use crate::cli::SettingsArgs;
 use crate::{output, prompt};
@@ -57,16 +56,11 @@ fn save_and_push(places: &Places, changes: &[(&'static str, String)]) -> anyhow:
         reset: false,
         fields: changes.to_vec(),
     };
-    let hook_command = || {
-        super::hook_config::hook_program()
-            .map(HookCommand::new)
-            .map_err(|e| format!("{e:#}"))
-    };
     let applied = lidguard_config::settings::apply(
         places,
         os,
         &changes,
-        hook_command,
+        lidguard_config::hook_command,
         &lidguard_files::environment::var,
     )
     .map_err(|e| match e {
