@@ -330,6 +330,20 @@ pub struct Decision {
     pub provenance: Provenance,
 }
 
+impl Decision {
+    /// The log's words for it: what, by which setting, and the machine it was made for.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:?} by {}={} (lid {:?}, external displays {:?})",
+            self.kind,
+            self.provenance.setting,
+            self.provenance.value,
+            self.provenance.lid,
+            self.provenance.external_displays
+        )
+    }
+}
+
 /// The soft-lock reason of a closed-lid `Ask` decision.
 pub const CLOSED_LID_ASK_REASON: &str = "closed_lid_permission_request_ask";
 

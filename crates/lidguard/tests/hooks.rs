@@ -299,6 +299,20 @@ fn closed_lid_permission_requests_follow_the_policy_for_each_provider() {
     // Copilot asks before its own rules, for every tool: denying would stop work its rules
     // allow, so only an `allow` policy is applied there.
     assert_eq!(out, "");
+    // The log names a closed-lid decision only where the agent got it: Claude's and Codex's,
+    // not Copilot's, which printed nothing.
+    let stream = home.ok(&["events", "--json", "--since", "all"]);
+    let decided: Vec<&str> = stream
+        .lines()
+        .filter(|l| l.contains("\"closed-lid-decision\""))
+        .collect();
+    assert_eq!(decided.len(), 2, "{decided:#?}");
+    assert!(
+        decided
+            .iter()
+            .all(|l| l.contains("Deny") && !l.contains("p1")),
+        "{decided:#?}"
+    );
     let events: serde_json::Value =
         serde_json::from_str(&home.ok(&["hook-events", "--json"])).unwrap();
     let last = events

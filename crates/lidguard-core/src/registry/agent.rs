@@ -71,9 +71,6 @@ impl Registry {
             }
             EventKind::ToolStarting { asks_user: true } => {
                 let decision = closed_lid_decision(&event.kind, policy, &clamshell);
-                if let Some(d) = &decision {
-                    log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
-                }
                 // The agent is about to wait for an answer: no new evidence of work.
                 return (Reply::Unchanged, decision);
             }
@@ -92,9 +89,6 @@ impl Registry {
             }
             EventKind::PermissionRequested { .. } | EventKind::ElicitationRequested => {
                 let decision = closed_lid_decision(&event.kind, policy, &clamshell);
-                if let Some(d) = &decision {
-                    log(fx, "closed-lid-decision", Some(&key), &describe_decision(d));
-                }
                 if closed_lid_asks(&event.kind, policy, &clamshell) {
                     let reply = self.soft_lock(&key, CLOSED_LID_ASK_REASON.to_owned(), now, fx);
                     return (reply, None);
@@ -210,15 +204,4 @@ fn describe_work<'a>(ids: impl Iterator<Item = &'a str>) -> Option<String> {
         1 => Some(format!("1 background task running: {}", ids[0])),
         n => Some(format!("{n} background tasks running: {}", ids.join(", "))),
     }
-}
-
-fn describe_decision(d: &Decision) -> String {
-    format!(
-        "{:?} by {}={} (lid {:?}, external displays {:?})",
-        d.kind,
-        d.provenance.setting,
-        d.provenance.value,
-        d.provenance.lid,
-        d.provenance.external_displays
-    )
 }

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use lidguard_core::event::{AgentEvent, Decision, Lid};
-use lidguard_core::registry::{Registry, Reply};
+use lidguard_core::registry::{LogEvent, Registry, Reply};
 use lidguard_core::session::SessionKey;
 use lidguard_core::settings::Settings;
 use lidguard_ipc::protocol::{Outcome, Response};
@@ -75,14 +75,15 @@ impl HookTurn {
     }
 
     /// Takes in what one event got; returns its log row (none when the phone decides: that
-    /// row is written with the phone's answer) and its stream line.
+    /// row is written with the phone's answer), its stream line, and the closed-lid decision's
+    /// log entry when the agent gets that decision (it is rendered in its dialect).
     pub(super) fn record(
         &mut self,
         seen: &Seen<'_>,
         applied: Applied,
         settings: &Settings,
         logged: bool,
-    ) -> (Option<StoreWrite>, StreamEvent) {
+    ) -> (Option<StoreWrite>, StreamEvent, Option<LogEvent>) {
         let event = seen.event;
         let outcome = reply_outcome(&applied.reply).0;
         let policy = settings.closed_lid_permission_request_decision;
@@ -131,6 +132,7 @@ impl HookTurn {
             webhooks: applied.webhooks,
         };
         let line = lines::hook_line(event, seen.at, authority, visibility);
+        let decided_now = self.decision.is_none() && decision.is_some();
         if self.decision.is_none() {
             self.decision = decision;
         }
@@ -138,7 +140,16 @@ impl HookTurn {
             self.wait = Some((event.key(), until));
         }
         self.last = applied.reply;
-        (row, line)
+        let told = self
+            .decision
+            .as_ref()
+            .filter(|_| decided_now)
+            .map(|d| LogEvent {
+                name: "closed-lid-decision".to_owned(),
+                key: Some(event.key()),
+                detail: d.describe(),
+            });
+        (row, line, told)
     }
 
     /// The first answer, and what follows it: the phone's question, or a Stop hook's wait.

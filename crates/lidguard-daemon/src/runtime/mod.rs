@@ -363,9 +363,14 @@ impl Runtime {
                 locked: (before, hooks::soft_lock_reason(&self.registry, &key)),
             };
             let settings = self.registry.settings();
-            let (row, line) = turn.record(&seen, applied, settings, self.records.logged());
+            let (row, line, told) = turn.record(&seen, applied, settings, self.records.logged());
             if let Some(row) = row {
                 self.records.write(row);
+            }
+            if let Some(told) = told {
+                let mut out = self.outbox();
+                out.log(&told);
+                self.settle(out);
             }
             self.publisher.publish(line, &mut self.records);
             for consequence in consequences {
