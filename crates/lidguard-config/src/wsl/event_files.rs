@@ -6,7 +6,8 @@
 use lidguard_providers::agent::{Agent, EventFiles};
 use lidguard_providers::install::{Change, HookCommand, HookStatus};
 
-use super::{Distro, Edited, How, WslError, edit, receipt_key};
+use super::edit::receipt_key;
+use super::{Distro, Edited, How, WslError, edit};
 use crate::file::{Direction, Planned};
 use crate::receipts::{self, Receipt};
 
