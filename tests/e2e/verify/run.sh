@@ -24,6 +24,8 @@
 # <root>/claude-codex and <root>/copilot-opencode). VERIFY_TIMEOUT bounds each driver under
 # `all` (seconds, default 900). LIDGUARD_CAPTURE_NO_NETNS=1 skips the namespace for
 # claude|codex (debug only!).
+# `all` runs Claude Code and Codex beside the other agents (two lanes; VERIFY_LANES=1 runs
+# every part one after another).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -107,22 +109,49 @@ need_client "Factory Droid $DROID_VERSION" "$DROID"
 ROOT="${VERIFY_OUT:-/tmp/lidguard-verify.$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$ROOT"
 limit="${VERIFY_TIMEOUT:-900}"
-summary=() total_pass=0 total_fail=0 status=0
-for part in claude-codex copilot-opencode gemini qwen kilo cline droid; do
-  start=$SECONDS
-  log="$ROOT/$part.log"
+# One part: its driver under the time limit, its output in $ROOT/<part>.log (`tee`d when asked),
+# then "<rc> <seconds>" in $ROOT/<part>.rc.
+run_part() {  # run_part <part> <show: 1|0>
+  local part=$1 show=$2 start=$SECONDS rc
+  local log="$ROOT/$part.log"
   echo "==> $part (output: $ROOT/$part)"
   set +e
-  if [ $part = claude-codex ]; then
-    VERIFY_OUT="$ROOT/$part" timeout -k 30 "$limit" "${CLAUDE_CODEX[@]}" all 2>&1 | tee "$log"
-  elif [ $part = copilot-opencode ]; then
-    timeout -k 30 "$limit" python3 "$HERE/copilot_opencode.py" all --out "$ROOT/$part" 2>&1 | tee "$log"
+  if [ "$part" = claude-codex ]; then
+    cmd=(env VERIFY_OUT="$ROOT/$part" timeout -k 30 "$limit" "${CLAUDE_CODEX[@]}" all)
+  elif [ "$part" = copilot-opencode ]; then
+    cmd=(timeout -k 30 "$limit" python3 "$HERE/copilot_opencode.py" all --out "$ROOT/$part")
   else
-    timeout -k 30 "$limit" python3 "$HERE/$part.py" --out "$ROOT/$part" 2>&1 | tee "$log"
+    cmd=(timeout -k 30 "$limit" python3 "$HERE/$part.py" --out "$ROOT/$part")
   fi
-  rc=${PIPESTATUS[0]}
+  if [ "$show" = 1 ]; then
+    "${cmd[@]}" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  else
+    "${cmd[@]}" >"$log" 2>&1
+    rc=$?
+  fi
   set -e
-  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1 || true)"
+  echo "$rc $((SECONDS - start))" >"$ROOT/$part.rc"
+}
+# Two lanes by default (VERIFY_LANES=1: one after another): Claude Code and Codex, the longest
+# part and the only one with a private logind and the ssh account, beside all the others, which
+# run one after another. Each driver has a network namespace, an output folder and tmux servers
+# of its own.
+parts=(claude-codex copilot-opencode gemini qwen kilo cline droid)
+if [ "${VERIFY_LANES:-2}" = 1 ]; then
+  for part in "${parts[@]}"; do run_part "$part" 1; done
+else
+  run_part claude-codex 0 &
+  lane=$!
+  for part in "${parts[@]:1}"; do run_part "$part" 1; done
+  wait "$lane" || true
+  echo "==> claude-codex, run beside the others:"
+  cat "$ROOT/claude-codex.log"
+fi
+summary=() total_pass=0 total_fail=0 status=0
+for part in "${parts[@]}"; do
+  read -r rc seconds <"$ROOT/$part.rc" || { rc=1; seconds=0; }
+  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$ROOT/$part.log" | tail -1 || true)"
   if [ -z "$line" ]; then
     line="no result (exit $rc$([ "$rc" = 124 ] && echo ", timed out after $limit s"))"
     status=1
@@ -132,7 +161,7 @@ for part in claude-codex copilot-opencode gemini qwen kilo cline droid; do
     total_fail=$((total_fail + ${f%% failed}))
   fi
   [ "$rc" = 0 ] || status=1
-  summary+=("$part: $line in $((SECONDS - start)) s")
+  summary+=("$part: $line in $seconds s")
 done
 echo "e2e verify: $total_pass passed, $total_fail failed ($(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')); output: $ROOT"
 exit $status
