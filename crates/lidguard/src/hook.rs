@@ -62,24 +62,114 @@ pub fn parse_args(
 /// Runs one hook invocation. Always exits 0.
 pub fn run(provider: Provider, event_arg: Option<&str>) -> ExitCode {
     let places = Places::from_env().ok();
-    if let Err(message) = handle(provider, event_arg, places.as_ref()) {
-        note(places.as_ref(), provider, &message);
+    if let Err(skipped) = handle(provider, event_arg, places.as_ref()) {
+        note(places.as_ref(), provider, &skipped.to_string());
     }
     ExitCode::SUCCESS
+}
+
+/// Why an event did not reach a daemon, or its answer the agent: one line in lidguard's log
+/// (the agent sees a hook that printed nothing and exited 0).
+#[derive(Debug, thiserror::Error)]
+enum Skipped {
+    /// The agent runs elsewhere (another machine's agent, a relay's business).
+    #[error("event ignored: {0}")]
+    Elsewhere(String),
+    /// The payload did not come, or not all of it.
+    #[error(
+        "the agent did not finish writing the payload within {DEADLINE:?} ({0} bytes read); \
+         event ignored"
+    )]
+    SlowPayload(usize),
+    /// stdin could not be read.
+    #[error("cannot read stdin: {0}")]
+    Stdin(std::io::Error),
+    /// More than lidguard reads.
+    #[error("the payload is {0} bytes, more than the {MAX_STDIN} lidguard reads; event ignored")]
+    TooLarge(usize),
+    /// Not a payload of this agent.
+    #[error(transparent)]
+    Parse(#[from] lidguard_providers::ParseError),
+    /// No `HOME` (or the like) to find the daemon by.
+    #[error("cannot resolve lidguard's directories (is HOME set?){relay}")]
+    NoPlaces {
+        /// `" and the relay failed: …"` when one was tried.
+        relay: String,
+    },
+    /// No daemon runs (and, for a session's start, why none could be started).
+    #[error("{event}: the daemon is not running; event ignored{}", .cannot_start.as_ref().map_or_else(String::new, |why| format!(" ({why})")))]
+    NotRunning {
+        /// The hook event.
+        event: String,
+        /// Why the daemon could not be started, when it was to be.
+        cannot_start: Option<CannotStart>,
+    },
+    /// The daemon could not be reached or answered nothing readable.
+    #[error("{event}: {source}")]
+    Daemon {
+        /// The hook event.
+        event: String,
+        /// Why.
+        source: ClientError,
+    },
+    /// The daemon answered that it did not take the event.
+    #[error("{event}: the daemon refused the event: {message}")]
+    Refused {
+        /// The hook event.
+        event: String,
+        /// Its words.
+        message: String,
+    },
+    /// The answer could not be printed for the agent.
+    #[error("cannot write the hook output: {0}")]
+    Output(std::io::Error),
+}
+
+/// Why the daemon cannot be started from here.
+#[derive(Debug, thiserror::Error)]
+enum CannotStart {
+    /// This executable cannot be found.
+    #[error("cannot find the lidguard executable: {0}")]
+    NoExe(std::io::Error),
+    /// The small hook executable without the full `lidguard` beside it.
+    #[error("{full} is not next to {exe}: install both (cargo install puts them together)")]
+    NotBeside {
+        /// Where `lidguard` would be.
+        full: String,
+        /// This executable.
+        exe: String,
+    },
+}
+
+impl Skipped {
+    /// What a client error means for `event`.
+    fn daemon(event: &str, e: ClientError, cannot_start: Option<CannotStart>) -> Skipped {
+        if matches!(e, ClientError::NotRunning { .. }) {
+            Skipped::NotRunning {
+                event: event.to_owned(),
+                cannot_start,
+            }
+        } else {
+            Skipped::Daemon {
+                event: event.to_owned(),
+                source: e,
+            }
+        }
+    }
 }
 
 fn handle(
     provider: Provider,
     event_arg: Option<&str>,
     places: Option<&Places>,
-) -> Result<(), String> {
+) -> Result<(), Skipped> {
     let (stdin, deadline) = read_stdin()?;
     // Read first all the same: the agent's write must not fail on a closed pipe.
     let elsewhere = lidguard_providers::agent(provider)
         .and_then(|a| a.runs_elsewhere)
         .and_then(|runs_elsewhere| runs_elsewhere(&lidguard_files::environment::var));
     if let Some(why) = elsewhere {
-        return Err(format!("event ignored: {why}"));
+        return Err(Skipped::Elsewhere(why.to_string()));
     }
     let cwd = std::env::current_dir()
         .ok()
@@ -90,7 +180,7 @@ fn handle(
         process_cwd: cwd.as_deref(),
         now: jiff::ZonedDateTime::now,
     };
-    let mut events = lidguard_providers::parse(provider, &input).map_err(|e| e.to_string())?;
+    let mut events = lidguard_providers::parse(provider, &input)?;
     // An agent run with its prompt on the command line (`droid exec "…"`) fires no prompt
     // event: its launch is the first sign of work.
     let launched = events
@@ -124,13 +214,8 @@ fn handle(
         && lidguard_files::environment::var("SSH_CONNECTION").is_none()
         && let Some(places) = places
     {
-        return match client::hand_over(places, events, &stdin, deadline) {
-            Ok(()) => Ok(()),
-            Err(ClientError::NotRunning { .. }) => Err(format!(
-                "{hook_event}: the daemon is not running; event ignored"
-            )),
-            Err(e) => Err(format!("{hook_event}: {e}")),
-        };
+        return client::hand_over(places, events, &stdin, deadline)
+            .map_err(|e| Skipped::daemon(&hook_event, e, None));
     }
     client::set_digest(&mut events, &stdin);
     let request = Request::Hook {
@@ -149,9 +234,7 @@ fn handle(
                         e.err().map(|e| e.to_string()).unwrap_or_default()
                     )
                 });
-                return Err(format!(
-                    "cannot resolve lidguard's directories (is HOME set?){relay}"
-                ));
+                return Err(Skipped::NoPlaces { relay });
             };
             // Without the full `lidguard` beside it (a copy of the static hook alone), the
             // hook still reaches a running daemon; it only cannot start one.
@@ -167,21 +250,12 @@ fn handle(
             }
         }
     };
-    let response = match response {
-        Ok(response) => response,
-        Err(ClientError::NotRunning { .. }) => {
-            let why = cannot_start.map_or_else(String::new, |why| format!(" ({why})"));
-            return Err(format!(
-                "{hook_event}: the daemon is not running; event ignored{why}"
-            ));
-        }
-        Err(e) => return Err(format!("{hook_event}: {e}")),
-    };
+    let response = response.map_err(|e| Skipped::daemon(&hook_event, e, cannot_start))?;
     if !response.ok {
-        return Err(format!(
-            "{hook_event}: the daemon refused the event: {}",
-            response.message
-        ));
+        return Err(Skipped::Refused {
+            event: hook_event,
+            message: response.message,
+        });
     }
     // The daemon rendered the decision (or the continuation) in the agent's dialect: what it
     // logged and streamed as told is exactly what is printed here.
@@ -190,7 +264,7 @@ fn handle(
         stdout
             .write_all(out.as_bytes())
             .and_then(|()| stdout.flush())
-            .map_err(|e| format!("cannot write the hook output: {e}"))?;
+            .map_err(Skipped::Output)?;
     }
     Ok(())
 }
@@ -198,7 +272,7 @@ fn handle(
 /// Reads the payload: up to [`MAX_STDIN`] bytes kept, the rest read and dropped, until the
 /// agent closes stdin or [`DEADLINE`] after its first byte (which has as long to come). Returns
 /// the payload and the deadline of the whole hook.
-fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
+fn read_stdin() -> Result<(Vec<u8>, Instant), Skipped> {
     // Read straight into the payload, which grows as it fills: a payload of a few kilobytes
     // touches a few pages, not a large zeroed buffer (each first touch is a page fault).
     let mut kept: Vec<u8> = Vec::with_capacity(FIRST_READ);
@@ -208,10 +282,7 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
     let mut over = 0usize;
     loop {
         if !stdin::wait_readable(deadline) {
-            return Err(format!(
-                "the agent did not finish writing the payload within {DEADLINE:?} ({} bytes read); event ignored",
-                kept.len() + over
-            ));
+            return Err(Skipped::SlowPayload(kept.len() + over));
         }
         let start = kept.len();
         let room = MAX_STDIN - start;
@@ -230,7 +301,7 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read stdin: {e}")),
+            Err(e) => return Err(Skipped::Stdin(e)),
         };
         if first {
             first = false;
@@ -241,10 +312,7 @@ fn read_stdin() -> Result<(Vec<u8>, Instant), String> {
         }
     }
     if over > 0 {
-        return Err(format!(
-            "the payload is {} bytes, more than the {MAX_STDIN} lidguard reads; event ignored",
-            kept.len() + over
-        ));
+        return Err(Skipped::TooLarge(kept.len() + over));
     }
     Ok((kept, deadline))
 }
@@ -254,9 +322,8 @@ const FIRST_READ: usize = 4 * 1024;
 
 /// The full `lidguard` executable, which runs the daemon: this one, or the `lidguard` next to
 /// the small hook executable.
-fn daemon_executable() -> Result<std::path::PathBuf, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the lidguard executable: {e}"))?;
+fn daemon_executable() -> Result<std::path::PathBuf, CannotStart> {
+    let exe = std::env::current_exe().map_err(CannotStart::NoExe)?;
     let is_hook_exe = exe.file_stem().is_some_and(|stem| stem == HOOK_EXECUTABLE);
     if !is_hook_exe {
         return Ok(exe);
@@ -265,11 +332,10 @@ fn daemon_executable() -> Result<std::path::PathBuf, String> {
     if full.is_file() {
         Ok(full)
     } else {
-        Err(format!(
-            "{} is not next to {}: install both (cargo install puts them together)",
-            full.display(),
-            exe.display()
-        ))
+        Err(CannotStart::NotBeside {
+            full: full.display().to_string(),
+            exe: exe.display().to_string(),
+        })
     }
 }
 
