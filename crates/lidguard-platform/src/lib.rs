@@ -25,6 +25,8 @@ pub mod autostart;
 pub mod battery;
 pub mod give_back;
 pub mod hibernate_mode;
+#[cfg(windows)]
+pub mod hidden_window;
 pub mod launchd;
 pub mod lid_action;
 #[cfg(target_os = "macos")]

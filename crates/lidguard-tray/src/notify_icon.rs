@@ -9,19 +9,17 @@ use std::thread::JoinHandle;
 
 use windows_sys::Win32::Foundation::{HWND, LPARAM, LRESULT, POINT, WPARAM};
 use windows_sys::Win32::Graphics::Gdi::{CreateBitmap, DeleteObject};
-use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows_sys::Win32::UI::Shell::{
     NIF_ICON, NIF_MESSAGE, NIF_TIP, NIM_ADD, NIM_DELETE, NIM_MODIFY, NOTIFYICONDATAW,
     Shell_NotifyIconW,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
-    AppendMenuW, CreateIconIndirect, CreatePopupMenu, CreateWindowExW, DefWindowProcW, DestroyIcon,
-    DestroyMenu, DestroyWindow, DispatchMessageW, FindWindowExW, GetCursorPos, GetMessageW,
+    AppendMenuW, CreateIconIndirect, CreatePopupMenu, DefWindowProcW, DestroyIcon, DestroyMenu,
+    DestroyWindow, DispatchMessageW, FindWindowExW, GetCursorPos, GetMessageW,
     GetWindowThreadProcessId, HICON, HMENU, ICONINFO, MF_CHECKED, MF_GRAYED, MF_POPUP,
-    MF_SEPARATOR, MF_STRING, MSG, PostMessageW, PostQuitMessage, RegisterClassW,
-    RegisterWindowMessageW, SetForegroundWindow, TPM_RETURNCMD, TPM_RIGHTBUTTON, TrackPopupMenu,
-    TranslateMessage, WM_APP, WM_CLOSE, WM_CONTEXTMENU, WM_DESTROY, WM_LBUTTONUP, WM_NULL,
-    WM_RBUTTONUP, WNDCLASSW,
+    MF_SEPARATOR, MF_STRING, MSG, PostMessageW, PostQuitMessage, RegisterWindowMessageW,
+    SetForegroundWindow, TPM_RETURNCMD, TPM_RIGHTBUTTON, TrackPopupMenu, TranslateMessage, WM_APP,
+    WM_CLOSE, WM_CONTEXTMENU, WM_DESTROY, WM_LBUTTONUP, WM_NULL, WM_RBUTTONUP,
 };
 
 use super::menu::{self, DECISIONS, Entry};
@@ -98,8 +96,6 @@ impl Tray {
     }
 }
 
-/// The window's thread: creates the window and the icon, says so on `ready`, then serves
-/// messages until the window is closed.
 /// Why the icon could not be shown.
 #[derive(Debug, thiserror::Error)]
 enum NoIcon {
@@ -114,38 +110,18 @@ enum NoIcon {
     Refused,
 }
 
+/// The window's thread: creates the window and the icon, says so on `ready`, then serves
+/// messages until the window is closed.
 fn run_window(view: Arc<Mutex<View>>, wakes: Sender<Wake>, ready: &Sender<Result<usize, NoIcon>>) {
-    let class = wide(CLASS);
-    // SAFETY: the class name outlives the calls; the window procedure is a plain function.
-    let hwnd = unsafe {
-        let instance = GetModuleHandleW(std::ptr::null());
-        let wc = WNDCLASSW {
-            lpfnWndProc: Some(window_proc),
-            hInstance: instance,
-            lpszClassName: class.as_ptr(),
-            ..Default::default()
+    let hwnd =
+        match lidguard_platform::hidden_window::hidden_window(CLASS, "lidguard", Some(window_proc))
+        {
+            Ok(hwnd) => hwnd,
+            Err(e) => {
+                let _ = ready.send(Err(NoIcon::NoWindow(e)));
+                return;
+            }
         };
-        RegisterClassW(&wc);
-        let title = wide("lidguard");
-        CreateWindowExW(
-            0,
-            class.as_ptr(),
-            title.as_ptr(),
-            0,
-            0,
-            0,
-            0,
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            instance,
-            std::ptr::null(),
-        )
-    };
-    if hwnd.is_null() {
-        let _ = ready.send(Err(NoIcon::NoWindow(std::io::Error::last_os_error())));
-        return;
-    }
     // SAFETY: a NUL-terminated name living through the call.
     let taskbar_created = unsafe { RegisterWindowMessageW(wide("TaskbarCreated").as_ptr()) };
     let mood = view.lock().unwrap_or_else(PoisonError::into_inner).mood;

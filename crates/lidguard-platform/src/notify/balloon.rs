@@ -8,20 +8,18 @@
 //! needs nothing installed.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Once, mpsc};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use windows_sys::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
-use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows_sys::Win32::UI::Shell::{
     NIF_ICON, NIF_INFO, NIF_MESSAGE, NIF_TIP, NIIF_INFO, NIIF_RESPECT_QUIET_TIME, NIIF_WARNING,
     NIM_ADD, NIM_DELETE, NIN_BALLOONHIDE, NIN_BALLOONTIMEOUT, NIN_BALLOONUSERCLICK,
     NOTIFYICONDATAW, NOTIFYICONDATAW_0, Shell_NotifyIconW,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
-    CreateWindowExW, DefWindowProcW, DestroyWindow, DispatchMessageW, GetMessageW, IDI_INFORMATION,
-    IDI_WARNING, LoadIconW, MSG, PostQuitMessage, RegisterClassW, SetTimer, TranslateMessage,
-    WM_APP, WM_LBUTTONUP, WM_TIMER, WNDCLASSW,
+    DefWindowProcW, DestroyWindow, DispatchMessageW, GetMessageW, IDI_INFORMATION, IDI_WARNING,
+    LoadIconW, MSG, PostQuitMessage, SetTimer, TranslateMessage, WM_APP, WM_LBUTTONUP, WM_TIMER,
 };
 
 use super::{Notice, NotifyError};
@@ -113,42 +111,9 @@ fn run(notice: &Notice, ready: &mpsc::Sender<Result<u32, NotifyError>>) {
 
 /// A hidden window of this thread for the icon; none without a desktop.
 fn window() -> Result<HWND, NotifyError> {
-    static CLASS_REGISTERED: Once = Once::new();
-    let class = wide(CLASS);
-    // SAFETY: the class name outlives the calls; the window procedure is a plain function.
-    let hwnd = unsafe {
-        let instance = GetModuleHandleW(std::ptr::null());
-        CLASS_REGISTERED.call_once(|| {
-            let wc = WNDCLASSW {
-                lpfnWndProc: Some(window_proc),
-                hInstance: instance,
-                lpszClassName: class.as_ptr(),
-                ..Default::default()
-            };
-            RegisterClassW(&wc);
-        });
-        CreateWindowExW(
-            0,
-            class.as_ptr(),
-            class.as_ptr(),
-            0,
-            0,
-            0,
-            0,
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            instance,
-            std::ptr::null(),
-        )
-    };
-    if hwnd.is_null() {
-        return Err(NotifyError::NoSession(format!(
-            "no window can be made here (no desktop?): {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(hwnd)
+    crate::hidden_window::hidden_window(CLASS, CLASS, Some(window_proc)).map_err(|e| {
+        NotifyError::NoSession(format!("no window can be made here (no desktop?): {e}"))
+    })
 }
 
 /// Ends the notice once it has been seen: clicked or closed (or its icon clicked), or timed out
@@ -183,8 +148,4 @@ fn fill(field: &mut [u16], text: &str) {
     for (slot, unit) in field.iter_mut().zip(text.encode_utf16().take(room)) {
         *slot = unit;
     }
-}
-
-fn wide(text: &str) -> Vec<u16> {
-    text.encode_utf16().chain(std::iter::once(0)).collect()
 }

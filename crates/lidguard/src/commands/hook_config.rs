@@ -16,16 +16,10 @@ use lidguard_core::provider::Provider;
 use lidguard_core::settings::Os;
 use lidguard_ipc::{Places, settings_file};
 use lidguard_providers::agent::Agent;
-use lidguard_providers::install::HookCommand;
 
 use super::config_edit::{self, print};
 use crate::cli::HookConfigArgs;
 use crate::output;
-
-/// [`lidguard_config::hook_program`], or why there is none.
-pub(crate) fn hook_program() -> anyhow::Result<String> {
-    lidguard_config::hook_program().context("cannot find the lidguard executable")
-}
 
 /// The absolute path of the program managed entries run (see [`lidguard_config::hook_exe`]).
 pub(crate) fn hook_exe() -> anyhow::Result<std::path::PathBuf> {
@@ -52,7 +46,7 @@ pub(crate) fn targets(
 pub(crate) fn setup(places: &Places) -> anyhow::Result<Setup> {
     let settings = settings_file::load_or_default(&places.settings_file(), Os::current())?;
     Ok(Setup {
-        cmd: HookCommand::new(hook_program()?),
+        cmd: lidguard_config::hook_command()?,
         timeout: settings.managed_hook_timeout_seconds(),
     })
 }
