@@ -218,9 +218,6 @@ impl Moments {
         how: Ending,
         due: &mut Vec<Moment>,
     ) {
-        if self.holding.is_empty() {
-            return;
-        }
         if let Some(what) = self.holding.remove(&(reason, key.cloned())) {
             due.push(Moment::Ended(what, how));
         }

@@ -132,7 +132,15 @@ impl HookTurn {
             webhooks: applied.webhooks,
         };
         let line = lines::hook_line(event, seen.at, authority, visibility);
-        let decided_now = self.decision.is_none() && decision.is_some();
+        // The turn's first decision is the agent's answer, logged as such.
+        let told = decision
+            .as_ref()
+            .filter(|_| self.decision.is_none())
+            .map(|d| LogEvent {
+                name: "closed-lid-decision".to_owned(),
+                key: Some(event.key()),
+                detail: d.describe(),
+            });
         if self.decision.is_none() {
             self.decision = decision;
         }
@@ -140,15 +148,6 @@ impl HookTurn {
             self.wait = Some((event.key(), until));
         }
         self.last = applied.reply;
-        let told = self
-            .decision
-            .as_ref()
-            .filter(|_| decided_now)
-            .map(|d| LogEvent {
-                name: "closed-lid-decision".to_owned(),
-                key: Some(event.key()),
-                detail: d.describe(),
-            });
         (row, line, told)
     }
 
