@@ -3,7 +3,7 @@
 # would meet it: the checksums verify; the archive holds static executables, the man page and the
 # completions; the npm tarballs install with `npm install -g --offline` into a fresh prefix, and the
 # hooks that lidguard installs point into that prefix and reach the daemon from a bare PATH; the
-# .deb installs and purges with dpkg leaving no file. Runs as root (dpkg) on Linux x86_64.
+# .deb installs and purges with dpkg (in a root of its own) leaving no file. Runs as root on Linux x86_64.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dist=$PWD/target/dist
@@ -71,22 +71,27 @@ run_user lidguard status --json | grep -q '"sessionId": *"npm-1"' || fail "npm: 
 pkill -f "$prefix/" || true
 ok "npm: installed offline into a fresh prefix; hook entries run $hook; a hook run with PATH=/usr/bin:/bin reached the daemon"
 
-# 4. The .deb: installed, used, purged without a trace.
+# 4. The .deb: installed, used, purged without a trace. dpkg works on a root of its own (its own
+# database under $work), so a run cut short leaves nothing installed on this machine and a machine
+# that already has a lidguard package is neither refused nor touched.
 deb=$dist/lidguard_${version}_amd64.deb
-if dpkg -s lidguard >/dev/null 2>&1; then fail "a lidguard package is already installed here"; fi
-dpkg -i "$deb" >/dev/null
-/usr/bin/lidguard --version | grep -qF "$version" || fail "deb: /usr/bin/lidguard --version"
-mapfile -t owned < <(dpkg -L lidguard)
+root=$work/dpkg-root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
+pkg() { dpkg --root="$root" "$@"; }
+pkg -i "$deb" >/dev/null
+"$root/usr/bin/lidguard" --version | grep -qF "$version" || fail "deb: /usr/bin/lidguard --version"
+mapfile -t owned < <(pkg -L lidguard)
 for f in /usr/bin/lidguard-hook /usr/share/man/man1/lidguard.1.gz /usr/lib/systemd/user/lidguard.socket \
   /usr/lib/systemd/user/lidguard.service /usr/share/bash-completion/completions/lidguard; do
-  [ -f "$f" ] || fail "deb: $f missing"
+  [ -f "$root$f" ] || fail "deb: $f missing"
 done
-zcat /usr/share/man/man1/lidguard.1.gz | head -c 200 | grep -q '^\.TH' || fail "deb: the man page"
-dpkg -P lidguard >/dev/null
+zcat "$root/usr/share/man/man1/lidguard.1.gz" | head -c 200 | grep -q '^\.TH' || fail "deb: the man page"
+pkg -P lidguard >/dev/null
 left=()
 for f in "${owned[@]}"; do
-  [ -f "$f" ] && left+=("$f")
-  case $f in */lidguard|*/lidguard/) [ -d "$f" ] && left+=("$f") ;; esac
+  [ -f "$root$f" ] && left+=("$f")
+  case $f in */lidguard|*/lidguard/) [ -d "$root$f" ] && left+=("$f") ;; esac
 done
 [ ${#left[@]} -eq 0 ] || fail "deb: left behind after dpkg -P: ${left[*]}"
 ok "deb: dpkg -i, lidguard --version, dpkg -P: ${#owned[@]} paths, none left"
