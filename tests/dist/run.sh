@@ -86,7 +86,9 @@ for f in /usr/bin/lidguard-hook /usr/share/man/man1/lidguard.1.gz /usr/lib/syste
   /usr/lib/systemd/user/lidguard.service /usr/share/bash-completion/completions/lidguard; do
   [ -f "$root$f" ] || fail "deb: $f missing"
 done
-zcat "$root/usr/share/man/man1/lidguard.1.gz" | head -c 200 | grep -q '^\.TH' || fail "deb: the man page"
+# Unpacked to a file first: with pipefail, zcat cut off by `head` (SIGPIPE) would fail the check.
+gzip -dc "$root/usr/share/man/man1/lidguard.1.gz" > "$work/deb-man.1"
+head -c 200 "$work/deb-man.1" | grep -q '^\.TH' || fail "deb: the man page"
 pkg -P lidguard >/dev/null
 left=()
 for f in "${owned[@]}"; do

@@ -23,7 +23,8 @@ request that carries tools consumes the next step of its list; a step is one of:
                                                       "namespace": "ns" for a namespaced Codex tool)
   {"tools": [{"name": ..., "input": {...}}, ...]}     several tool calls in one reply
   {"error": 500, "message": "boom"}                   HTTP error with the provider's error body
-  "delay": 1.5 in any step (Gemini only)             wait that long before answering
+  "delay": 1.5 in any step                           wait that long before answering (the request
+                                                      is logged at once)
   "hang"  or  {"hang": true, "text": "partial"}       start streaming, then hold the stream open
                                                       (keep-alives every second) until the client
                                                       disconnects; for interrupt tests
@@ -70,6 +71,12 @@ def next_step(channel):
         return i, {"text": "(script exhausted)"}
     step = steps[i]
     return i, ({"hang": True} if step == "hang" else step)
+
+
+def pause(step):
+    """A step's "delay": the answer waits that long (a window the test drivers rely on)."""
+    if isinstance(step, dict) and step.get("delay"):
+        time.sleep(float(step["delay"]))
 
 
 def tool_calls(step):
@@ -193,6 +200,7 @@ class Handler(BaseHTTPRequestHandler):
         i, step = next_step(channel)
         entry.update(kind="step", step=i, channel=channel)
         log(entry)
+        pause(step)
         if "error" in step:
             return self.reply_json(step["error"], {"type": "error", "error": {
                 "type": step.get("error_type", "api_error"), "message": step.get("message", "fake error")}})
@@ -246,6 +254,7 @@ class Handler(BaseHTTPRequestHandler):
         i, step = next_step(channel)
         entry.update(kind="step", step=i, channel=channel)
         log(entry)
+        pause(step)
         if "error" in step:
             return self.reply_json(step["error"], {"error": {
                 "type": step.get("error_type", "invalid_request_error"), "code": step.get("code"),
@@ -295,7 +304,7 @@ class Handler(BaseHTTPRequestHandler):
         i, step = next_step("main")
         entry.update(kind="step", step=i, channel="main")
         log(entry)
-        time.sleep(step.get("delay", 0))
+        pause(step)
         if "error" in step:
             code = step["error"]
             return self.reply_json(code, {"error": {"code": code, "message": step.get("message", "fake error"),

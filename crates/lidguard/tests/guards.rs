@@ -113,6 +113,41 @@ fn daemon_and_core_files_stay_readable() {
     assert!(long.is_empty(), "{long:#?}");
 }
 
+/// The e2e harness is shaped like the agent folders: each driver (a file that runs
+/// `cli.main`) is named after one agent lidguard knows, and no file of it, the shared
+/// `harness/` package included, is over 600 lines.
+#[test]
+fn the_e2e_harness_has_one_driver_per_agent() {
+    let verify = tests_dir().join("../../../tests/e2e/verify");
+    let agents: BTreeSet<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+    let mut wrong = Vec::new();
+    let mut drivers = BTreeSet::new();
+    for dir in [verify.clone(), verify.join("harness")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "py") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let lines = text.lines().count();
+            if lines > 600 {
+                wrong.push(format!("{}: {lines} lines (at most 600)", path.display()));
+            }
+            if dir == verify && text.contains("cli.main(") {
+                if !agents.contains(name.as_str()) {
+                    wrong.push(format!(
+                        "{name}.py drives agents but is not named after one agent"
+                    ));
+                }
+                drivers.insert(name);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(drivers.len() >= 9, "drivers found: {drivers:?}");
+}
+
 /// lidguard's own code never depends on the CPU (`target_arch`): CI type-checks macOS for one
 /// CPU (aarch64) and that stands for the other.
 #[test]

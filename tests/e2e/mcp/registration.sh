@@ -14,12 +14,7 @@ if [ "${LIDGUARD_IN_NETNS:-}" != 1 ]; then
   exec unshare -n env LIDGUARD_IN_NETNS=1 bash -c 'ip link set lo up && exec bash "$0"' "$0"
 fi
 
-NPM="$REPO/.ci/cache/npm"
-CLAUDE="$NPM/@anthropic-ai+claude-code@${CLAUDE_VERSION:-2.1.332}/node_modules/.bin/claude"
-CODEX="$NPM/@openai+codex@${CODEX_VERSION:-0.171.0}/node_modules/.bin/codex"
-COPILOT="$NPM/@github+copilot@${COPILOT_VERSION:-1.0.102}/node_modules/.bin/copilot"
-OPENCODE="$NPM/opencode-ai@${OPENCODE_VERSION:-1.18.33}/node_modules/opencode-ai/bin/opencode.exe"
-GEMINI="$NPM/@google+gemini-cli@${GEMINI_VERSION:-0.61.0}/node_modules/.bin/gemini"
+eval "$(python3 "$REPO/tests/e2e/verify/harness/clients.py" --shell)"  # CLAUDE, CODEX, ... (one table)
 LG="$REPO/target/debug/lidguard"
 
 pass=0 fail=0

@@ -6,7 +6,7 @@ Usage (as root; `tests/e2e/verify/run.sh cline` builds lidguard first, then runs
     cline.py --list
 
 Each scenario has its own run directory (HOME, `git init` project, fake lid/display tree,
-LIDGUARD_HOME), as copilot_opencode.py sets them up (its Run class is reused). The whole run is
+LIDGUARD_HOME), as harness/run.py sets them up (its Run class is reused). The whole run is
 inside a private network namespace (`unshare -n`, only `lo`): the fake OpenAI chat-completions
 server (tests/e2e/fakemodel_chat.py on 127.0.0.1, set with `cline auth -p openai -b <url>`),
 `cline "<prompt>"` (its native binary from the npm registry), lidguard's hooks and its daemon.
@@ -38,29 +38,25 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-import driver  # noqa: E402  (the command line and the scenario loop)
-import copilot_opencode as co  # noqa: E402  (the shared Run and checks)
-import lgverify  # noqa: E402  (status-poll evidence)
+from harness import run as base
+from harness import cli, lgverify
+from harness.clients import CLINE, CLINE_VERSION
+from harness.constants import LIDGUARD, MODEL_DELAY
+from harness.procs import spawn, stop_pid, wait_or_stop
+from harness.results import check
+from harness.run import FAKE, active_during, check_events_in_order, check_run_evidence, ev_summary, no_session_left
+from harness.screen import Tmux
 
-REPO = co.REPO
-CLINE_VERSION = os.environ.get("CLINE_VERSION", "3.0.65")
-CLINE = os.path.join(REPO, ".ci/cache/npm", f"cline@{CLINE_VERSION}",
-                     "node_modules/@cline/cli-linux-x64/bin/cline")
 USER_HOOK = "#!/bin/sh\ncat > /dev/null\necho ran >> \"$HOME/user-hook.log\"\n"
 # The user's own logger by the event's own name, as a new user has it (lidguard's file then takes
 # another name beside it: `TaskStart.sh`).
 USER_START = "#!/bin/sh\ncat > /dev/null\necho start >> \"$HOME/user-hook.log\"\n"
-check = co.check
 
 
-class Run(co.Run):
-    """copilot_opencode's run directory, with Cline's provider set to the fake model."""
+class Run(base.Run):
+    """harness/run.py's run directory, with Cline's provider set to the fake model."""
 
     def prepare(self):
         """`cline auth` (the user's provider settings), the user's own hook file, then
@@ -93,23 +89,8 @@ class Run(co.Run):
 
 def cline_run(run, prompt="run the scripted step", out="stdout"):
     """Starts `cline "<prompt>"`; returns the process."""
-    return co.spawn([CLINE, prompt], cwd=run.proj, env=run.cline_env(), stdin=subprocess.DEVNULL,
-                    stdout=open(run.path(out), "w"), stderr=open(run.path(out + ".err"), "w"))
-
-
-def wait(p, timeout=150):
-    try:
-        return p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        co.stop_popen(p)
-        return None
-
-
-def ended(run, timeout=15):
-    """Bounded wait until lidguard tracks no Cline session."""
-    end = time.time() + timeout
-    while co.session_of(run.sessions(), "cline") and time.time() < end:
-        time.sleep(0.25)
+    return spawn([CLINE, prompt], cwd=run.proj, env=run.cline_env(), stdin=subprocess.DEVNULL,
+                 stdout=open(run.path(out), "w"), stderr=open(run.path(out + ".err"), "w"))
 
 
 def steps(run):
@@ -144,40 +125,36 @@ def stop_hub(run):
         except OSError:
             continue
         if b"cline" in cmd and b"HOME=" + home + b"\0" in env:
-            co.stop_pid(int(pid))
+            stop_pid(int(pid))
 
 
 # --- scenarios -------------------------------------------------------------------------------
 
+@cli.scenario
 def cline_print_basic(root):
     tag = "cline-print-basic"
     run = Run(root, tag, lid="open", decision="deny")
     try:
-        run.start_fake([{"tool": "run_commands", "args": {"commands": ["echo hello"]}, "delay": co.MODEL_DELAY},
-                        {"text": "Done: hello.", "delay": co.MODEL_DELAY}])
+        run.start_fake([{"tool": "run_commands", "args": {"commands": ["echo hello"]}, "delay": MODEL_DELAY},
+                        {"text": "Done: hello.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
-        rc = wait(cline_run(run))
+        rc = wait_or_stop(cline_run(run), 150)
         out = open(run.path("stdout")).read()
         check(f"{tag}: cline exits 0 with the scripted answer", rc == 0 and "Done: hello." in out,
               f"exit {rc}: {out[-300:]} {open(run.path('stdout.err')).read()[-300:]}")
         run.wait_event("TaskComplete", timeout=10)
         evs = cline_events(run)
-        summ = co.ev_summary(evs)
-        kinds = [(e.get("hookEvent"), e.get("kind")) for e in evs]
-        want = [("TaskStart", "prompt-submitted"), ("PreToolUse", "tool-starting"),
-                ("PostToolUse", "tool-finished"), ("TaskComplete", "turn-stopped")]
-        idx = [kinds.index(w) if w in kinds else None for w in want]
-        check(f"{tag}: hook-events TaskStart, PreToolUse, PostToolUse, TaskComplete in order",
-              None not in idx and idx == sorted(idx), summ)
+        check_events_in_order(tag, evs, [("TaskStart", "prompt-submitted"), ("PreToolUse", "tool-starting"),
+                                         ("PostToolUse", "tool-finished"), ("TaskComplete", "turn-stopped")])
         logged = open(run.path("home", "user-hook.log")).read() if os.path.exists(run.path("home", "user-hook.log")) else ""
         check(f"{tag}: the user's own TaskStart and TaskComplete.sh ran next to lidguard's TaskStart.sh and "
               "TaskComplete", logged == "start\nran\n" and os.path.exists(run.path("home", ".cline", "hooks", "TaskStart.sh")),
               repr(logged))
-        co.check_run_evidence(run, "cline", "TaskStart",
-                              lambda e: e.get("hookEvent") == "TaskComplete" and e.get("outcome") == "stopped")
-        co.no_session_left(run, "cline", f"{tag}: no session at the end")
-        out = subprocess.run([co.LIDGUARD, "hook-remove", "--provider", "cline"], env=run.install_env,
+        check_run_evidence(run, "cline", "TaskStart",
+                           lambda e: e.get("hookEvent") == "TaskComplete" and e.get("outcome") == "stopped")
+        no_session_left(run, "cline", f"{tag}: no session at the end")
+        out = subprocess.run([LIDGUARD, "hook-remove", "--provider", "cline"], env=run.install_env,
                              capture_output=True, text=True, timeout=60)
         check(f"{tag}: hook-remove leaves exactly the user's hook files, byte for byte",
               out.returncode == 0 and run.hook_files() == run.users_hooks,
@@ -187,6 +164,7 @@ def cline_print_basic(root):
         run.finish()
 
 
+@cli.scenario
 def cline_print_error(root):
     tag = "cline-print-error"
     run = Run(root, tag, lid="open", decision="deny")
@@ -194,28 +172,29 @@ def cline_print_error(root):
         run.start_fake([{"status": 500}] * 8)
         if not run.prepare():
             return
-        rc = wait(cline_run(run))
+        rc = wait_or_stop(cline_run(run), 150)
         check(f"{tag}: cline exits 1 after the model's HTTP 500s", rc == 1, f"exit {rc}")
         failed = run.wait_event("TaskError", timeout=10)
         check(f"{tag}: TaskError recorded as a failed turn",
-              failed and failed[0].get("kind") == "turn-failed", co.ev_summary(cline_events(run)))
-        ended(run)
-        co.no_session_left(run, "cline", f"{tag}: no session after the failed run")
+              failed and failed[0].get("kind") == "turn-failed", ev_summary(cline_events(run)))
+        run.wait_ended("cline")
+        no_session_left(run, "cline", f"{tag}: no session after the failed run")
     finally:
         stop_hub(run)
         run.finish()
 
 
+@cli.scenario
 def cline_closed_ask(root):
     tag = "cline-closed-ask"
     run = Run(root, tag, lid="closed", decision="deny")
     try:
         run.start_fake([{"tool": "ask_question", "args": {"question": "Which colour?", "options": ["red", "blue"]},
-                         "delay": co.MODEL_DELAY},
-                        {"text": "Asked.", "delay": co.MODEL_DELAY}])
+                         "delay": MODEL_DELAY},
+                        {"text": "Asked.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
-        rc = wait(cline_run(run))
+        rc = wait_or_stop(cline_run(run), 150)
         out = open(run.path("stdout")).read()
         evs = cline_events(run)
         pre = next((e for e in evs if e.get("hookEvent") == "PreToolUse"), {})
@@ -225,13 +204,14 @@ def cline_closed_ask(root):
         check(f"{tag}: Cline stopped the run (no second model call, the abort on stdout)",
               len(steps(run)) == 1 and "abort" in out, f"exit {rc}: {out[-300:]}")
         run.wait_event("SessionShutdown", timeout=10)
-        ended(run)
-        co.no_session_left(run, "cline", f"{tag}: no session after the stopped run")
+        run.wait_ended("cline")
+        no_session_left(run, "cline", f"{tag}: no session after the stopped run")
     finally:
         stop_hub(run)
         run.finish()
 
 
+@cli.scenario
 def cline_print_interrupt(root):
     tag = "cline-print-interrupt"
     run = Run(root, tag, lid="open", decision="deny")
@@ -242,41 +222,42 @@ def cline_print_interrupt(root):
         if not run.prepare():
             return
         p = cline_run(run)
-        co.active_during(run, "cline", "PreToolUse", f"{tag}: while the command runs the session is active")
+        active_during(run, "cline", "PreToolUse", f"{tag}: while the command runs the session is active")
         os.kill(p.pid, signal.SIGINT)
-        wait(p, timeout=30)
+        wait_or_stop(p, timeout=30)
         t0 = time.time()
-        ended(run, timeout=15)
-        co.no_session_left(run, "cline", f"{tag}: the session ended with the process lidguard watched "
-                                         f"({time.time() - t0:.1f} s after the exit)")
+        run.wait_ended("cline", timeout=15)
+        no_session_left(run, "cline", f"{tag}: the session ended with the process lidguard watched "
+                                      f"({time.time() - t0:.1f} s after the exit)")
     finally:
         stop_hub(run)
         run.finish()
 
 
+@cli.scenario
 def cline_hub_run(root):
     tag = "cline-hub-run"
     run = Run(root, tag, lid="open", decision="deny")
     try:
-        run.start_fake([{"text": "First answer.", "delay": co.MODEL_DELAY},
-                        {"text": "Second answer.", "delay": co.MODEL_DELAY}])
+        run.start_fake([{"text": "First answer.", "delay": MODEL_DELAY},
+                        {"text": "Second answer.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
-        rc1 = wait(cline_run(run, out="stdout1"))
+        rc1 = wait_or_stop(cline_run(run, out="stdout1"), 150)
         run.wait_event("TaskComplete", timeout=10)
-        ended(run)
-        rc2 = wait(cline_run(run, out="stdout2"))
+        run.wait_ended("cline")
+        rc2 = wait_or_stop(cline_run(run, out="stdout2"), 150)
         check(f"{tag}: both runs exit 0", rc1 == 0 and rc2 == 0, f"{rc1} {rc2}")
         done = run.wait_event("TaskComplete", count=2, timeout=15)
         evs = cline_events(run)
         starts = [e for e in evs if e.get("hookEvent") == "TaskStart"]
         check(f"{tag}: two sessions, each started by TaskStart and stopped by TaskComplete",
               done and len(starts) == 2 and len({e.get("sessionId") for e in starts}) == 2
-              and all(e.get("outcome") == "stopped" for e in done), co.ev_summary(evs))
+              and all(e.get("outcome") == "stopped" for e in done), ev_summary(evs))
         hub = [pid for pid in os.listdir("/proc")
                if pid.isdigit() and b"--cline-hub-daemon" in cmdline(pid)]
         check(f"{tag}: Cline's hub is still running after the second run", bool(hub), "no hub process")
-        co.no_session_left(run, "cline", f"{tag}: no session while the hub lives on")
+        no_session_left(run, "cline", f"{tag}: no session while the hub lives on")
     finally:
         stop_hub(run)
         run.finish()
@@ -298,20 +279,21 @@ def tui_prompt(run, tm, text, n):
     return False
 
 
+@cli.scenario
 def cline_tui_prompts(root):
     tag = "cline-tui-prompts"
     run = Run(root, tag, lid="open", decision="deny")
     tm = None
     try:
-        run.start_fake([{"text": "First answer.", "delay": co.MODEL_DELAY},
+        run.start_fake([{"text": "First answer.", "delay": MODEL_DELAY},
                         {"tool": "run_commands",
                          "args": {"commands": ["sleep 30 # intentional-sleep: the test cancels it"]}},
-                        {"text": "After the cancel.", "delay": co.MODEL_DELAY}])
+                        {"text": "After the cancel.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
         env = run.cline_env()
         env["TERM"] = "xterm-256color"
-        tm = co.Tmux(run)
+        tm = Tmux(run)
         tm.start_client(env, [CLINE])
         # Its input line, or first a promotion over it ("any other key to close"), which
         # Escape closes.
@@ -329,36 +311,36 @@ def cline_tui_prompts(root):
         check(f"{tag}: the first prompt fires TaskStart", tui_prompt(run, tm, "say something", 1),
               tm.screen()[-600:])
         check(f"{tag}: its answer's TaskComplete ends the turn",
-              bool(run.wait_event("TaskComplete", timeout=30)), co.ev_summary(cline_events(run)))
-        ended(run)
-        co.no_session_left(run, "cline", f"{tag}: nothing held after the first answer")
+              bool(run.wait_event("TaskComplete", timeout=30)), ev_summary(cline_events(run)))
+        run.wait_ended("cline")
+        no_session_left(run, "cline", f"{tag}: nothing held after the first answer")
         check(f"{tag}: the second prompt fires TaskStart again (no UserPromptSubmit)",
               tui_prompt(run, tm, "run the long step", 2), tm.screen()[-600:])
-        co.active_during(run, "cline", "PreToolUse", f"{tag}: while the long command runs the session is active",
-                         timeout=30)
+        active_during(run, "cline", "PreToolUse", f"{tag}: while the long command runs the session is active",
+                      timeout=30)
         tm.key("Escape")
         check(f"{tag}: Escape fires SessionShutdown (not TaskCancel)",
               bool(run.wait_event("SessionShutdown", timeout=20))
               and not run.wait_event("TaskCancel", timeout=0),
-              co.ev_summary(cline_events(run)))
+              ev_summary(cline_events(run)))
         tm.snap("cancelled")
-        ended(run)
-        co.no_session_left(run, "cline", f"{tag}: the cancel ended the turn")
+        run.wait_ended("cline")
+        no_session_left(run, "cline", f"{tag}: the cancel ended the turn")
         check(f"{tag}: the TUI stays open and the next prompt fires TaskStart",
               tui_prompt(run, tm, "after the cancel", 3), tm.screen()[-600:])
         done = run.wait_event("TaskComplete", count=2, timeout=30)
-        check(f"{tag}: its answer's TaskComplete comes", bool(done), co.ev_summary(cline_events(run)))
-        ended(run)
+        check(f"{tag}: its answer's TaskComplete comes", bool(done), ev_summary(cline_events(run)))
+        run.wait_ended("cline")
         third = run.wait_event("TaskStart", count=3, timeout=0)
         if third and done:
             ok, detail = lgverify.check_started_and_ended(
                 run.poller, third[2].get("sessionId"), "cline", third[2]["t"], done[1]["t"])
         else:
-            ok, detail = False, co.ev_summary(cline_events(run))
+            ok, detail = False, ev_summary(cline_events(run))
         check(f"{tag}: status --json: that prompt protects again (active) until its answer", ok, detail)
-        co.no_session_left(run, "cline", f"{tag}: no session at the end")
+        no_session_left(run, "cline", f"{tag}: no session at the end")
         check(f"{tag}: no UserPromptSubmit in the whole TUI session",
-              not run.wait_event("UserPromptSubmit", timeout=0), co.ev_summary(cline_events(run)))
+              not run.wait_event("UserPromptSubmit", timeout=0), ev_summary(cline_events(run)))
         tm.key("C-c")
         time.sleep(1)
         tm.key("C-c")
@@ -369,29 +351,30 @@ def cline_tui_prompts(root):
         run.finish()
 
 
+@cli.scenario
 def cline_mcp(root):
     tag = "cline-mcp"
     run = Run(root, tag, lid="open", decision="deny")
     try:
-        run.start_fake([{"text": "No tools needed.", "delay": co.MODEL_DELAY}])
+        run.start_fake([{"text": "No tools needed.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
         settings = run.path("home", ".cline", "data", "settings", "cline_mcp_settings.json")
         os.makedirs(os.path.dirname(settings), exist_ok=True)
         with open(settings, "w") as f:
             f.write(USER_MCP)
-        r = subprocess.run([co.LIDGUARD, "mcp-install", "cline"], env=run.cli_env(),
+        r = subprocess.run([LIDGUARD, "mcp-install", "cline"], env=run.cli_env(),
                            capture_output=True, text=True, timeout=30)
         entry = (json.load(open(settings)).get("mcpServers") or {}).get("lidguard") or {}
         check(f"{tag}: mcp-install cline writes lidguard's server next to the user's",
               r.returncode == 0 and entry.get("args") == ["mcp-server"]
               and "mine" in json.load(open(settings))["mcpServers"], r.stdout + r.stderr)
-        rc = wait(cline_run(run))
+        rc = wait_or_stop(cline_run(run), 150)
         offered = [t.get("function", t).get("name", "") for t in
                    ((steps(run) or [{}])[0].get("body") or {}).get("tools") or []]
         check(f"{tag}: Cline started lidguard's MCP server and offered its tools to the model",
               rc == 0 and "lidguard__list_sessions" in offered, f"exit {rc}: {offered}")
-        r = subprocess.run([co.LIDGUARD, "mcp-remove", "cline"], env=run.cli_env(),
+        r = subprocess.run([LIDGUARD, "mcp-remove", "cline"], env=run.cli_env(),
                            capture_output=True, text=True, timeout=30)
         check(f"{tag}: mcp-remove cline gives back the user's exact bytes",
               r.returncode == 0 and open(settings).read() == USER_MCP, r.stdout + r.stderr)
@@ -400,20 +383,5 @@ def cline_mcp(root):
         run.finish()
 
 
-SCENARIOS = [("cline-print-basic", cline_print_basic),
-             ("cline-print-error", cline_print_error),
-             ("cline-closed-ask", cline_closed_ask),
-             ("cline-print-interrupt", cline_print_interrupt),
-             ("cline-hub-run", cline_hub_run),
-             ("cline-tui-prompts", cline_tui_prompts),
-             ("cline-mcp", cline_mcp)]
-
-
-def main():
-    driver.main(__file__, __doc__, f"lidguard vs Cline CLI {CLINE_VERSION}", SCENARIOS,
-                [(co.FAKE, "fake model"), (CLINE, "Cline CLI (tests/e2e/verify/install_clients.sh)")],
-                "/tmp/lidguard-verify-cline")
-
-
 if __name__ == "__main__":
-    main()
+    cli.main(__file__, __doc__, f"lidguard vs Cline CLI {CLINE_VERSION}", [FAKE, CLINE])

@@ -6,7 +6,7 @@ Usage (as root; `tests/e2e/verify/run.sh droid` builds lidguard first, then runs
     droid.py --list
 
 Each scenario has its own run directory (HOME, `git init` project, fake lid/display tree,
-LIDGUARD_HOME), as copilot_opencode.py sets them up (its Run class is reused). The whole run is
+LIDGUARD_HOME), as harness/run.py sets them up (its Run class is reused). The whole run is
 inside a private network namespace (`unshare -n`, only `lo`): the fake Anthropic Messages server
 (tests/e2e/fakemodel.py on 127.0.0.1), Droid 0.225.2's native binary (`droid exec`, or the TUI
 with FACTORY_AIRGAP_ENABLED=1 under a private tmux server), lidguard's hooks and its daemon.
@@ -34,23 +34,20 @@ Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any fail
 import json
 import os
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-import driver  # noqa: E402  (the command line and the scenario loop)
-import copilot_opencode as co  # noqa: E402  (the shared Run, checks, tmux and receiver helpers)
+from harness import run as base
+from harness import cli
+from harness.clients import DROID, DROID_VERSION
+from harness.constants import LIDGUARD, REPO
+from harness.procs import spawn, wait_or_stop
+from harness.results import check
+from harness.run import active_during, check_events_in_order, ev_summary, no_session_left, session_of
+from harness.screen import Tmux, tui_submit
 
-REPO = co.REPO
-DROID_VERSION = os.environ.get("DROID_VERSION", "0.225.2")
-DROID = os.path.join(REPO, ".ci/cache/npm", f"@factory+cli-linux-x64@{DROID_VERSION}",
-                     "node_modules/@factory/cli-linux-x64/bin/droid")
 FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel.py")
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
           "SubagentStop", "PreCompact", "SessionEnd"]
-check = co.check
 
 
 def execute(command, risk="low"):
@@ -58,20 +55,9 @@ def execute(command, risk="low"):
                                          "riskLevelReason": "the scripted step"}}
 
 
-class Run(co.Run):
-    """copilot_opencode's run directory, with Droid's own config and the Anthropic fake model."""
-
-    def start_fake(self, script):
-        with open(self.path("script.json"), "w") as f:
-            json.dump(script, f)
-        portfile = self.path("port")
-        self.fake = co.spawn([sys.executable, FAKE, "--port", "0", "--port-file", portfile,
-                              "--script", self.path("script.json"), "--log", self.path("model.jsonl")],
-                             stdout=subprocess.DEVNULL, stderr=open(self.path("fake.stderr"), "w"))
-        end = time.time() + 15
-        while not (os.path.exists(portfile) and open(portfile).read().strip()) and time.time() < end:
-            time.sleep(0.1)
-        self.port = int(open(portfile).read().strip())
+class Run(base.Run):
+    """harness/run.py's run directory, with Droid's own config and the Anthropic fake model."""
+    fake_model = FAKE
 
     def factory(self, *parts):
         return self.path("home", ".factory", *parts)
@@ -111,7 +97,7 @@ class Run(co.Run):
         lidguards = [e.get("hookEvent") for e in mine]
         check(f"{tag}: the user's own hooks ran for every event lidguard heard",
               theirs and all(e in theirs for e in lidguards if e in EVENTS), f"user={theirs} lidguard={lidguards}")
-        out = subprocess.run([co.LIDGUARD, "hook-remove", "--provider", "droid"], env=self.install_env,
+        out = subprocess.run([LIDGUARD, "hook-remove", "--provider", "droid"], env=self.install_env,
                              capture_output=True, text=True, timeout=60)
         with open(self.factory("hooks.json"), "rb") as f:
             back = f.read()
@@ -120,27 +106,13 @@ class Run(co.Run):
 
 
 def droid_exec(run, flags, prompt="run the scripted step"):
-    return co.spawn([DROID, "exec", "-m", "custom:fake", *flags, prompt], cwd=run.proj,
-                    env=run.droid_env("dumb"), stdin=subprocess.DEVNULL,
-                    stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
-
-
-def wait(p, timeout=120):
-    try:
-        return p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        co.stop_popen(p)
-        return None
-
-
-def ended(run, timeout=15):
-    end = time.time() + timeout
-    while co.session_of(run.sessions(), "droid") and time.time() < end:
-        time.sleep(0.25)
+    return spawn([DROID, "exec", "-m", "custom:fake", *flags, prompt], cwd=run.proj,
+                 env=run.droid_env("dumb"), stdin=subprocess.DEVNULL,
+                 stdout=open(run.path("stdout"), "w"), stderr=open(run.path("stderr"), "w"))
 
 
 def start_tui(run, tag, flags):
-    tm = co.Tmux(run)
+    tm = Tmux(run)
     tm.start_client(run.droid_env("xterm-256color"), [DROID, *flags])
     check(f"{tag}: the TUI starts", tm.wait_screen("for help", timeout=60), tm.screen()[-600:])
     time.sleep(2)
@@ -152,12 +124,13 @@ def quit_tui(run, tm, tag):
     time.sleep(1)
     tm.key("Enter")
     run.wait_event("SessionEnd", timeout=20)
-    ended(run, timeout=5)
-    co.no_session_left(run, "droid", f"{tag}: nothing left after /quit")
+    run.wait_ended("droid", timeout=5)
+    no_session_left(run, "droid", f"{tag}: nothing left after /quit")
 
 
 # --- scenarios -------------------------------------------------------------------------------
 
+@cli.scenario
 def droid_exec_basic(root):
     tag = "droid-exec-basic"
     run = Run(root, tag, lid="open", decision="deny")
@@ -166,28 +139,27 @@ def droid_exec_basic(root):
         if not run.prepare():
             return
         p = droid_exec(run, ["--auto", "low"])
-        co.active_during(run, "droid", "PreToolUse",
-                         f"{tag}: the exec's SessionStart started the session; active while Execute runs")
-        rc = wait(p)
+        active_during(run, "droid", "PreToolUse",
+                      f"{tag}: the exec's SessionStart started the session; active while Execute runs")
+        rc = wait_or_stop(p)
         check(f"{tag}: droid exec exit 0 and the scripted answer",
               rc == 0 and "Done: hello." in open(run.path("stdout")).read(),
               f"exit {rc}: {open(run.path('stderr')).read()[-400:]}")
         evs = [e for e in run.events() if e.get("provider") == "droid"]
-        kinds = [(e.get("hookEvent"), e.get("kind")) for e in evs]
-        want = [("SessionStart", "prompt-submitted"), ("PreToolUse", "tool-starting"),
-                ("PostToolUse", "tool-finished"), ("Stop", "turn-stopped")]
-        idx = [kinds.index(w) if w in kinds else None for w in want]
-        check(f"{tag}: SessionStart (as the prompt), PreToolUse, PostToolUse, Stop in order",
-              None not in idx and idx == sorted(idx), co.ev_summary(evs))
+        check_events_in_order(tag, evs, [("SessionStart", "prompt-submitted"),
+                                         ("PreToolUse", "tool-starting"), ("PostToolUse", "tool-finished"),
+                                         ("Stop", "turn-stopped")],
+                              "SessionStart (as the prompt), PreToolUse, PostToolUse, Stop in order")
         stop = next((e for e in evs if e.get("hookEvent") == "Stop"), {})
         check(f"{tag}: Stop stopped the session", stop.get("outcome") == "stopped", json.dumps(stop)[:400])
-        ended(run)
-        co.no_session_left(run, "droid", f"{tag}: no session at the end")
+        run.wait_ended("droid")
+        no_session_left(run, "droid", f"{tag}: no session at the end")
         run.finish_droid(tag)
     finally:
         run.finish()
 
 
+@cli.scenario
 def droid_exec_error(root):
     tag = "droid-exec-error"
     run = Run(root, tag, lid="open", decision="deny")
@@ -195,15 +167,15 @@ def droid_exec_error(root):
         run.start_fake([{"error": 400, "message": "scripted bad request"}])
         if not run.prepare():
             return
-        rc = wait(droid_exec(run, ["--auto", "low"]))
+        rc = wait_or_stop(droid_exec(run, ["--auto", "low"]))
         check(f"{tag}: droid exec exits 1 on the model's HTTP 400", rc == 1, f"exit {rc}")
         evs = [e for e in run.events() if e.get("provider") == "droid"]
         names = [(e.get("hookEvent"), e.get("outcome")) for e in evs]
         check(f"{tag}: the session started and Stop stopped it",
               ("Stop", "stopped") in names and evs and evs[0].get("kind") == "prompt-submitted",
-              co.ev_summary(evs))
-        ended(run)
-        co.no_session_left(run, "droid", f"{tag}: no session at the end")
+              ev_summary(evs))
+        run.wait_ended("droid")
+        no_session_left(run, "droid", f"{tag}: no session at the end")
         run.finish_droid(tag)
     finally:
         run.finish()
@@ -218,11 +190,11 @@ def tui_dialog(root, tag, refuse):
             return
         tm = start_tui(run, tag, [])
         check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
-              co.tui_submit(run, tm, "make a file", "UserPromptSubmit"), tm.screen()[-600:])
+              tui_submit(run, tm, "make a file", "UserPromptSubmit"), tm.screen()[-600:])
         run.wait_event("Notification", timeout=60)
         check(f"{tag}: the dialog is on screen", tm.wait_screen("No, cancel", timeout=20), tm.screen()[-600:])
         time.sleep(1)
-        ses = co.session_of(run.sessions(), "droid")
+        ses = session_of(run.sessions(), "droid")
         check(f"{tag}: while the dialog is open the session is soft-locked (permission_prompt)",
               ses and ses[0].get("softLockReason") == "permission_prompt", ses)
         if refuse:
@@ -236,9 +208,9 @@ def tui_dialog(root, tag, refuse):
         evs = [e for e in run.events() if e.get("provider") == "droid"]
         check(f"{tag}: {'no PostToolUse; ' if refuse else 'PostToolUse, then '}Stop stopped the session",
               stop and stop[0].get("outcome") == "stopped"
-              and any(e.get("hookEvent") == "PostToolUse" for e in evs) != refuse, co.ev_summary(evs))
-        ended(run)
-        co.no_session_left(run, "droid", f"{tag}: no session after the turn")
+              and any(e.get("hookEvent") == "PostToolUse" for e in evs) != refuse, ev_summary(evs))
+        run.wait_ended("droid")
+        no_session_left(run, "droid", f"{tag}: no session after the turn")
         quit_tui(run, tm, tag)
         run.finish_droid(tag)
     finally:
@@ -247,14 +219,17 @@ def tui_dialog(root, tag, refuse):
         run.finish()
 
 
+@cli.scenario
 def droid_tui_permission(root):
     tui_dialog(root, "droid-tui-permission", refuse=False)
 
 
+@cli.scenario
 def droid_tui_refused(root):
     tui_dialog(root, "droid-tui-refused", refuse=True)
 
 
+@cli.scenario
 def droid_tui_escape_tool(root):
     tag = "droid-tui-escape-tool"
     run = Run(root, tag, lid="open", decision="deny")
@@ -265,15 +240,15 @@ def droid_tui_escape_tool(root):
             return
         tm = start_tui(run, tag, ["--auto", "low"])
         check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
-              co.tui_submit(run, tm, "wait a while", "UserPromptSubmit"), tm.screen()[-600:])
-        co.active_during(run, "droid", "PreToolUse", f"{tag}: while Execute runs the session is active")
+              tui_submit(run, tm, "wait a while", "UserPromptSubmit"), tm.screen()[-600:])
+        active_during(run, "droid", "PreToolUse", f"{tag}: while Execute runs the session is active")
         tm.key("Escape")
         stop = run.wait_event("Stop", timeout=20)
         tm.snap("interrupted")
         check(f"{tag}: Escape during the tool: Stop stopped the session",
-              stop and stop[0].get("outcome") == "stopped", co.ev_summary(run.events()))
-        ended(run, timeout=5)
-        co.no_session_left(run, "droid", f"{tag}: no session after the Escape")
+              stop and stop[0].get("outcome") == "stopped", ev_summary(run.events()))
+        run.wait_ended("droid", timeout=5)
+        no_session_left(run, "droid", f"{tag}: no session after the Escape")
         quit_tui(run, tm, tag)
         run.finish_droid(tag)
     finally:
@@ -282,6 +257,7 @@ def droid_tui_escape_tool(root):
         run.finish()
 
 
+@cli.scenario
 def droid_tui_escape_model(root):
     tag = "droid-tui-escape-model"
     run = Run(root, tag, lid="open", decision="deny")
@@ -292,19 +268,19 @@ def droid_tui_escape_model(root):
             return
         tm = start_tui(run, tag, [])
         check(f"{tag}: the prompt is submitted (UserPromptSubmit)",
-              co.tui_submit(run, tm, "think for a while", "UserPromptSubmit"), tm.screen()[-600:])
+              tui_submit(run, tm, "think for a while", "UserPromptSubmit"), tm.screen()[-600:])
         time.sleep(3)
-        ses = co.session_of(run.sessions(), "droid")
+        ses = session_of(run.sessions(), "droid")
         check(f"{tag}: while the model answers the session is active", ses and ses[0].get("state") == "active", ses)
         tm.key("Escape")
         note = run.wait_event("Notification", timeout=20)
         tm.snap("interrupted")
         check(f"{tag}: Escape while the model answers: Notification idle_prompt, read as interrupted",
-              note and note[0].get("kind") == "interrupted", co.ev_summary(run.events()))
-        ended(run, timeout=5)
-        co.no_session_left(run, "droid", f"{tag}: the session ended without a Stop")
+              note and note[0].get("kind") == "interrupted", ev_summary(run.events()))
+        run.wait_ended("droid", timeout=5)
+        no_session_left(run, "droid", f"{tag}: the session ended without a Stop")
         check(f"{tag}: no Stop came", not any(e.get("hookEvent") == "Stop" for e in run.events()),
-              co.ev_summary(run.events()))
+              ev_summary(run.events()))
         quit_tui(run, tm, tag)
         run.finish_droid(tag)
     finally:
@@ -313,19 +289,5 @@ def droid_tui_escape_model(root):
         run.finish()
 
 
-SCENARIOS = [("droid-exec-basic", droid_exec_basic),
-             ("droid-exec-error", droid_exec_error),
-             ("droid-tui-permission", droid_tui_permission),
-             ("droid-tui-refused", droid_tui_refused),
-             ("droid-tui-escape-tool", droid_tui_escape_tool),
-             ("droid-tui-escape-model", droid_tui_escape_model)]
-
-
-def main():
-    driver.main(__file__, __doc__, f"lidguard vs Factory Droid {DROID_VERSION}", SCENARIOS,
-                [(FAKE, "fake model"), (DROID, "Factory Droid (tests/e2e/verify/install_clients.sh)")],
-                "/tmp/lidguard-verify-droid")
-
-
 if __name__ == "__main__":
-    main()
+    cli.main(__file__, __doc__, f"lidguard vs Factory Droid {DROID_VERSION}", [FAKE, DROID])

@@ -6,7 +6,7 @@ Usage (as root; `tests/e2e/verify/run.sh gemini` builds lidguard first, then run
     gemini.py --list
 
 Each scenario has its own run directory (HOME, `git init` project, fake lid/display tree,
-LIDGUARD_HOME), exactly as copilot_opencode.py sets them up (its Run class is reused). The whole
+LIDGUARD_HOME), exactly as harness/run.py sets them up (its Run class is reused). The whole
 run is inside a private network namespace (`unshare -n`, only `lo`): the fake Gemini API
 (tests/e2e/fakemodel.py on 127.0.0.1, GOOGLE_GEMINI_BASE_URL), `gemini` itself (`-p`, or the TUI
 under a private tmux server), lidguard's hooks and its daemon, and the ask-before-sleep test
@@ -33,42 +33,26 @@ Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any fail
 import json
 import os
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-import driver  # noqa: E402  (the command line and the scenario loop)
-import copilot_opencode as co  # noqa: E402  (the shared Run, checks, tmux and receiver helpers)
-import lgverify  # noqa: E402
+from harness import run as base
+from harness import cli, lgverify
+from harness.ask import PrintAsk, print_ask
+from harness.clients import GEMINI, GEMINI_VERSION
+from harness.constants import LID_MSG, MODEL_DELAY, REPO
+from harness.procs import spawn, stop_popen
+from harness.results import check
+from harness.run import check_events_in_order, check_run_evidence, ev_summary, no_session_left
+from harness.screen import Tmux, tui_submit
 
-REPO = co.REPO
-LIDGUARD = co.LIDGUARD
 FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel.py")
-GEMINI_VERSION = os.environ.get("GEMINI_VERSION", "0.61.0")
-GEMINI = os.path.join(REPO, ".ci/cache/npm", f"@google+gemini-cli@{GEMINI_VERSION}",
-                      "node_modules/@google/gemini-cli/bundle/gemini.js")
 MODEL = "gemini-2.5-flash"
-check = co.check
+GEMINI_HOOK = b"gemini-hook"  # what its hook entries run: `lidguard-hook gemini-hook`
 
 
-class Run(co.Run):
-    """copilot_opencode's run directory, with the Gemini fake model and user settings."""
-
-    def start_fake(self, script):
-        with open(self.path("script.json"), "w") as f:
-            json.dump(script, f)
-        portfile = self.path("port")
-        self.fake = co.spawn([sys.executable, FAKE, "--port", "0", "--port-file", portfile,
-                              "--script", self.path("script.json"), "--log", self.path("model.jsonl")],
-                             stdout=subprocess.DEVNULL, stderr=open(self.path("fake.stderr"), "w"))
-        for _ in range(100):
-            if os.path.exists(portfile) and open(portfile).read().strip():
-                break
-            time.sleep(0.1)
-        self.port = int(open(portfile).read().strip())
-        return self.port
+class Run(base.Run):
+    """harness/run.py's run directory, with the Gemini fake model and user settings."""
+    fake_model = FAKE
 
     def prepare(self):
         """The user's own settings, then lidguard's hook-install next to them."""
@@ -94,13 +78,13 @@ def gemini_print(run, flags, prompt="run the scripted step", timeout=120):
     """`gemini -p`; returns the exit code (None when it had to be stopped)."""
     env = run.gemini_env()
     env["TERM"] = "dumb"
-    p = co.spawn(["node", GEMINI, "-m", MODEL, "-p", prompt, *flags, "-o", "text"], cwd=run.proj, env=env,
-                 stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
-                 stderr=open(run.path("stderr"), "w"))
+    p = spawn(["node", GEMINI, "-m", MODEL, "-p", prompt, *flags, "-o", "text"], cwd=run.proj, env=env,
+              stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
+              stderr=open(run.path("stderr"), "w"))
     try:
         rc = p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        co.stop_popen(p)
+        stop_popen(p)
         return None
     run.wait_event("SessionEnd", timeout=5)  # the CLI does not wait for SessionEnd hooks
     return rc
@@ -122,47 +106,41 @@ def contents(req):
     return out
 
 
-def hook_processes(run):
-    return co.hook_processes(run, b"gemini-hook")
-
-
 # --- scenarios -------------------------------------------------------------------------------
 
+@cli.scenario
 def gemini_print_basic(root):
     tag = "gemini-print-basic"
     run = Run(root, tag, lid="open", decision="deny")
     try:
         run.start_fake([{"tool": "run_shell_command", "input": {"command": "echo hello", "description": "Say hello"},
-                         "delay": co.MODEL_DELAY},
-                        {"text": "Done: hello.", "delay": co.MODEL_DELAY}])
+                         "delay": MODEL_DELAY},
+                        {"text": "Done: hello.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
         rc = gemini_print(run, ["--yolo"])
         check(f"{tag}: gemini -p exit 0 and the scripted answer", rc == 0 and "Done: hello." in
               open(run.path("stdout")).read(), f"exit {rc}: {open(run.path('stderr')).read()[-400:]}")
         evs = [e for e in run.events() if e.get("provider") == "gemini"]
-        summ = co.ev_summary(evs)
-        kinds = [(e.get("hookEvent"), e.get("kind")) for e in evs]
-        want = [("BeforeAgent", "prompt-submitted"), ("BeforeTool", "tool-starting"),
-                ("AfterTool", "tool-finished"), ("AfterAgent", "turn-stopped"), ("SessionEnd", "session-ended")]
-        idx = [kinds.index(w) if w in kinds else None for w in want]
-        check(f"{tag}: hook-events BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd in order",
-              None not in idx and idx == sorted(idx), summ)
+        check_events_in_order(tag, evs, [("BeforeAgent", "prompt-submitted"), ("BeforeTool", "tool-starting"),
+                                         ("AfterTool", "tool-finished"), ("AfterAgent", "turn-stopped"),
+                                         ("SessionEnd", "session-ended")])
         stop = next((e for e in evs if e.get("hookEvent") == "AfterAgent"), {})
         check(f"{tag}: AfterAgent stopped the session with the lid open (no question, no output)",
               stop.get("outcome") == "stopped" and not stop.get("decision"), json.dumps(stop)[:400])
-        co.check_run_evidence(run, "gemini", "BeforeAgent",
-                              lambda e: e.get("hookEvent") == "AfterAgent" and e.get("outcome") == "stopped")
-        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
+        check_run_evidence(run, "gemini", "BeforeAgent",
+                           lambda e: e.get("hookEvent") == "AfterAgent" and e.get("outcome") == "stopped")
+        no_session_left(run, "gemini", f"{tag}: no session at the end")
     finally:
         run.finish()
 
 
+@cli.scenario
 def gemini_print_error(root):
     tag = "gemini-print-error"
     run = Run(root, tag, lid="open", decision="deny")
     try:
-        run.start_fake([{"error": 400, "message": "scripted bad request", "delay": co.MODEL_DELAY}])
+        run.start_fake([{"error": 400, "message": "scripted bad request", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
         rc = gemini_print(run, ["--yolo"])
@@ -172,20 +150,21 @@ def gemini_print_error(root):
         check(f"{tag}: BeforeAgent started the session, no AfterAgent, SessionEnd ended it",
               "BeforeAgent" in names and "AfterAgent" not in names
               and any(e.get("hookEvent") == "SessionEnd" and e.get("outcome") == "stopped" for e in evs),
-              co.ev_summary(evs))
+              ev_summary(evs))
         start = next((e for e in evs if e.get("hookEvent") == "BeforeAgent"), None)
         end = next((e for e in evs if e.get("hookEvent") == "SessionEnd"), None)
         if start and end:
             ok, detail = lgverify.check_started_and_ended(run.poller, start.get("sessionId"), "gemini",
                                                           start["t"], end["t"])
         else:
-            ok, detail = False, co.ev_summary(evs)
+            ok, detail = False, ev_summary(evs)
         check(f"{tag}: status --json: the session was working during the failing call and ended", ok, detail)
-        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
+        no_session_left(run, "gemini", f"{tag}: no session at the end")
     finally:
         run.finish()
 
 
+@cli.scenario
 def gemini_tui_ask_closed(root):
     tag = "gemini-tui-ask-closed"
     run = Run(root, tag, lid="closed", decision="deny")
@@ -194,18 +173,18 @@ def gemini_tui_ask_closed(root):
         question = {"questions": [{"question": "Which colour?", "header": "Colour", "type": "choice",
                                    "options": [{"label": "red", "description": "Red"},
                                                {"label": "blue", "description": "Blue"}]}]}
-        run.start_fake([{"tool": "ask_user", "input": question, "delay": co.MODEL_DELAY},
-                        {"text": "I will assume red.", "delay": co.MODEL_DELAY}])
+        run.start_fake([{"tool": "ask_user", "input": question, "delay": MODEL_DELAY},
+                        {"text": "I will assume red.", "delay": MODEL_DELAY}])
         if not run.prepare():
             return
         env = run.gemini_env()
         env["TERM"] = "xterm-256color"
-        tm = co.Tmux(run)
+        tm = Tmux(run)
         tm.start_client(env, ["node", GEMINI, "-m", MODEL, "--yolo"])
         # (SessionStart reaches no daemon yet: only a prompt starts it)
         check(f"{tag}: the TUI starts", tm.wait_screen("Type your message", timeout=60), tm.screen()[-600:])
         time.sleep(1)
-        check(f"{tag}: the prompt is submitted (BeforeAgent)", co.tui_submit(run, tm, "ask me", "BeforeAgent"),
+        check(f"{tag}: the prompt is submitted (BeforeAgent)", tui_submit(run, tm, "ask me", "BeforeAgent"),
               tm.screen()[-600:])
         done = run.wait_event("AfterAgent", timeout=60)
         tm.snap("after")
@@ -216,107 +195,46 @@ def gemini_tui_ask_closed(root):
               json.dumps(before)[:600])
         check(f"{tag}: no question dialog: no Notification(ToolPermission), the screen never asked",
               not any(e.get("hookEvent") == "Notification" for e in evs) and "Which colour?" not in tm.screen(),
-              co.ev_summary(evs))
+              ev_summary(evs))
         steps = run.steps()
         last = contents(steps[-1]) if len(steps) > 1 else []
-        refusal = [t for role, parts in last for t in parts if "ask_user" in t and co.LID_MSG in t]
+        refusal = [t for role, parts in last for t in parts if "ask_user" in t and LID_MSG in t]
         check(f"{tag}: the model's next request carries ask_user's refusal (the tool did not run)",
               len(steps) == 2 and refusal, json.dumps(last)[-800:])
         check(f"{tag}: the turn ended (AfterAgent) with the model's own answer", bool(done),
-              co.ev_summary(evs))
+              ev_summary(evs))
         tm.send("/quit")
         time.sleep(1)
         tm.key("Enter")
         run.wait_event("SessionEnd", timeout=20)
-        co.no_session_left(run, "gemini", f"{tag}: no session after /quit")
+        no_session_left(run, "gemini", f"{tag}: no session after /quit")
     finally:
         if tm:
             tm.stop()
         run.finish()
 
 
+def gemini_start(run, prompt):
+    env = run.gemini_env()
+    env["TERM"] = "dumb"
+    return spawn(["node", GEMINI, "-m", MODEL, "-p", prompt, "--yolo", "-o", "text"], cwd=run.proj, env=env,
+                 stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
+                 stderr=open(run.path("stderr"), "w"))
+
+
+def user_prompts(req):
+    return [" ".join(t.strip() for t in parts) for role, parts in contents(req) if role == "user"]
+
+
+# SessionStart comes before the prompt that starts the daemon: noted, not an error.
+GEMINI_ASK = PrintAsk("gemini", "Gemini", "AfterAgent", GEMINI_HOOK, gemini_start, user_prompts,
+                      allowed=("SessionStart: the daemon is not running",))
+
+
+@cli.scenario
 def gemini_print_ask(root):
-    tag = "gemini-print-ask"
-    run = Run(root, tag, lid="closed", decision="deny")
-    rcv = None
-    try:
-        rcv = co.ask_setup(run)
-        if not rcv:
-            return
-        run.start_fake([{"text": "First answer."}, {"text": "README updated."}])
-        if not run.prepare():
-            return
-        env = run.gemini_env()
-        env["TERM"] = "dumb"
-        p = co.spawn(["node", GEMINI, "-m", MODEL, "-p", "go", "--yolo", "-o", "text"], cwd=run.proj, env=env,
-                     stdin=subprocess.DEVNULL, stdout=open(run.path("stdout"), "w"),
-                     stderr=open(run.path("stderr"), "w"))
-        first = run.wait_event("AfterAgent", timeout=60)
-        t_stop = first[0]["t"] if first else time.time()
-        check(f"{tag}: the first AfterAgent is a continuable stop and its hook waits",
-              first and (first[0].get("event") or {}).get("canContinue") is True and hook_processes(run),
-              json.dumps(first)[:600])
-        q = rcv.wait_for_question(timeout=co.ASK_DELAY + 20)
-        body = next((r.get("json") for r in rcv.requests()
-                     if (r.get("json") or {}).get("eventType") == "StopFollowUp"), None) or {}
-        check(f"{tag}: after the post-stop delay the receiver got the question for this Gemini session (with the "
-              "last answer)",
-              q and body.get("provider") == "Gemini" and body.get("lastAssistantMessage") == "First answer."
-              and time.time() - t_stop >= co.ASK_DELAY - 1, json.dumps(body)[:600])
-        if not q:
-            co.stop_popen(p)
-            return
-        res = rcv.reply(q["id"], co.ASK_REPLY)
-        try:
-            rc = p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            co.stop_popen(p)
-            rc = None
-        run.wait_event("SessionEnd", timeout=5)
-        steps = run.steps()
-        conv = contents(steps[-1]) if steps else []
-        users = [[t.strip() for t in parts] for role, parts in conv if role == "user"]
-        check(f"{tag}: the reply ({co.ASK_REPLY!r}) reached the model as the next user prompt of the same session",
-              res.get("replyConsumed") and len(steps) == 2 and users and users[-1] == [co.ASK_REPLY]
-              and any("go" in u for u in users[:-1]),
-              f"reply={res} conversation={json.dumps(conv)[-600:]}")
-        out = open(run.path("stdout")).read()
-        check(f"{tag}: gemini exits 0 after the continued turn", rc == 0 and "README updated." in out,
-              f"exit {rc}: {out[-300:]}")
-        stops = [e for e in run.events() if e.get("hookEvent") == "AfterAgent"]
-        check(f"{tag}: the continued turn's AfterAgent says stop_hook_active",
-              len(stops) == 2 and (stops[1].get("event") or {}).get("stopHookActive") is True,
-              json.dumps(stops)[:800])
-        co.wait_log(run, "suspend-requested", timeout=5)
-        log = co.lidguard_log(run)
-        order = ["stop-follow-up-awaiting-reply", "stop-follow-up-reply-received", "session-continued",
-                 "stop-follow-up-skipped", "suspend-requested"]
-        idx = [next((i for i, l in enumerate(log) if f"event={w} " in l), None) for w in order]
-        check(f"{tag}: lidguard's log: asked, reply received, session continued; the second stop skipped the "
-              "question (repeat off) and the suspend went on", None not in idx and idx == sorted(idx),
-              dict(zip(order, idx)))
-        check(f"{tag}: one question only", len(rcv.questions()) == 1, rcv.questions())
-        check(f"{tag}: no lidguard hook process left", not hook_processes(run), hook_processes(run))
-        # SessionStart comes before the prompt that starts the daemon: noted, not an error.
-        co.check_ask_log(run, tag, allowed=("SessionStart: the daemon is not running",))
-        co.no_session_left(run, "gemini", f"{tag}: no session at the end")
-    finally:
-        if rcv:
-            rcv.close()
-        run.finish()
-
-
-SCENARIOS = [("gemini-print-basic", gemini_print_basic),
-             ("gemini-print-error", gemini_print_error),
-             ("gemini-tui-ask-closed", gemini_tui_ask_closed),
-             ("gemini-print-ask", gemini_print_ask)]
-
-
-def main():
-    driver.main(__file__, __doc__, f"lidguard vs Gemini CLI {GEMINI_VERSION}", SCENARIOS,
-                [(FAKE, "fake model"), (GEMINI, "Gemini CLI (tests/e2e/verify/install_clients.sh)")],
-                "/tmp/lidguard-verify-gemini")
+    print_ask(Run(root, "gemini-print-ask", lid="closed", decision="deny"), GEMINI_ASK)
 
 
 if __name__ == "__main__":
-    main()
+    cli.main(__file__, __doc__, f"lidguard vs Gemini CLI {GEMINI_VERSION}", [FAKE, GEMINI])

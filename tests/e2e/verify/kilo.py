@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Verify lidguard against the REAL Kilo CLI (offline, loopback only): OpenCode's scenarios from
-copilot_opencode.py, run with Kilo — OpenCode's fork with the same plugin API, server and run mode.
+opencode.py, run with Kilo — OpenCode's fork with the same plugin API, server and run mode.
 
 Usage (as root; `tests/e2e/verify/run.sh kilo` builds lidguard first, then runs this):
     kilo.py [scenario ...] [--out DIR]
@@ -21,32 +21,20 @@ Scenarios:
 
 Prints PASS/FAIL per check and finally `N passed, M failed`; exits 1 on any failure.
 """
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-import driver  # noqa: E402  (the command line and the scenario loop)
-import copilot_opencode as co  # noqa: E402  (OpenCode's scenarios, run, checks and server helpers)
+import opencode
+from harness import cli
+from harness.clients import KILO, KILO_VERSION
+from harness.run import FAKE
 
-KILO_VERSION = os.environ.get("KILO_VERSION", "7.7.7")
-KILO = os.path.join(co.REPO, ".ci/cache/npm", f"@kilocode+cli@{KILO_VERSION}",
-                    "node_modules/@kilocode/cli-linux-x64/bin/kilo")
-co.FLAVOR = co.Flavor("kilo", KILO, KILO_VERSION, "@kilocode/plugin", "KILO", "https://app.kilo.ai/config.json")
+opencode.FLAVOR = opencode.Flavor("kilo", KILO, KILO_VERSION, "@kilocode/plugin", "KILO",
+                                  "https://app.kilo.ai/config.json")
 
-SCENARIOS = [("kilo-run", co.opencode_run),
-             ("kilo-serve-deny", lambda root: co.opencode_serve_permission(root, "deny")),
-             ("kilo-serve-allow", lambda root: co.opencode_serve_permission(root, "allow")),
-             ("kilo-serve-lid-open", lambda root: co.opencode_serve_permission(root, "open")),
-             ("kilo-serve-interrupt", co.opencode_serve_interrupt)]
-
-
-def main():
-    driver.main(__file__, __doc__, f"lidguard vs Kilo CLI {KILO_VERSION}", SCENARIOS,
-                [(co.FAKE, "fake model"), (KILO, "Kilo CLI (tests/e2e/verify/install_clients.sh)")],
-                "/tmp/lidguard-verify-kilo")
-
+SCENARIOS = [("kilo-run", opencode.opencode_run),
+             ("kilo-serve-deny", lambda root: opencode.opencode_serve_permission(root, "deny")),
+             ("kilo-serve-allow", lambda root: opencode.opencode_serve_permission(root, "allow")),
+             ("kilo-serve-lid-open", lambda root: opencode.opencode_serve_permission(root, "open")),
+             ("kilo-serve-interrupt", opencode.opencode_serve_interrupt)]
 
 if __name__ == "__main__":
-    main()
+    cli.main(__file__, __doc__, f"lidguard vs Kilo CLI {KILO_VERSION}", [FAKE, KILO], SCENARIOS)

@@ -49,6 +49,28 @@ def git_init(proj, files):
                     "commit", "-q", "--allow-empty", "-m", "init"], **q)
 
 
+def write_codex_config(path, port, proj, comment=""):
+    """Codex's config.toml for a run: the fake model at 127.0.0.1:<port> as its only provider
+    (Responses API, no retries), approvals on request, `proj` trusted, no update check."""
+    with open(path, "w") as f:
+        f.write((f"# {comment}\n" if comment else "") + f'''model = "gpt-fake"
+model_provider = "fake"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{proj}"]
+trust_level = "trusted"
+''')
+
+
 def base_env(home, port):
     proxy = f"http://127.0.0.1:{port}"
     env = {k: os.environ[k] for k in ("PATH", "LANG", "USER", "LOGNAME", "SHELL") if k in os.environ}
@@ -58,8 +80,23 @@ def base_env(home, port):
     return env
 
 
+def stop_found(find):
+    """SIGTERM every pid `find()` returns, SIGKILL those still found 3 s later (by pid, never by name)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in find():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.time() + 3
+        while time.time() < end and find():
+            time.sleep(0.2)
+
+
 class FakeModel:
-    """Runs tests/e2e/fakemodel.py for one scenario; stopped by pid on exit."""
+    """Runs tests/e2e/fakemodel.py (or the `server` a subclass names, else FAKEMODEL as set at
+    the time) for one scenario; stopped by pid on exit."""
+    server = None
 
     def __init__(self, run, script):
         self.run = run
@@ -69,7 +106,7 @@ class FakeModel:
     def __enter__(self):
         pf = os.path.join(self.run, "model.port")
         self.proc = subprocess.Popen(
-            [sys.executable, FAKEMODEL, "--port", "0", "--port-file", pf, "--script", self.script,
+            [sys.executable, self.server or FAKEMODEL, "--port", "0", "--port-file", pf, "--script", self.script,
              "--log", os.path.join(self.run, "model.jsonl")],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.run, "model.err"), "w"))
         for _ in range(100):

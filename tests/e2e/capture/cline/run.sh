@@ -17,12 +17,10 @@
 # CAPTURE_OUT overrides the output root.
 set -euo pipefail
 
-CLINE_VERSION="${CLINE_VERSION:-3.0.65}"
 REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
+source "$REPO/tests/e2e/capture/lib.sh"
 HOOKLOG="$REPO/tests/e2e/hooklog.py"
 FAKE="$REPO/tests/e2e/fakemodel_chat.py"
-PKGDIR="$REPO/.ci/cache/npm/cline@$CLINE_VERSION"
-CLINE="$PKGDIR/node_modules/@cline/cli-linux-x64/bin/cline"
 
 # Every hook file name Cline 3.0.65 knows (HookConfigFileName), so the capture shows what fires.
 EVENTS="TaskStart TaskResume TaskCancel TaskComplete TaskError PreToolUse PostToolUse
@@ -73,14 +71,9 @@ write_hooks() {  # $1 = run dir
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   trap 'kill $FPID 2>/dev/null || true; pkill -f "$CLINE" 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-  local port; port=$(cat "$D/port")
+  local port=$PORT
   cd "$D/proj"
   local envs=(PATH="$PATH" LANG=C.UTF-8 HOME="$D/home" TERM=dumb)
   env -i "${envs[@]}" timeout 60 "$CLINE" auth -p openai -k fake-key -m fake-model \
@@ -148,26 +141,6 @@ tui() {  # $1 = run dir, then the environment; the TUI in a tmux session of its 
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -x "$CLINE" ]; then
-  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline "cline@$CLINE_VERSION"
-fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-cline.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$CLINE_VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"; mkdir -p "$D"/{home,proj,hooklog}
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  write_hooks "$D"
-  echo "== $s"
-  start=$(date +%s)
-  PROMPT="$PROMPT" INTERRUPT="$INTERRUPT" RUNS="$RUNS" TUI="$TUI" unshare -n "$0" --inside "$D"
-  echo "   exit=$(tr '\n' ' ' < "$D/exit")in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+need_clients CLINE
+PASS="PROMPT INTERRUPT RUNS TUI" run_scenarios cline "$CLINE_VERSION" write_hooks ${*:-$ALL_SCENARIOS}

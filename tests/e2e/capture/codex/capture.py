@@ -71,23 +71,7 @@ def setup(run, sc, port):
     for d in (home, chome, proj, os.path.join(logs, "replies")):
         os.makedirs(d, exist_ok=True)
     common.git_init(proj, {"README.md": "# Capture project\n"})
-    with open(os.path.join(chome, "config.toml"), "w") as f:
-        f.write(f'''model = "gpt-fake"
-model_provider = "fake"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{proj}"]
-trust_level = "trusted"
-''')
+    common.write_codex_config(os.path.join(chome, "config.toml"), port, proj)
     hook = f"python3 {REPO}/tests/e2e/hooklog.py {logs}"
     hooks = {}
     for ev in EVENTS:

@@ -41,7 +41,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -52,9 +51,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "claude"))
 import common  # noqa: E402
 
 REPO = common.REPO
-CODEX_VERSION = os.environ.get("CODEX_VERSION", "0.171.0")
-CODEX = os.environ.get("CAPTURE_CLIENT") or os.path.join(
-    REPO, ".ci", "cache", "npm", f"@openai+codex@{CODEX_VERSION}", "node_modules", ".bin", "codex")
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e", "verify"))
+from harness import clients  # noqa: E402  (the agent CLIs: one table for the suite and the captures)
+
+CODEX_VERSION = clients.CODEX_VERSION
+CODEX = os.environ.get("CAPTURE_CLIENT") or clients.CODEX
 LIDGUARD = os.environ.get("LIDGUARD_BIN", os.path.join(REPO, "target", "debug", "lidguard"))
 OUT = os.environ.get("CAPTURE_OUT", "/tmp/lidguard-capture-codex-trust")
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "codex", "trust")
@@ -128,24 +129,8 @@ class Run:
                        "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"}
 
     def write_config(self, port):
-        with open(self.config, "w") as f:
-            f.write(f'''# Scratch CODEX_HOME for lidguard's hook-trust capture (tests/e2e/capture/codex/trust.py).
-model = "gpt-fake"
-model_provider = "fake"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{self.proj}"]
-trust_level = "trusted"
-''')
+        common.write_codex_config(self.config, port, self.proj,
+                                  "Scratch CODEX_HOME for lidguard's hook-trust capture (tests/e2e/capture/codex/trust.py).")
 
     def env(self, port):
         env = common.base_env(self.home, port)
@@ -212,15 +197,7 @@ trust_level = "trusted"
                         pass
             return found
 
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for p in ours():
-                try:
-                    os.kill(p, sig)
-                except ProcessLookupError:
-                    pass
-            end = time.time() + 3
-            while time.time() < end and ours():
-                time.sleep(0.2)
+        common.stop_found(ours)
 
 
 def trust_in_tui(r, port):

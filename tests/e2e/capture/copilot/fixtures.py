@@ -13,6 +13,10 @@ import datetime
 import glob
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fixture_file  # noqa: E402  (the fixture file every capture writes)
 
 DESCRIPTIONS = {
     "bash-tool": "print mode (-p --allow-all-tools), one bash tool call (echo hello)",
@@ -30,7 +34,6 @@ DESCRIPTIONS = {
     "interactive-ask-user": "interactive TUI under tmux, ask_user tool (structured form) answered in the TUI, then /compact and /exit",
     "interactive-permission-detached": "interactive TUI under tmux without --allow-all-tools: permission dialog approved, detached bash finishes while idle, then /exit",
 }
-BIG = 20 * 1024
 
 
 def variant(event, p):
@@ -60,18 +63,6 @@ def describe(event, p, base):
     return base + (f" ({'; '.join(bits)})" if bits else "")
 
 
-def drop_big(obj, path, dropped):
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if len(json.dumps(v)) > BIG:
-                dropped.append(f"{path}{k}")
-                continue
-            out[k] = drop_big(v, f"{path}{k}.", dropped)
-        return out
-    return obj
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("capture_dir")
@@ -96,20 +87,9 @@ def main():
                 continue
             seen[ev].append(v)
             n = len(seen[ev])
-            name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
-            dropped = []
-            payload = drop_big(payload, "", dropped)
-            fx = {"provider": "copilot", "client": f"@github/copilot@{version}", "captured": a.date,
-                  "scenario": describe(ev, payload, base) + ("" if n == 1 else f" [occurrence variant {n}]"),
-                  "event": ev, "stdin": payload}
-            if dropped:
-                fx["note"] = "dropped fields over 20 KB: " + ", ".join(dropped)
-            with open(os.path.join(a.out, name), "w") as f:
-                json.dump(fx, f, indent=2, ensure_ascii=False)
-                f.write("\n")
-            written.append(name)
-    print("\n".join(written))
-    print(f"{len(written)} fixtures in {os.path.normpath(a.out)}")
+            head = {"provider": "copilot", "client": f"@github/copilot@{version}", "captured": a.date, "scenario": describe(ev, payload, base)}
+            written.append(fixture_file.write(a.out, scen, ev, n, head, payload))
+    fixture_file.report(written, a.out)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,11 @@
 # Needs root (for unshare -n). CAPTURE_OUT overrides the output root.
 set -euo pipefail
 
-COPILOT_VERSION="${COPILOT_VERSION:-1.0.102}"
 REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
+source "$REPO/tests/e2e/capture/lib.sh"
 HOOKLOG="$REPO/tests/e2e/hooklog.py"
 FAKE="$REPO/tests/e2e/fakemodel_chat.py"
-PKGDIR="$REPO/.ci/cache/npm/@github+copilot@$COPILOT_VERSION"
-COPILOT="$PKGDIR/node_modules/.bin/copilot"
 # The first run extracts ~235 MB into $XDG_CACHE_HOME/copilot/pkg; keep it between runs.
-PKGCACHE="$REPO/.ci/cache/copilot-xdg-cache"
 
 CAMEL_EVENTS="sessionStart sessionEnd userPromptSubmitted userPromptTransformed preToolUse postToolUse
 postToolUseFailure permissionRequest agentStop subagentStart subagentStop errorOccurred preCompact notification"
@@ -181,19 +178,14 @@ tmux_session() {  # $1 = run dir, rest = environment; runs the TUI under a priva
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir; PROMPT/FLAGS via env
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   trap 'kill $FPID 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-  local port; port=$(cat "$D/port")
+  local port=$PORT
   local proxy="http://127.0.0.1:$port"
   cd "$D/proj"
   local envs=(PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8
     HOME="$D/home" XDG_CONFIG_HOME="$D/xdg/config" XDG_DATA_HOME="$D/xdg/data"
-    XDG_STATE_HOME="$D/xdg/state" XDG_CACHE_HOME="$PKGCACHE" COPILOT_HOME="$D/copilot"
+    XDG_STATE_HOME="$D/xdg/state" XDG_CACHE_HOME="$COPILOT_XDG_CACHE" COPILOT_HOME="$D/copilot"
     COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$proxy/v1" COPILOT_PROVIDER_API_KEY=fake-key
     COPILOT_MODEL=fake-model COPILOT_AUTO_UPDATE=false
     HTTPS_PROXY="$proxy" HTTP_PROXY="$proxy" https_proxy="$proxy" http_proxy="$proxy"
@@ -221,28 +213,12 @@ inside() {  # $1 = run dir; PROMPT/FLAGS via env
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -x "$COPILOT" ]; then
-  npm install --prefix "$PKGDIR" "@github/copilot@$COPILOT_VERSION"
-fi
-mkdir -p "$PKGCACHE"
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-copilot.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$COPILOT_VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"; mkdir -p "$D"/{home,xdg/config,xdg/data,xdg/state,copilot,proj,hooklog,logs}
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  write_hooks "$D" "$DIALECT"
-  printf '%s\n' "$PROMPT" > "$D/prompt"
-  echo "== $s"
-  start=$(date +%s)
-  PROMPT="$PROMPT" FLAGS="$FLAGS" MODE="$MODE" ACTIONS="$ACTIONS" unshare -n "$0" --inside "$D"
-  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+prepare_run() {  # $1 = run dir
+  mkdir -p "$1"/{xdg/config,xdg/data,xdg/state,copilot,logs}
+  write_hooks "$1" "$DIALECT"
+  printf '%s\n' "$PROMPT" > "$1/prompt"
+}
+
+need_clients COPILOT
+PASS="PROMPT FLAGS MODE ACTIONS" run_scenarios copilot "$COPILOT_VERSION" prepare_run ${*:-$ALL_SCENARIOS}

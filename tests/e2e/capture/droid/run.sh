@@ -19,12 +19,9 @@
 # output root.
 set -euo pipefail
 
-DROID_VERSION="${DROID_VERSION:-0.225.2}"
 REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
-HOOKLOG="$REPO/tests/e2e/hooklog.py"
+source "$REPO/tests/e2e/capture/lib.sh"
 FAKE="$REPO/tests/e2e/fakemodel.py"
-PKGDIR="$REPO/.ci/cache/npm/@factory+cli-linux-x64@$DROID_VERSION"
-DROID="$PKGDIR/node_modules/@factory/cli-linux-x64/bin/droid"
 
 # Every event Droid 0.225.2's hook schema names.
 EVENTS="SessionStart UserPromptSubmit PreToolUse PostToolUse Notification Stop SubagentStop
@@ -126,27 +123,16 @@ $QUIT"
   esac > "$D/script.json"
 }
 
-write_config() {  # $1 = run dir
-  python3 - "$1" "$HOOKLOG" $EVENTS <<'PY'
-import json, sys
-d, hooklog, events = sys.argv[1], sys.argv[2], sys.argv[3:]
-def command(ev):
-    cmd = f"python3 {hooklog} {d}/hooklog {ev}"
-    if ev == "Stop":  # a scripted reply blocks exactly once
-        cmd += f"; rc=$?; rm -f {d}/hooklog/replies/{ev}.json; exit $rc"
-    return cmd
-settings = {
-    "customModels": [{"model": "fake", "id": "custom:fake", "baseUrl": "http://127.0.0.1:PORT",
-                      "apiKey": "fake-key", "provider": "anthropic"}],
-    "sessionDefaultSettings": {"model": "custom:fake"},
-    "trustedFolders": {f"{d}/proj": {"trustedAt": "2026-12-07T00:00:00Z"}},
+write_config() {  # $1 = run dir; the model's port is filled in inside the namespace
+  python3 "$REPO/tests/e2e/capture/hook_settings.py" "$1" "$1/home/.factory/hooks.json" Stop 30 - $EVENTS
+  cat > "$1/home/.factory/settings.json" <<JSON
+{
+  "customModels": [{"model": "fake", "id": "custom:fake", "baseUrl": "http://127.0.0.1:PORT",
+                    "apiKey": "fake-key", "provider": "anthropic"}],
+  "sessionDefaultSettings": {"model": "custom:fake"},
+  "trustedFolders": {"$1/proj": {"trustedAt": "2026-12-07T00:00:00Z"}}
 }
-with open(f"{d}/home/.factory/settings.json", "w") as f:
-    json.dump(settings, f, indent=2)
-hooks = {ev: [{"hooks": [{"type": "command", "command": command(ev), "timeout": 30}]}] for ev in events}
-with open(f"{d}/home/.factory/hooks.json", "w") as f:
-    json.dump(hooks, f, indent=2)
-PY
+JSON
 }
 
 # hook_count and tmux_session
@@ -155,13 +141,8 @@ source "$REPO/tests/e2e/capture/tui.sh"
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   trap 'kill $FPID 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
   sed -i "s/127.0.0.1:PORT/127.0.0.1:$(cat "$D/port")/" "$D/home/.factory/settings.json"
   cd "$D/proj"
   local envs=(PATH="$PATH" LANG=C.UTF-8 HOME="$D/home" FACTORY_AIRGAP_ENABLED=1)
@@ -179,27 +160,6 @@ inside() {  # $1 = run dir
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -x "$DROID" ]; then
-  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline --ignore-scripts \
-    "@factory/cli-linux-x64@$DROID_VERSION"
-fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-droid.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$DROID_VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"; mkdir -p "$D"/{home/.factory,proj,hooklog}
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  write_config "$D"
-  echo "== $s"
-  start=$(date +%s)
-  PROMPT="$PROMPT" FLAGS="$FLAGS" MODE="$MODE" ACTIONS="$ACTIONS" unshare -n "$0" --inside "$D"
-  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+need_clients DROID
+PASS="PROMPT FLAGS MODE ACTIONS" run_scenarios droid "$DROID_VERSION" write_config ${*:-$ALL_SCENARIOS}

@@ -15,16 +15,12 @@ The conformance test (crates/lidguard/tests/conformance.rs) adds each fixture's 
 import argparse
 import datetime
 import glob
-import importlib.util
 import json
 import os
+import sys
 
-# The Copilot capture's helper that drops oversized values (one copy for both).
-_spec = importlib.util.spec_from_file_location(
-    "copilot_fixtures", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "copilot", "fixtures.py"))
-_copilot = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_copilot)
-drop_big = _copilot.drop_big
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fixture_file  # noqa: E402  (the fixture file every capture writes)
 
 # Per agent: its npm package, the hook whose block continues a turn, each scenario in words.
 AGENTS = {
@@ -137,21 +133,9 @@ def main():
                 continue
             seen[ev].append(v)
             n = len(seen[ev])
-            name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
-            dropped = []
-            payload = drop_big(payload, "", dropped)
-            fx = {"provider": a.agent, "client": f"{agent['client']}@{version}", "captured": a.date,
-                  "scenario": describe(payload, base, agent["stop_hook"])
-                  + ("" if n == 1 else f" [occurrence variant {n}]"),
-                  "event": ev, "stdin": payload}
-            if dropped:
-                fx["note"] = "dropped fields over 20 KB: " + ", ".join(dropped)
-            with open(os.path.join(a.out, name), "w") as f:
-                json.dump(fx, f, indent=2, ensure_ascii=False)
-                f.write("\n")
-            written.append(name)
-    print("\n".join(written))
-    print(f"{len(written)} fixtures in {os.path.normpath(a.out)}")
+            head = {"provider": a.agent, "client": f"{agent['client']}@{version}", "captured": a.date, "scenario": describe(payload, base, agent["stop_hook"])}
+            written.append(fixture_file.write(a.out, scen, ev, n, head, payload))
+    fixture_file.report(written, a.out)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,9 @@
 # output root.
 set -euo pipefail
 
-GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
 REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
-HOOKLOG="$REPO/tests/e2e/hooklog.py"
+source "$REPO/tests/e2e/capture/lib.sh"
 FAKE="$REPO/tests/e2e/fakemodel.py"
-PKGDIR="$REPO/.ci/cache/npm/@google+gemini-cli@$GEMINI_VERSION"
-GEMINI="$PKGDIR/node_modules/@google/gemini-cli/bundle/gemini.js"
 
 EVENTS="SessionStart SessionEnd BeforeAgent AfterAgent BeforeModel AfterModel BeforeToolSelection
 BeforeTool AfterTool PreCompress Notification"
@@ -91,23 +88,9 @@ sleep 2"
 }
 
 write_settings() {  # $1 = run dir
-  python3 - "$1" "$HOOKLOG" $EVENTS <<'PY'
-import json, sys
-d, hooklog, events = sys.argv[1], sys.argv[2], sys.argv[3:]
-def command(ev):
-    cmd = f"python3 {hooklog} {d}/hooklog {ev}"
-    if ev == "AfterAgent":  # a scripted reply blocks exactly once
-        cmd += f"; rc=$?; rm -f {d}/hooklog/replies/{ev}.json; exit $rc"
-    return cmd
-settings = {
-    "security": {"auth": {"selectedType": "gemini-api-key"}},
-    "privacy": {"usageStatisticsEnabled": False},
-    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-    "hooks": {ev: [{"hooks": [{"type": "command", "command": command(ev), "timeout": 30000}]}] for ev in events},
-}
-with open(f"{d}/home/.gemini/settings.json", "w") as f:
-    json.dump(settings, f, indent=2)
-PY
+  python3 "$REPO/tests/e2e/capture/hook_settings.py" "$1" "$1/home/.gemini/settings.json" AfterAgent 30000 \
+    '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false},
+      "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' $EVENTS
 }
 
 # hook_count and tmux_session
@@ -116,14 +99,9 @@ source "$REPO/tests/e2e/capture/tui.sh"
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   trap 'kill $FPID 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-  local port; port=$(cat "$D/port")
+  local port=$PORT
   cd "$D/proj"
   local envs=(PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$D/home"
     GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key
@@ -142,26 +120,6 @@ inside() {  # $1 = run dir
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -f "$GEMINI" ]; then
-  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline "@google/gemini-cli@$GEMINI_VERSION"
-fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-gemini.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$GEMINI_VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"; mkdir -p "$D"/{home/.gemini,proj,hooklog}
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  write_settings "$D"
-  echo "== $s"
-  start=$(date +%s)
-  PROMPT="$PROMPT" FLAGS="$FLAGS" MODE="$MODE" ACTIONS="$ACTIONS" unshare -n "$0" --inside "$D"
-  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+need_clients GEMINI
+PASS="PROMPT FLAGS MODE ACTIONS" run_scenarios gemini "$GEMINI_VERSION" write_settings ${*:-$ALL_SCENARIOS}

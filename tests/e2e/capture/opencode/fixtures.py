@@ -19,6 +19,10 @@ import datetime
 import glob
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fixture_file  # noqa: E402  (the fixture file every capture writes)
 
 DESCRIPTIONS = {
     "bash-tool": "opencode run, one bash tool call (echo hello)",
@@ -39,7 +43,6 @@ NOISE = {"session.updated", "session.diff", "plugin.added", "catalog.updated", "
 # events whose variants do not depend on the scenario: a variant is written only the first time
 # it is seen in any scenario (scenarios are processed bash-tool first)
 GLOBAL_VARIANTS = {"message.part.updated", "session.status"}
-BIG = 20 * 1024
 
 
 def variant(ev, p, children):
@@ -82,18 +85,6 @@ def describe(ev, p, base, children):
     return base + (f" ({'; '.join(bits)})" if bits else "")
 
 
-def drop_big(obj, path, dropped):
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if len(json.dumps(v)) > BIG:
-                dropped.append(f"{path}{k}")
-                continue
-            out[k] = drop_big(v, f"{path}{k}.", dropped)
-        return out
-    return obj
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("capture_dir")
@@ -129,20 +120,9 @@ def main():
                     continue
                 global_seen[ev].append(v)
             emitted[ev] = n = emitted.get(ev, 0) + 1
-            name = f"{scen}__{ev}.json" if n == 1 else f"{scen}__{ev}.{n}.json"
-            dropped = []
-            payload = drop_big(payload, "", dropped)
-            fx = {"provider": a.agent, "client": f"{client}@{version}", "captured": a.date,
-                  "scenario": describe(ev, payload, base, children) + ("" if n == 1 else f" [occurrence variant {n}]"),
-                  "event": ev, "stdin": payload}
-            if dropped:
-                fx["note"] = "dropped fields over 20 KB: " + ", ".join(dropped)
-            with open(os.path.join(a.out, name), "w") as f:
-                json.dump(fx, f, indent=2, ensure_ascii=False)
-                f.write("\n")
-            written.append(name)
-    print("\n".join(written))
-    print(f"{len(written)} fixtures in {os.path.normpath(a.out)}")
+            head = {"provider": a.agent, "client": f"{client}@{version}", "captured": a.date, "scenario": describe(ev, payload, base, children)}
+            written.append(fixture_file.write(a.out, scen, ev, n, head, payload))
+    fixture_file.report(written, a.out)
 
 
 if __name__ == "__main__":

