@@ -219,13 +219,37 @@ impl Drop for Connection {
 mod tests {
     use super::*;
 
-    #[cfg(target_os = "linux")]
+    /// A 64-bit little-endian ELF header for `machine` with a program header table of a
+    /// PT_LOAD entry and, when dynamically linked, a PT_INTERP entry (as a linker writes them).
+    fn elf(machine: u16, dynamic: bool) -> Vec<u8> {
+        let mut bytes = vec![0u8; 64 + 2 * 56];
+        bytes[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        bytes[18..20].copy_from_slice(&machine.to_le_bytes());
+        bytes[32..40].copy_from_slice(&64u64.to_le_bytes());
+        bytes[54..56].copy_from_slice(&56u16.to_le_bytes());
+        bytes[56..58].copy_from_slice(&2u16.to_le_bytes());
+        bytes[64..68].copy_from_slice(&1u32.to_le_bytes());
+        let second: u32 = if dynamic { 3 } else { 1 };
+        bytes[120..124].copy_from_slice(&second.to_le_bytes());
+        bytes
+    }
+
     #[test]
-    fn the_running_test_binary_is_read_as_this_machine_built() {
-        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-        let (machine, _) = elf_kind(&bytes).expect("a test binary is an ELF executable");
-        assert_eq!(machine, std::env::consts::ARCH);
+    fn an_executable_is_read_for_its_machine_and_whether_it_is_static() {
+        assert_eq!(elf_kind(&elf(62, false)), Some(("x86_64", true)));
+        assert_eq!(elf_kind(&elf(62, true)), Some(("x86_64", false)));
+        assert_eq!(elf_kind(&elf(183, false)), Some(("aarch64", true)));
+        assert_eq!(
+            elf_kind(&elf(40, false)),
+            None,
+            "32-bit ARM is no machine lidguard ships for"
+        );
         assert_eq!(elf_kind(b"#!/bin/sh\n"), None);
-        assert_eq!(elf_kind(&bytes[..40]), None);
+        assert_eq!(elf_kind(&elf(62, false)[..40]), None, "a header cut short");
+        assert_eq!(
+            elf_kind(&elf(62, true)[..100]),
+            None,
+            "a program header table past the end"
+        );
     }
 }
