@@ -11,7 +11,7 @@
 
 use lidguard_providers::agents::{claude, codex::mcp as codex, copilot, opencode};
 use lidguard_providers::install::mcp::{self, JsonEntry};
-use lidguard_providers::install::{Change, InstallState};
+use lidguard_providers::install::{Change, InstallError, InstallState};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -93,7 +93,9 @@ fn json_config(container: &'static str) -> impl Strategy<Value = (String, Value)
         .prop_map(
             move |(servers, extra, with_container, indent, comments, crlf)| {
                 let mut root = serde_json::Map::new();
-                for (k, v) in extra {
+                // A foreign key named like the container is a container that is no object:
+                // install refuses that (`a_server_container_that_is_no_object_is_refused`).
+                for (k, v) in extra.into_iter().filter(|(k, _)| k != container) {
                     root.insert(k, json!(v));
                 }
                 if with_container {
@@ -103,6 +105,17 @@ fn json_config(container: &'static str) -> impl Strategy<Value = (String, Value)
                 (render(&value, indent, comments, crlf), value)
             },
         )
+}
+
+#[test]
+fn a_server_container_that_is_no_object_is_refused() {
+    for before in ["{\"mcp\": 0}\n", "{\"mcp\": [1]}\n", "{\"mcp\": \"x\"}\n"] {
+        let err = mcp::install_json(Some(before), &opencode::mcp_entry(EXE), false).unwrap_err();
+        assert!(
+            matches!(&err, InstallError::Shape { path, .. } if path == "mcp"),
+            "{before}: {err:?}"
+        );
+    }
 }
 
 fn check_json(entry: &JsonEntry, before: &str, model: &Value) -> Result<(), TestCaseError> {
