@@ -20,8 +20,19 @@ cp target/x86_64-pc-windows-gnu/debug/lidguard.exe target/x86_64-pc-windows-gnu/
   target/x86_64-pc-windows-gnu/debug/lidguard-tray.exe "$bin/"
 x86_64-w64-mingw32-gcc -shared -O2 -o "$bin/bcryptprimitives.dll" tests/windows/bcryptprimitives.c -lbcrypt
 
-if [ ! -f "$WINEPREFIX/system.reg" ]; then
-  timeout 300 "$wine" wineboot -i >/dev/null 2>&1
+# First use: Wine makes its prefix, minutes on a busy 2-core machine; once more if that fails,
+# and its own words when it fails again (a CI run once stopped here without any).
+boot_prefix() {
+  timeout 600 "$wine" wineboot -i >"$cache/wineboot.log" 2>&1 && "$wine" cmd /c exit 0 >>"$cache/wineboot.log" 2>&1
+}
+if [ ! -f "$WINEPREFIX/.lidguard-booted" ]; then
+  mkdir -p "$cache"
+  if ! boot_prefix; then
+    "${wine%64}server64" -k 2>/dev/null || wineserver -k 2>/dev/null || true
+    rm -rf "$WINEPREFIX"
+    boot_prefix || { echo "wineboot -i failed twice; its output:" >&2; tail -30 "$cache/wineboot.log" >&2; exit 1; }
+  fi
+  touch "$WINEPREFIX/.lidguard-booted"
 fi
 "$wine" "$bin/lidguard.exe" --version
 
