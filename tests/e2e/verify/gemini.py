@@ -47,7 +47,7 @@ from harness.screen import Tmux, tui_submit
 
 FAKE = os.path.join(REPO, "tests", "e2e", "fakemodel.py")
 MODEL = "gemini-2.5-flash"
-GEMINI_HOOK = b"gemini-hook"  # what its hook entries run: `lidguard-hook gemini-hook`
+GEMINI_HOOK = "gemini-hook"  # what its hook entries run: `lidguard-hook gemini-hook`
 
 
 class Run(base.Run):

@@ -33,7 +33,7 @@ from harness import cli
 from harness.ask import ask_setup, check_ask_log, check_continued_then_suspended, lidguard_log
 from harness.clients import OPENCODE, OPENCODE_VERSION
 from harness.constants import ASK_REPLY, LID_MSG, MODEL_DELAY, POST_STOP_DELAY, RECEIVER_BIN
-from harness.procs import free_port, hook_processes, spawn, stop_popen
+from harness.procs import free_port, spawn, stop_popen
 from harness.results import check, say
 from harness.run import (FAKE, NOPROXY, Run, TOUCH, active_during, check_run_evidence, ev_summary, no_session_left,
                          session_of, tool_result_texts, user_texts)
@@ -373,7 +373,7 @@ def opencode_serve_ask(root):
         srv.call("DELETE", f"/session/{scratch.get('id')}")
         deleted = run.wait_event("session.deleted", timeout=8,
                                  pred=lambda e: e.get("sessionId") == scratch.get("id"))
-        held = hook_processes(run)
+        held = run.hook_processes("opencode-hook")
         check(f"{tag}: while lidguard holds the stop, other plugin events still reach it (a scratch session's "
               "session.deleted) and the session.idle hook is still waiting",
               deleted and any("session.idle" in c for _, c in held) and not rcv.questions(),
@@ -419,7 +419,8 @@ def opencode_serve_ask(root):
         check(f"{tag}: one question only", len(rcv.questions()) == 1, rcv.questions())
         srv.call("DELETE", f"/session/{sid}")
         run.wait_event("session.deleted", timeout=5, pred=lambda e: e.get("sessionId") == sid)
-        check(f"{tag}: no lidguard hook process left", not hook_processes(run), hook_processes(run))
+        left = run.hook_processes("opencode-hook")
+        check(f"{tag}: no lidguard hook process left", not left, left)
         check_ask_log(run, tag)
         no_session_left(run, "opencode", f"{tag}: no session at the end")
     finally:
@@ -454,7 +455,7 @@ def opencode_run_ask(root):
             stop_popen(p)
             rc = None
         t_exit = time.time()
-        held = hook_processes(run)
+        held = run.hook_processes("opencode-hook")
         idle = run.wait_event("session.idle", timeout=5)
         t_idle = idle[0]["t"] if idle else None
         check(f"{tag}: opencode run exits 0 right after session.idle, while lidguard's hook for it still waits",
@@ -463,10 +464,10 @@ def opencode_run_ask(root):
         # The post-stop delay passes; then lidguard sees the agent's process is gone and does not
         # ask (a reply could not be delivered): the hook is let go and the suspend goes on.
         end = time.time() + POST_STOP_DELAY + 15
-        while time.time() < end and (hook_processes(run) or session_of(run.sessions(), "opencode")):
+        while time.time() < end and (run.hook_processes("opencode-hook") or session_of(run.sessions(), "opencode")):
             time.sleep(0.25)
         say(f"INFO {tag}: hook gone and no session {time.time() - t_exit:.1f} s after the exit")
-        left = hook_processes(run)
+        left = run.hook_processes("opencode-hook")
         check(f"{tag}: lidguard's hook exits and no session is left", not left and not session_of(run.sessions(), "opencode"),
               f"hooks {left} sessions {run.sessions()}")
         check(f"{tag}: no question went out (the agent's process was gone)", rcv.questions() == [],

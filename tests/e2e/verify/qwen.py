@@ -214,7 +214,7 @@ def qwen_tui_interrupt(root):
         run.finish()
 
 
-QWEN_ASK = PrintAsk("qwen", "Qwen", "Stop", b"qwen-hook", lambda run, prompt: qwen_print(run, ["--yolo"], prompt=prompt),
+QWEN_ASK = PrintAsk("qwen", "Qwen", "Stop", "qwen-hook", lambda run, prompt: qwen_print(run, ["--yolo"], prompt=prompt),
                     user_texts, allowed=("SessionStart: the daemon is not running",
                                          "Notification: the daemon is not running"))
 

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from . import lgverify
 from .constants import ASK_REPLY, LIDGUARD, LOGIND_BIN, POST_STOP_DELAY, RECEIVER_BIN, REPLY_WAIT, REPO
-from .procs import alive, hook_pids, hook_processes, stop_popen, wait_exit, wait_gone, wait_or_stop
+from .procs import alive, hook_processes, stop_popen, wait_exit, wait_gone, wait_or_stop
 from .receiver import Receiver
 from .results import R, check
 from .run import no_session_left
@@ -122,6 +122,11 @@ def ask_key_sid(ask):
     return key.get("sessionId") or key.get("session_id")
 
 
+def hook_pids(c):
+    """The pids of the scenario's running `lidguard-hook <provider>-hook` processes."""
+    return [pid for pid, _ in hook_processes(c.lg_env["LIDGUARD_HOME"], f"{c.provider}-hook")]
+
+
 def check_waiting_at_question(c, p, hooks, n_steps, t_stop, q, label_extra=""):
     """When the question arrives the Stop hook still waits: its process lives, the agent has not
     exited, the model has had no further request; the question came after the post-stop delay."""
@@ -191,7 +196,7 @@ def ask_scenario(agent, c, port, expect):
         R.check(c.name, "status --json right after Stop: askBeforeSleep on, pendingSuspend.ask waiting-for-delay "
                 "for this session", state == "on" and ask and ask.get("status") == "waiting-for-delay"
                 and ask_key_sid(ask) == sid, f"askBeforeSleep={state!r} ask={json.dumps(ask)}")
-        hooks = hook_pids(c, c.provider)
+        hooks = hook_pids(c)
         q = rcv.wait_for_question(POST_STOP_DELAY + 15)
         if not R.check(c.name, "the receiver got the StopFollowUp question", q, f"requests={rcv.requests()}"):
             return
@@ -286,7 +291,7 @@ def ask_reply_rest(agent, c, p, rcv, q, sid, hooks, n_steps):
     if not stops:
         return
     common.write_json(os.path.join(c.run, "stops.json"), stops)
-    hooks2 = hook_pids(c, c.provider)
+    hooks2 = hook_pids(c)
     n2 = len(c.model_steps())
     q2 = rcv.wait_for_question(POST_STOP_DELAY + 15, exclude={q["id"]})
     if not R.check(c.name, "the second Stop (stop_hook_active) asks again", q2, f"questions={rcv.questions()}"):
@@ -431,7 +436,7 @@ class PrintAsk:
     provider: str  # lidguard's name for it: "gemini"
     webhook_name: str  # the provider the StopFollowUp payload names: "Gemini"
     stop_event: str  # the hook event that ends its turn: "AfterAgent"
-    hook: bytes  # what its hook entries run: b"gemini-hook"
+    hook: str  # what its hook entries run: "gemini-hook"
     start: Callable  # (run, prompt) -> the agent's Popen, its output in run.path("stdout")
     user_prompts: Callable  # a model request -> the texts of its user messages, in order
     allowed: tuple = ()  # lidguard log WARN/ERROR lines expected here
@@ -457,7 +462,7 @@ def print_ask(run, agent):
         t_stop = first[0]["t"] if first else time.time()
         check(f"{tag}: the first {agent.stop_event} is a continuable stop and its hook waits",
               first and (first[0].get("event") or {}).get("canContinue") is True
-              and hook_processes(run, agent.hook), json.dumps(first)[:600])
+              and run.hook_processes(agent.hook), json.dumps(first)[:600])
         q = rcv.wait_for_question(timeout=POST_STOP_DELAY + 20)
         body = next((r.get("json") for r in rcv.requests()
                      if (r.get("json") or {}).get("eventType") == "StopFollowUp"), None) or {}
@@ -485,7 +490,7 @@ def print_ask(run, agent):
               json.dumps(stops)[:800])
         check_continued_then_suspended(run, tag)
         check(f"{tag}: one question only", len(rcv.questions()) == 1, rcv.questions())
-        left = hook_processes(run, agent.hook)
+        left = run.hook_processes(agent.hook)
         check(f"{tag}: no lidguard hook process left", not left, left)
         check_ask_log(run, tag, allowed=agent.allowed)
         run.wait_ended(agent.provider)

@@ -115,42 +115,19 @@ def wait_exit(p, timeout):
         return None
 
 
-def hook_pids(c, provider):
-    """This scenario's running `lidguard-hook <provider>-hook` (or `lidguard <provider>-hook`)
-    processes."""
-    marker = f"LIDGUARD_HOME={c.lg_env['LIDGUARD_HOME']}".encode()
+def hook_processes(lidguard_home, subcommand):
+    """A scenario's running lidguard hooks: (pid, command line) of the processes with its
+    LIDGUARD_HOME whose command line names `subcommand` (`lidguard-hook claude-hook`)."""
     found = []
-    for pid in pids_with_env(marker):
+    for pid in pids_with_env(f"LIDGUARD_HOME={lidguard_home}".encode()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        exe = argv[0].rsplit(b"/", 1)[-1]
-        if len(argv) > 1 and argv[1] == f"{provider}-hook".encode() and exe in (b"lidguard", b"lidguard-hook"):
-            found.append(pid)
+        if subcommand.encode() in argv[1:]:
+            found.append((pid, b" ".join(argv).decode(errors="replace")))
     return found
-
-
-def hook_processes(run, subcommand=b"opencode-hook"):
-    """Live `lidguard <subcommand>` processes of this run (by their LIDGUARD_HOME)."""
-    home = ("LIDGUARD_HOME=" + run.lgenv["LIDGUARD_HOME"]).encode()
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-            if subcommand not in cmd:
-                continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if home not in f.read().split(b"\0"):
-                    continue
-            out.append((int(pid), b" ".join(cmd).decode(errors="replace")))
-        except OSError:
-            pass
-    return out
 
 
 class BannerServer:

@@ -14,7 +14,7 @@ import urllib.request
 
 from . import lgverify
 from .constants import LIDGUARD, REPO
-from .procs import spawn, stop_pid, stop_popen
+from .procs import hook_processes, spawn, stop_pid, stop_popen
 from .results import check
 
 NOPROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never use a proxy
@@ -109,6 +109,10 @@ class Run:
         end = time.time() + timeout
         while session_of(self.sessions(), provider) and time.time() < end:
             time.sleep(0.25)
+
+    def hook_processes(self, subcommand):
+        """This run's running `lidguard-hook <subcommand>` processes: [(pid, command line)]."""
+        return hook_processes(self.lgenv["LIDGUARD_HOME"], subcommand)
 
     def stop_daemon(self):
         pid = self.status().get("daemonPid")
